@@ -1,0 +1,155 @@
+"""The planning model: buffers with lifetimes, pools, problems and solutions.
+
+This module is the contract between the IR side (``passes/analysis`` builds a
+``Problem``) and the algorithms (``passes/planning/algorithms`` return a
+``Solution``). It never imports xDSL.
+
+Lifetimes are half-open ``[start, end)`` op indices, as in MiniMalloc's CSV.
+Two buffers *conflict* when their lifetimes intersect and they can both be
+live on one path: buffers in different regions of the same ``scf.if`` never
+conflict, which ``Buffer.branch`` records.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Access = Literal["rw", "ro"]
+Status = Literal["optimal", "feasible", "timeout", "infeasible"]
+
+
+def align_up(value: int, alignment: int) -> int:
+    """Round ``value`` up to a multiple of ``alignment`` (a positive integer)."""
+    return -(-value // alignment) * alignment
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """One block of bytes to place.
+
+    ``branch`` is the path of exclusive regions the buffer lives in, outermost
+    first: a tuple of ``(choice_id, region_index)`` pairs, one per enclosing
+    ``scf.if`` (``choice_id`` identifies the if, e.g. its op index). Two buffers
+    whose paths hold the same ``choice_id`` with different region indices can
+    never be live together.
+
+    ``candidates`` names the pools the buffer may go to, in priority order; an
+    empty tuple means every pool whose targets include ``device``, in problem
+    order. ``read_only`` buffers (constants) may be placed in ``ro`` pools.
+    """
+
+    id: str
+    size: int
+    start: int
+    end: int
+    alignment: int = 1
+    device: str = "cpu"
+    candidates: tuple[str, ...] = ()
+    read_only: bool = False
+    branch: tuple[tuple[int, int], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.size < 0:
+            raise ValueError(f"buffer '{self.id}': negative size {self.size}")
+        if self.start >= self.end:
+            raise ValueError(
+                f"buffer '{self.id}': empty lifetime [{self.start}, {self.end})"
+            )
+        if self.alignment <= 0:
+            raise ValueError(
+                f"buffer '{self.id}': alignment must be positive, got {self.alignment}"
+            )
+
+    def overlaps_in_time(self, other: Buffer) -> bool:
+        return self.start < other.end and other.start < self.end
+
+    def exclusive_with(self, other: Buffer) -> bool:
+        """True when the two buffers sit in different regions of one ``scf.if``."""
+        if not self.branch or not other.branch:
+            return False
+        mine = dict(self.branch)
+        return any(
+            choice in mine and mine[choice] != region for choice, region in other.branch
+        )
+
+    def conflicts_with(self, other: Buffer) -> bool:
+        return self.overlaps_in_time(other) and not self.exclusive_with(other)
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A named memory (USMP's PoolInfo). ``size=None`` means unbounded."""
+
+    name: str
+    size: int | None = None
+    alignment: int = 1
+    targets: tuple[str, ...] | None = None
+    access: Access = "rw"
+
+    def accepts(self, buffer: Buffer) -> bool:
+        """May ``buffer`` be placed here (device and access rules; not capacity)?"""
+        if self.targets is not None and buffer.device not in self.targets:
+            return False
+        return self.access == "rw" or buffer.read_only
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Buffers to place in pools. With no pools, one unbounded pool is implied."""
+
+    buffers: tuple[Buffer, ...]
+    pools: tuple[Pool, ...] = (Pool("workspace"),)
+
+    def __post_init__(self) -> None:
+        seen: set[str] = set()
+        for buffer in self.buffers:
+            if buffer.id in seen:
+                raise ValueError(f"duplicate buffer id '{buffer.id}'")
+            seen.add(buffer.id)
+        names = [p.name for p in self.pools]
+        if len(set(names)) != len(names):
+            raise ValueError("duplicate pool name")
+
+    def pool(self, name: str) -> Pool:
+        for pool in self.pools:
+            if pool.name == name:
+                return pool
+        raise KeyError(name)
+
+    def candidate_pools(self, buffer: Buffer) -> list[Pool]:
+        """The pools ``buffer`` may use, in priority order."""
+        if buffer.candidates:
+            pools = [self.pool(name) for name in buffer.candidates]
+        else:
+            pools = list(self.pools)
+        return [p for p in pools if p.accepts(buffer)]
+
+
+@dataclass(frozen=True)
+class Placement:
+    pool: str
+    offset: int
+
+
+@dataclass
+class Solution:
+    """Where each buffer goes, and how the search ended.
+
+    ``status`` is ``optimal`` when the peak of every pool is proven minimal,
+    ``feasible`` when a valid plan was found without that proof, ``timeout``
+    when the time limit stopped the search (``placements`` holds the best plan
+    found, possibly incomplete), ``infeasible`` when no plan fits the pool sizes.
+    """
+
+    placements: dict[str, Placement] = field(default_factory=dict)
+    status: Status = "feasible"
+
+    def used(self, problem: Problem) -> dict[str, int]:
+        """Bytes used per pool: the highest ``offset + size`` placed there."""
+        sizes = {b.id: b.size for b in problem.buffers}
+        used = {p.name: 0 for p in problem.pools}
+        for buffer_id, placement in self.placements.items():
+            top = placement.offset + sizes[buffer_id]
+            used[placement.pool] = max(used[placement.pool], top)
+        return used
