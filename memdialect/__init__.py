@@ -1,0 +1,28 @@
+"""The ``memory`` dialect: storages, tensors carved from them, pools, kernels."""
+
+from xdsl.ir import Dialect
+
+from memdialect.ops import (
+    AllocStorageOp,
+    AllocTensorOp,
+    InvokeOp,
+    KillOp,
+    PoolOp,
+)
+from memdialect.types import StorageType
+
+Memory = Dialect(
+    "memory",
+    [PoolOp, AllocStorageOp, AllocTensorOp, InvokeOp, KillOp],
+    [StorageType],
+)
+
+__all__ = [
+    "AllocStorageOp",
+    "AllocTensorOp",
+    "InvokeOp",
+    "KillOp",
+    "Memory",
+    "PoolOp",
+    "StorageType",
+]

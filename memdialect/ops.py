@@ -1,0 +1,913 @@
+"""Operations of the ``memory`` dialect.
+
+Every op has a pretty form (shown in its docstring) and round-trips through
+the generic form. Verifiers that need the enclosing function or module (pool
+lookups, use after kill, cross-branch uses) live in each op's ``verify_`` so
+that xDSL's verify-after-each-pass checks every pass's output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    I64,
+    ArrayAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    NoneAttr,
+    StringAttr,
+    SymbolRefAttr,
+)
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    base,
+    irdl_op_definition,
+    opt_operand_def,
+    opt_prop_def,
+    operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.printer import Printer
+from xdsl.traits import (
+    HasParent,
+    MemoryAllocEffect,
+    MemoryFreeEffect,
+    MemoryReadEffect,
+    MemoryWriteEffect,
+    SymbolOpInterface,
+    SymbolTable,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from memdialect.aliases import transitive_aliases, underlying_root
+from memdialect.types import StorageType, element_byte_size, static_byte_size
+
+DEFAULT_STORAGE_ALIGNMENT = 64
+DEFAULT_POOL_ALIGNMENT = 16
+DEFAULT_DEVICE = "cpu"
+LOOP_OPS = frozenset({"scf.for", "scf.while", "scf.parallel", "scf.forall", "affine.for"})
+
+
+def _int_attr(value: int) -> IntegerAttr:
+    return IntegerAttr(value, 64)
+
+
+def _is_power_of_two(value: int) -> bool:
+    return value > 0 and value & (value - 1) == 0
+
+
+def describe(value: SSAValue) -> str:
+    """A short name for ``value`` in diagnostics: ``%name`` or its producer."""
+    if value.name_hint:
+        return f"%{value.name_hint}"
+    if isinstance(value, BlockArgument):
+        return f"block argument #{value.index}"
+    assert isinstance(value.owner, Operation)
+    return f"result #{value.index} of {value.owner.name}"
+
+
+def _symbol_table_op(op: Operation) -> Operation | None:
+    anchor = op.parent_op()
+    while anchor is not None and not anchor.has_trait(SymbolTable):
+        anchor = anchor.parent_op()
+    return anchor
+
+
+def lookup_pool(op: Operation, name: SymbolRefAttr) -> PoolOp | None | bool:
+    """The pool ``name`` seen from ``op``.
+
+    Returns ``False`` when ``op`` is not (yet) inside a symbol table, so
+    module-level checks are skipped for detached ops.
+    """
+    if _symbol_table_op(op) is None:
+        return False
+    found = SymbolTable.lookup_symbol(op, name)
+    return found if isinstance(found, PoolOp) else None
+
+
+# ---------------------------------------------------------------------------
+# memory.pool
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class PoolOp(IRDLOperation):
+    """A named memory that storages are planned into (USMP's PoolInfo).
+
+    `size` absent means unbounded: the planner reports what it used. `align`
+    (default 16) is the alignment of the pool's base address; every offset in
+    it is a multiple of it. `targets` lists the devices that may access the
+    pool (absent: all). `access` is `rw` (default) or `ro`: read-only pools
+    hold constants only. After planning the op carries `used N`.
+
+    Example:
+
+    ```mlir
+    memory.pool @sram size 262144 align 16 targets ["cpu", "npu"]
+    memory.pool @flash align 16 access ro
+    memory.pool @dram align 64 used 1048576
+    ```
+    """
+
+    name = "memory.pool"
+
+    sym_name = prop_def(StringAttr)
+    size = opt_prop_def(IntegerAttr[I64])
+    alignment = opt_prop_def(
+        IntegerAttr[I64], default_value=IntegerAttr(DEFAULT_POOL_ALIGNMENT, 64)
+    )
+    targets = opt_prop_def(ArrayAttr[StringAttr])
+    access = opt_prop_def(StringAttr, default_value=StringAttr("rw"))
+    used = opt_prop_def(IntegerAttr[I64])
+
+    traits = traits_def(SymbolOpInterface(), HasParent(ModuleOp))
+
+    def __init__(
+        self,
+        sym_name: str,
+        *,
+        size: int | None = None,
+        alignment: int | None = None,
+        targets: Sequence[str] | None = None,
+        access: str | None = None,
+        used: int | None = None,
+    ) -> None:
+        super().__init__(
+            properties={
+                "sym_name": StringAttr(sym_name),
+                "size": None if size is None else _int_attr(size),
+                "alignment": None if alignment is None else _int_attr(alignment),
+                "targets": None
+                if targets is None
+                else ArrayAttr(StringAttr(t) for t in targets),
+                "access": None if access is None else StringAttr(access),
+                "used": None if used is None else _int_attr(used),
+            }
+        )
+
+    @property
+    def pool_name(self) -> str:
+        return self.sym_name.data
+
+    @property
+    def byte_size(self) -> int | None:
+        return None if self.size is None else self.size.value.data
+
+    @property
+    def alignment_value(self) -> int:
+        return self.alignment.value.data
+
+    @property
+    def target_names(self) -> tuple[str, ...] | None:
+        return None if self.targets is None else tuple(t.data for t in self.targets)
+
+    @property
+    def is_read_only(self) -> bool:
+        return self.access.data == "ro"
+
+    def accepts_device(self, device: str) -> bool:
+        names = self.target_names
+        return names is None or device in names
+
+    def verify_(self) -> None:
+        name = f"pool @{self.pool_name}"
+        if not _is_power_of_two(self.alignment_value):
+            raise VerifyException(
+                f"{name}: alignment must be a power of two, got {self.alignment_value}"
+            )
+        if self.size is not None and self.size.value.data <= 0:
+            raise VerifyException(
+                f"{name}: size must be positive, got {self.size.value.data}"
+            )
+        if self.access.data not in ("rw", "ro"):
+            raise VerifyException(
+                f'{name}: access must be rw or ro, got "{self.access.data}"'
+            )
+        if self.used is not None:
+            used = self.used.value.data
+            if used < 0:
+                raise VerifyException(f"{name}: used must be non-negative, got {used}")
+            if self.size is not None and used > self.size.value.data:
+                raise VerifyException(
+                    f"{name}: used {used} bytes exceeds its size of "
+                    f"{self.size.value.data} bytes"
+                )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_symbol_name(self.pool_name)
+        if self.size is not None:
+            printer.print_string(f" size {self.size.value.data}")
+        if self.alignment_value != DEFAULT_POOL_ALIGNMENT:
+            printer.print_string(f" align {self.alignment_value}")
+        if self.targets is not None:
+            printer.print_string(" targets ")
+            printer.print_attribute(self.targets)
+        if self.access.data != "rw":
+            printer.print_string(f" access {self.access.data}")
+        if self.used is not None:
+            printer.print_string(f" used {self.used.value.data}")
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> PoolOp:
+        sym_name = parser.parse_symbol_name().data
+        size = alignment = used = None
+        targets: list[str] | None = None
+        access = None
+        if parser.parse_optional_keyword("size") is not None:
+            size = parser.parse_integer(allow_negative=False, allow_boolean=False)
+        if parser.parse_optional_keyword("align") is not None:
+            alignment = parser.parse_integer(allow_negative=False, allow_boolean=False)
+        if parser.parse_optional_keyword("targets") is not None:
+            targets = parser.parse_comma_separated_list(
+                parser.Delimiter.SQUARE, parser.parse_str_literal
+            )
+        if parser.parse_optional_keyword("access") is not None:
+            access = parser.expect(
+                lambda: parser.parse_optional_keyword_in(("rw", "ro")),
+                "expected access mode 'rw' or 'ro'",
+            )
+        if parser.parse_optional_keyword("used") is not None:
+            used = parser.parse_integer(allow_negative=False, allow_boolean=False)
+        attributes = parser.parse_optional_attr_dict()
+        op = cls(
+            sym_name,
+            size=size,
+            alignment=alignment,
+            targets=targets,
+            access=access,
+            used=used,
+        )
+        op.attributes |= attributes
+        return op
+
+
+# ---------------------------------------------------------------------------
+# memory.alloc_storage
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class AllocStorageOp(IRDLOperation):
+    """Allocates one untyped byte buffer.
+
+    The size is the result type's (`!memory.storage<N>`) or, for
+    `!memory.storage<?>`, the `index` operand. `align` (default 64, a power of
+    two) is the alignment of the buffer's address. `on` names the device that
+    owns it (default "cpu"). `pools [...]` lists candidate pools in priority
+    order; without it the candidates are all pools whose targets include the
+    device, in module order. `at @pool[offset]` means the storage is pinned
+    (planned) at that byte offset of the pool.
+
+    Example:
+
+    ```mlir
+    %s  = memory.alloc_storage align 64 on "cpu" : !memory.storage<4096>
+    %s2 = memory.alloc_storage(%n) align 64 : !memory.storage<?>
+    %s3 = memory.alloc_storage align 64 pools [@dtcm, @sram] : !memory.storage<512>
+    %p  = memory.alloc_storage align 64 at @sram[8192] : !memory.storage<4096>
+    ```
+    """
+
+    name = "memory.alloc_storage"
+
+    dynamic_size = opt_operand_def(IndexType())
+    alignment = opt_prop_def(
+        IntegerAttr[I64], default_value=IntegerAttr(DEFAULT_STORAGE_ALIGNMENT, 64)
+    )
+    device = opt_prop_def(StringAttr, default_value=StringAttr(DEFAULT_DEVICE))
+    pools = opt_prop_def(ArrayAttr[SymbolRefAttr])
+    pool = opt_prop_def(SymbolRefAttr)
+    offset = opt_prop_def(IntegerAttr[I64])
+    storage = result_def(StorageType)
+
+    traits = traits_def(MemoryAllocEffect())
+
+    def __init__(
+        self,
+        size: int | SSAValue | Operation,
+        *,
+        alignment: int | None = None,
+        device: str | None = None,
+        pools: Sequence[str] | None = None,
+        pin: tuple[str, int] | None = None,
+    ) -> None:
+        if isinstance(size, int):
+            operands: list[SSAValue] = []
+            result_type = StorageType(size)
+        else:
+            operands = [SSAValue.get(size)]
+            result_type = StorageType(-1)
+        super().__init__(
+            operands=[operands],
+            result_types=[result_type],
+            properties={
+                "alignment": None if alignment is None else _int_attr(alignment),
+                "device": None if device is None else StringAttr(device),
+                "pools": None
+                if pools is None
+                else ArrayAttr(SymbolRefAttr(p) for p in pools),
+                "pool": None if pin is None else SymbolRefAttr(pin[0]),
+                "offset": None if pin is None else _int_attr(pin[1]),
+            },
+        )
+
+    @property
+    def storage_type(self) -> StorageType:
+        assert isinstance(self.storage.type, StorageType)
+        return self.storage.type
+
+    @property
+    def byte_size(self) -> int | None:
+        return self.storage_type.byte_size
+
+    @property
+    def alignment_value(self) -> int:
+        return self.alignment.value.data
+
+    @property
+    def device_name(self) -> str:
+        return self.device.data
+
+    @property
+    def candidate_pools(self) -> tuple[str, ...]:
+        return () if self.pools is None else tuple(p.root_reference.data for p in self.pools)
+
+    @property
+    def pinned(self) -> tuple[str, int] | None:
+        """``(pool, offset)`` when the storage is planned, else ``None``."""
+        if self.pool is None or self.offset is None:
+            return None
+        return self.pool.root_reference.data, self.offset.value.data
+
+    def pin(self, pool: str, offset: int) -> None:
+        """Pins this storage at ``offset`` in ``pool`` (the planner's output)."""
+        self.pool = SymbolRefAttr(pool)
+        self.offset = _int_attr(offset)
+
+    def verify_(self) -> None:
+        name = f"storage {describe(self.storage)}"
+        align = self.alignment_value
+        if not _is_power_of_two(align):
+            raise VerifyException(
+                f"{name}: alignment must be a power of two, got {align}"
+            )
+        if self.storage_type.is_dynamic and self.dynamic_size is None:
+            raise VerifyException(
+                f"{name}: dynamic type !memory.storage<?> needs a size operand"
+            )
+        if not self.storage_type.is_dynamic and self.dynamic_size is not None:
+            raise VerifyException(
+                f"{name}: static type {self.storage_type} takes no size operand"
+            )
+        if (self.pool is None) != (self.offset is None):
+            raise VerifyException(f"{name}: a pinned storage needs both a pool and an offset")
+        pinned = self.pinned
+        if pinned is not None:
+            if self.storage_type.is_dynamic:
+                raise VerifyException(f"{name}: a dynamic-size storage cannot be pinned")
+            pool_name, offset = pinned
+            if offset < 0:
+                raise VerifyException(f"{name}: negative offset {offset} in @{pool_name}")
+            if offset % align:
+                raise VerifyException(
+                    f"{name}: offset {offset} in @{pool_name} is not a multiple of "
+                    f"its alignment {align}"
+                )
+        self._verify_pools()
+        self._verify_uses_stay_in_region()
+
+    def _verify_pools(self) -> None:
+        name = f"storage {describe(self.storage)}"
+        references = list(self.pools.data) if self.pools is not None else []
+        if self.pool is not None:
+            references.append(self.pool)
+        for reference in references:
+            pool = lookup_pool(self, reference)
+            if pool is False:
+                return
+            if pool is None:
+                raise VerifyException(f"{name}: unknown pool {reference}")
+            assert isinstance(pool, PoolOp)
+            if not pool.accepts_device(self.device_name):
+                raise VerifyException(
+                    f'{name}: device "{self.device_name}" is not among the targets '
+                    f"{list(pool.target_names or ())} of pool @{pool.pool_name}"
+                )
+        pinned = self.pinned
+        if pinned is None:
+            return
+        pool = lookup_pool(self, SymbolRefAttr(pinned[0]))
+        assert isinstance(pool, PoolOp)
+        offset = pinned[1]
+        if offset % pool.alignment_value:
+            raise VerifyException(
+                f"{name}: offset {offset} is not a multiple of the alignment "
+                f"{pool.alignment_value} of pool @{pool.pool_name}"
+            )
+        size = self.byte_size
+        assert size is not None
+        if pool.byte_size is not None and offset + size > pool.byte_size:
+            raise VerifyException(
+                f"{name}: {size} bytes at offset {offset} overflow pool "
+                f"@{pool.pool_name} of {pool.byte_size} bytes"
+            )
+
+    def _verify_uses_stay_in_region(self) -> None:
+        region = self.parent_region()
+        if region is None:
+            return
+        for value in transitive_aliases(self.storage):
+            for use in value.uses:
+                if ancestor_in_region(use.operation, region) is not None:
+                    continue
+                where = _common_if(self, use.operation)
+                if where is not None:
+                    raise VerifyException(
+                        f"storage {describe(self.storage)} defined in one scf.if branch "
+                        f"is used in the other (by {use.operation.name})"
+                    )
+                raise VerifyException(
+                    f"storage {describe(self.storage)} is used by {use.operation.name} "
+                    "outside the region that defines it"
+                )
+
+    def print(self, printer: Printer) -> None:
+        if self.dynamic_size is not None:
+            printer.print_string("(")
+            printer.print_operand(self.dynamic_size)
+            printer.print_string(")")
+        if self.alignment_value != DEFAULT_STORAGE_ALIGNMENT:
+            printer.print_string(f" align {self.alignment_value}")
+        if self.device_name != DEFAULT_DEVICE:
+            printer.print_string(" on ")
+            printer.print_string_literal(self.device_name)
+        if self.pools is not None:
+            printer.print_string(" pools ")
+            printer.print_attribute(self.pools)
+        if self.pool is not None and self.offset is not None:
+            printer.print_string(" at ")
+            printer.print_attribute(self.pool)
+            printer.print_string(f"[{self.offset.value.data}]")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.storage.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AllocStorageOp:
+        size_operand: UnresolvedOperand | None = None
+        if parser.parse_optional_punctuation("(") is not None:
+            size_operand = parser.parse_unresolved_operand()
+            parser.parse_punctuation(")")
+        alignment = device = None
+        pools: list[str] | None = None
+        pin: tuple[str, int] | None = None
+        if parser.parse_optional_keyword("align") is not None:
+            alignment = parser.parse_integer(allow_negative=False, allow_boolean=False)
+        if parser.parse_optional_keyword("on") is not None:
+            device = parser.parse_str_literal()
+        if parser.parse_optional_keyword("pools") is not None:
+            pools = parser.parse_comma_separated_list(
+                parser.Delimiter.SQUARE, lambda: parser.parse_symbol_name().data
+            )
+        if parser.parse_optional_keyword("at") is not None:
+            pool = parser.parse_symbol_name().data
+            parser.parse_punctuation("[")
+            offset = parser.parse_integer(allow_boolean=False)
+            parser.parse_punctuation("]")
+            pin = (pool, offset)
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        type_pos = parser.pos
+        result_type = parser.parse_type()
+        if not isinstance(result_type, StorageType):
+            parser.raise_error(
+                f"expected !memory.storage type, got {result_type}", type_pos, parser.pos
+            )
+        if size_operand is not None:
+            size: int | SSAValue = parser.resolve_operand(size_operand, IndexType())
+        else:
+            # A missing operand on a dynamic type is reported by the verifier.
+            size = result_type.size.data
+        op = cls(size, alignment=alignment, device=device, pools=pools)
+        if size_operand is None and result_type.is_dynamic:
+            op.results[0].type = result_type
+        if pin is not None:
+            op.pin(*pin)
+        op.attributes |= attributes
+        return op
+
+
+# ---------------------------------------------------------------------------
+# memory.alloc_tensor
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class AllocTensorOp(IRDLOperation):
+    """Carves a typed tensor (an identity-layout memref) out of a storage.
+
+    The tensor starts at a byte offset of the storage, given as an integer or
+    an `index` value. Dynamic dimensions of the result follow in parentheses.
+    The offset must be a multiple of the element's byte size, and the tensor
+    must fit in a static storage.
+
+    Example:
+
+    ```mlir
+    %t = memory.alloc_tensor %s[1024] : !memory.storage<4096> -> memref<16x16xf32>
+    %u = memory.alloc_tensor %s2[0](%d0) : !memory.storage<?> -> memref<?x64xf32>
+    %v = memory.alloc_tensor %s2[%off] : !memory.storage<?> -> memref<8xf32>
+    ```
+    """
+
+    name = "memory.alloc_tensor"
+
+    storage = operand_def(StorageType)
+    dynamic_offset = opt_operand_def(IndexType())
+    dynamic_dims = var_operand_def(IndexType())
+    offset = opt_prop_def(IntegerAttr[I64])
+    tensor = result_def(base(MemRefType))
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(MemoryAllocEffect())
+
+    def __init__(
+        self,
+        storage: SSAValue | Operation,
+        offset: int | SSAValue | Operation,
+        tensor_type: MemRefType,
+        dynamic_dims: Sequence[SSAValue | Operation] = (),
+    ) -> None:
+        static = isinstance(offset, int)
+        super().__init__(
+            operands=[
+                [storage],
+                [] if static else [SSAValue.get(offset)],
+                [SSAValue.get(d) for d in dynamic_dims],
+            ],
+            result_types=[tensor_type],
+            properties={"offset": _int_attr(offset) if isinstance(offset, int) else None},
+        )
+
+    @property
+    def tensor_type(self) -> MemRefType:
+        assert isinstance(self.tensor.type, MemRefType)
+        return self.tensor.type
+
+    @property
+    def static_offset(self) -> int | None:
+        return None if self.offset is None else self.offset.value.data
+
+    def set_static_offset(self, offset: int) -> None:
+        self.offset = _int_attr(offset)
+
+    def verify_(self) -> None:
+        name = f"tensor {describe(self.tensor)}"
+        memref = self.tensor_type
+        if not isinstance(memref.layout, NoneAttr):
+            raise VerifyException(f"{name}: {memref} must have the identity layout")
+        element_bytes = element_byte_size(memref)
+        dynamic_count = sum(1 for d in memref.get_shape() if d < 0)
+        if dynamic_count != len(self.dynamic_dims):
+            raise VerifyException(
+                f"{name}: {memref} has {dynamic_count} dynamic dims but "
+                f"{len(self.dynamic_dims)} dim operands are given"
+            )
+        if (self.offset is None) == (self.dynamic_offset is None):
+            raise VerifyException(f"{name}: needs exactly one offset, static or dynamic")
+        offset = self.static_offset
+        if offset is None:
+            return
+        if offset < 0:
+            raise VerifyException(f"{name}: negative offset {offset}")
+        if offset % element_bytes:
+            raise VerifyException(
+                f"{name}: offset {offset} is not a multiple of the element size "
+                f"{element_bytes} of {memref.get_element_type()}"
+            )
+        storage_type = self.storage.type
+        assert isinstance(storage_type, StorageType)
+        tensor_bytes = static_byte_size(memref)
+        storage_bytes = storage_type.byte_size
+        if tensor_bytes is None or storage_bytes is None:
+            return
+        if offset + tensor_bytes > storage_bytes:
+            raise VerifyException(
+                f"{name}: tensor of {tensor_bytes} bytes at offset {offset} "
+                f"overflows storage of {storage_bytes} bytes"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.storage)
+        printer.print_string("[")
+        if self.dynamic_offset is not None:
+            printer.print_operand(self.dynamic_offset)
+        elif self.offset is not None:
+            printer.print_int(self.offset.value.data)
+        printer.print_string("]")
+        if self.dynamic_dims:
+            with printer.in_parens():
+                printer.print_list(self.dynamic_dims, printer.print_operand)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.storage.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.tensor.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AllocTensorOp:
+        storage = parser.parse_unresolved_operand()
+        parser.parse_punctuation("[")
+        dynamic_offset = parser.parse_optional_unresolved_operand()
+        static_offset = None
+        if dynamic_offset is None:
+            static_offset = parser.parse_integer(allow_boolean=False)
+        parser.parse_punctuation("]")
+        dims = (
+            parser.parse_optional_comma_separated_list(
+                parser.Delimiter.PAREN, parser.parse_unresolved_operand
+            )
+            or []
+        )
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        storage_type = parser.parse_type()
+        parser.parse_punctuation("->")
+        type_pos = parser.pos
+        tensor_type = parser.parse_type()
+        if not isinstance(tensor_type, MemRefType):
+            parser.raise_error(f"expected a memref type, got {tensor_type}", type_pos, parser.pos)
+        index = IndexType()
+        offset: int | SSAValue = (
+            parser.resolve_operand(dynamic_offset, index)
+            if dynamic_offset is not None
+            else static_offset  # type: ignore[assignment]
+        )
+        op = cls(
+            parser.resolve_operand(storage, storage_type),
+            offset,
+            tensor_type,
+            [parser.resolve_operand(d, index) for d in dims],
+        )
+        op.attributes |= attributes
+        return op
+
+
+# ---------------------------------------------------------------------------
+# memory.invoke
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class InvokeOp(IRDLOperation):
+    """Destination-passing call of a kernel.
+
+    The callee is a `func.func` declaration. `ins` are read (tensors or
+    scalars), `outs` are written. Extra attributes (kernel parameters) follow
+    in an attribute dictionary. Writing a tensor that lives in a read-only pool
+    is an error.
+
+    Example:
+
+    ```mlir
+    memory.invoke @conv2d ins(%x, %w : memref<1x3x8x8xf32>, memref<4x3x3x3xf32>)
+                          outs(%t : memref<1x4x6x6xf32>) {strides = [1, 1]}
+    ```
+    """
+
+    name = "memory.invoke"
+
+    callee = prop_def(SymbolRefAttr)
+    ins = var_operand_def()
+    outs = var_operand_def(base(MemRefType))
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    def __init__(
+        self,
+        callee: str | SymbolRefAttr,
+        ins: Sequence[SSAValue | Operation],
+        outs: Sequence[SSAValue | Operation],
+        attributes: dict[str, Attribute] | None = None,
+    ) -> None:
+        super().__init__(
+            operands=[[SSAValue.get(v) for v in ins], [SSAValue.get(v) for v in outs]],
+            properties={
+                "callee": callee if isinstance(callee, SymbolRefAttr) else SymbolRefAttr(callee)
+            },
+            attributes=attributes,
+        )
+
+    def verify_(self) -> None:
+        for out in self.outs:
+            root = underlying_root(out)
+            owner = root.owner
+            if not isinstance(owner, AllocStorageOp) or owner.pinned is None:
+                continue
+            pool = lookup_pool(self, SymbolRefAttr(owner.pinned[0]))
+            if isinstance(pool, PoolOp) and pool.is_read_only:
+                raise VerifyException(
+                    f"invoke of {self.callee} writes {describe(out)} in read-only pool "
+                    f"@{pool.pool_name}"
+                )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.callee)
+        for keyword, values in (("ins", self.ins), ("outs", self.outs)):
+            if not values:
+                continue
+            printer.print_string(f" {keyword}(")
+            printer.print_list(values, printer.print_operand)
+            printer.print_string(" : ")
+            printer.print_list((v.type for v in values), printer.print_attribute)
+            printer.print_string(")")
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> InvokeOp:
+        callee = parser.parse_attribute()
+        if not isinstance(callee, SymbolRefAttr):
+            parser.raise_error(f"expected a kernel symbol, got {callee}")
+        groups: dict[str, list[SSAValue]] = {"ins": [], "outs": []}
+        for keyword in ("ins", "outs"):
+            if parser.parse_optional_keyword(keyword) is None:
+                continue
+            parser.parse_punctuation("(")
+            operands = parser.parse_comma_separated_list(
+                parser.Delimiter.NONE, parser.parse_unresolved_operand
+            )
+            parser.parse_punctuation(":")
+            types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+            end = parser.pos
+            parser.parse_punctuation(")")
+            if len(types) != len(operands):
+                parser.raise_error(
+                    f"{keyword}: {len(operands)} operands but {len(types)} types", end
+                )
+            groups[keyword] = [parser.resolve_operand(o, t) for o, t in zip(operands, types)]
+        attributes = parser.parse_optional_attr_dict()
+        return cls(callee, groups["ins"], groups["outs"], attributes)
+
+
+# ---------------------------------------------------------------------------
+# memory.kill
+# ---------------------------------------------------------------------------
+
+
+def ancestor_in_region(op: Operation, region: Region) -> Operation | None:
+    """The ancestor of ``op`` (or ``op`` itself) whose parent region is ``region``."""
+    current: Operation | None = op
+    while current is not None and current.parent_region() is not region:
+        current = current.parent_op()
+    return current
+
+
+def _common_if(a: Operation, b: Operation) -> Operation | None:
+    """The innermost ``scf.if`` holding ``a`` and ``b`` in different regions."""
+    ancestors: list[Operation] = []
+    current = a.parent_op()
+    while current is not None:
+        ancestors.append(current)
+        current = current.parent_op()
+    for op in ancestors:
+        if op.name != "scf.if":
+            continue
+        region_a = next(r for r in op.regions if ancestor_in_region(a, r) is not None)
+        region_b = [r for r in op.regions if ancestor_in_region(b, r) is not None]
+        if region_b and region_b[0] is not region_a:
+            return op
+    return None
+
+
+def _reachable_blocks(start: Block, barrier: Block | None) -> set[Block]:
+    """Blocks reachable from ``start`` through successors, not passing ``barrier``."""
+    seen: set[Block] = set()
+    work = [start]
+    while work:
+        block = work.pop()
+        terminator = block.last_op
+        if terminator is None:
+            continue
+        for successor in terminator.successors:
+            if successor not in seen:
+                seen.add(successor)
+                if successor is not barrier:
+                    work.append(successor)
+    return seen
+
+
+def happens_after(kill: Operation, op: Operation, definition_block: Block | None) -> bool:
+    """May ``op`` execute after ``kill`` on some path (within one function)?"""
+    anchor: Operation | None = kill
+    while anchor is not None:
+        region = anchor.parent_region()
+        if region is None:
+            return False
+        other = ancestor_in_region(op, region)
+        if other is not None:
+            if other is anchor:
+                # `op` sits in a sibling region of `anchor` (another branch).
+                return False
+            anchor_block = anchor.parent_block()
+            other_block = other.parent_block()
+            assert anchor_block is not None and other_block is not None
+            reachable = _reachable_blocks(anchor_block, definition_block)
+            if other_block is anchor_block:
+                return anchor.is_before_in_block(other) or anchor_block in reachable
+            return other_block in reachable
+        parent = region.parent_op()
+        if parent is None or parent.name == "func.func":
+            return False
+        anchor = parent
+    return False
+
+
+@irdl_op_definition
+class KillOp(IRDLOperation):
+    """Marks a storage or a tensor dead: no use may follow on any path.
+
+    Killing a storage also ends every tensor carved from it. Killing a value
+    twice on one path, killing a function argument, using a value (or a view
+    of it) after its kill, and killing inside a loop a value defined outside
+    it are errors.
+
+    Example:
+
+    ```mlir
+    memory.kill %t : memref<16x16xf32>
+    memory.kill %s : !memory.storage<4096>
+    ```
+    """
+
+    name = "memory.kill"
+
+    value = operand_def(base(StorageType) | base(MemRefType))
+
+    traits = traits_def(MemoryFreeEffect())
+
+    def __init__(self, value: SSAValue | Operation) -> None:
+        super().__init__(operands=[SSAValue.get(value)])
+
+    def verify_(self) -> None:
+        value = self.value
+        name = describe(value)
+        if isinstance(value, BlockArgument):
+            parent = value.block.parent_op()
+            if parent is not None and parent.name == "func.func":
+                raise VerifyException(f"cannot kill function argument {name}")
+        owner = value.owner
+        definition_block = owner if isinstance(owner, Block) else owner.parent_block()
+        self._verify_not_in_loop(definition_block)
+        for alias in transitive_aliases(value):
+            for use in alias.uses:
+                user = use.operation
+                if user is self or not happens_after(self, user, definition_block):
+                    continue
+                if isinstance(user, KillOp) and user.value is value:
+                    raise VerifyException(f"{name} is killed twice on one path")
+                what = name if alias is value else f"{describe(alias)} (a view of {name})"
+                raise VerifyException(f"{what} is used by {user.name} after its kill")
+
+    def _verify_not_in_loop(self, definition_block: Block | None) -> None:
+        # Walk out from the kill to the op holding the definition: a loop in
+        # between re-runs the kill on a value that was defined only once.
+        container = definition_block.parent_op() if definition_block else None
+        current = self.parent_op()
+        while current is not None and current is not container:
+            if current.name in LOOP_OPS:
+                raise VerifyException(
+                    f"{describe(self.value)} is killed inside {current.name} but defined "
+                    "outside it: the next iteration would use it after its kill"
+                )
+            current = current.parent_op()
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.value)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.value.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> KillOp:
+        operand = parser.parse_unresolved_operand()
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        value_type = parser.parse_type()
+        op = cls(parser.resolve_operand(operand, value_type))
+        op.attributes |= attributes
+        return op

@@ -1,0 +1,95 @@
+"""Types of the ``memory`` dialect."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    FixedBitwidthType,
+    IntAttr,
+    MemRefType,
+)
+from xdsl.ir import Attribute, ParametrizedAttribute, TypeAttribute
+from xdsl.irdl import irdl_attr_definition
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+DYNAMIC_SIZE = -1
+"""The ``size`` parameter of ``!memory.storage<?>``."""
+
+
+@irdl_attr_definition
+class StorageType(ParametrizedAttribute, TypeAttribute):
+    """An untyped byte buffer: ``!memory.storage<N>`` or ``!memory.storage<?>``.
+
+    ``N`` is the size in bytes; ``?`` means the size is only known at run
+    time and is given by the ``alloc_storage`` operand.
+    """
+
+    name = "memory.storage"
+
+    size: IntAttr
+
+    def __init__(self, size: int | IntAttr) -> None:
+        if isinstance(size, int):
+            size = IntAttr(size)
+        super().__init__(size)
+
+    @property
+    def is_dynamic(self) -> bool:
+        return self.size.data == DYNAMIC_SIZE
+
+    @property
+    def byte_size(self) -> int | None:
+        """The static size in bytes, or ``None`` for ``!memory.storage<?>``."""
+        return None if self.is_dynamic else self.size.data
+
+    def verify(self) -> None:
+        if self.size.data != DYNAMIC_SIZE and self.size.data <= 0:
+            raise VerifyException(
+                f"storage size must be positive, got {self.size.data}"
+            )
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            if parser.parse_optional_punctuation("?") is not None:
+                return (IntAttr(DYNAMIC_SIZE),)
+            return (IntAttr(parser.parse_integer(allow_negative=False)),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            if self.is_dynamic:
+                printer.print_string("?")
+            else:
+                printer.print_int(self.size.data)
+
+
+def element_byte_size(memref: MemRefType) -> int:
+    """Bytes per element of ``memref``: ceil(bitwidth / 8).
+
+    Raises ``VerifyException`` for element types without a fixed bit width
+    (``index``, ...), naming the type.
+    """
+    element = memref.get_element_type()
+    if not isinstance(element, FixedBitwidthType):
+        raise VerifyException(
+            f"element type {element} of {memref} has no fixed bit width"
+        )
+    return (element.bitwidth + 7) // 8
+
+
+def static_byte_size(memref: MemRefType) -> int | None:
+    """Bytes of a tensor of type ``memref``, or ``None`` if a dim is dynamic."""
+    if any(dim < 0 for dim in memref.get_shape()):
+        return None
+    count = 1
+    for dim in memref.get_shape():
+        count *= dim
+    return count * element_byte_size(memref)
+
+
+def default_alignment(memref: MemRefType) -> int:
+    """TVM's rule: max(64, element bytes)."""
+    return max(64, element_byte_size(memref))

@@ -1,0 +1,15 @@
+"""memplan's passes, registered by name.
+
+Each pass lives in its own module and is imported lazily, as in
+``xdsl.transforms.get_all_passes``. Adding a pass is one line here.
+"""
+
+from collections.abc import Callable
+
+from xdsl.passes import ModulePass
+
+
+def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """Return the memplan passes by name, each behind a lazy importer."""
+
+    return {}

@@ -1,0 +1,1 @@
+"""Command-line front ends (installed as the ``memplan_tools`` package)."""
