@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs everything memplan's tests need into a fresh virtual environment
+# and runs the whole suite: lit/FileCheck (test_lit/) and pytest (tests/).
+# The end-to-end MLIR tests need Debian's mlir-22-tools; it is installed here
+# when missing (as root, or through sudo).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+if [ ! -x /usr/lib/llvm-22/bin/mlir-opt ] && command -v apt-get >/dev/null; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq mlir-22-tools
+fi
+
+venv="${MEMPLAN_VENV:-.venv}"
+python3 -m venv "$venv"
+"$venv/bin/pip" install -q --upgrade pip
+"$venv/bin/pip" install -q -e '.[test]'
+
+"$venv/bin/lit" -v test_lit
+"$venv/bin/pytest" -W error -q

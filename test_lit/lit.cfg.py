@@ -1,0 +1,81 @@
+"""lit configuration for memplan's FileCheck suite.
+
+Tools are looked up next to the interpreter running lit (the venv's ``bin``),
+so a mixed PATH never pairs a ``memplan-opt`` from one venv with a
+``filecheck`` from another. From a source checkout without an install, the
+memplan tools fall back to ``python -m tools.<module>``.
+"""
+
+import os
+import shutil
+import sys
+
+import lit.formats
+
+config.name = "memplan"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir", ".test", ".py"]
+config.test_source_root = os.path.dirname(__file__)
+config.excludes = ["lit.cfg.py", "Inputs"]
+
+repo_root = os.path.dirname(config.test_source_root)
+bin_dir = os.path.dirname(sys.executable)
+config.environment["PATH"] = os.pathsep.join(
+    [bin_dir, os.environ.get("PATH", "")]
+)
+for name in ("HOME", "TMPDIR", "LD_LIBRARY_PATH"):
+    if name in os.environ:
+        config.environment[name] = os.environ[name]
+
+config.substitutions.append(
+    (
+        "MEMPLAN_ROUNDTRIP",
+        "memplan-opt %s --print-op-generic --split-input-file "
+        "| memplan-opt --split-input-file | filecheck %s",
+    )
+)
+config.substitutions.append(
+    (
+        "MEMPLAN_GENERIC_ROUNDTRIP",
+        "memplan-opt %s --print-op-generic --split-input-file "
+        "| filecheck %s --check-prefix=CHECK-GENERIC",
+    )
+)
+config.substitutions.append(("%python", sys.executable))
+config.substitutions.append(("%repo", repo_root))
+
+# memplan's console scripts and the python modules behind them.
+MEMPLAN_TOOLS = {
+    "memplan-opt": "tools.memplan_opt",
+    "memplan-solve": "tools.memplan_solve",
+    "memplan-import-onnx": "tools.memplan_import_onnx",
+    "memplan-run": "tools.memplan_run",
+}
+if shutil.which("memplan-opt", path=bin_dir):
+    config.available_features.add("memplan-installed")
+else:
+    config.environment["PYTHONPATH"] = repo_root
+    for tool, module in MEMPLAN_TOOLS.items():
+        config.substitutions.append(
+            (rf"(?<![\w-]){tool}(?![\w-])", f"{sys.executable} -m {module}")
+        )
+
+mlir_bin = "/usr/lib/llvm-22/bin"
+if os.path.exists(os.path.join(mlir_bin, "mlir-opt")):
+    config.available_features.add("mlir")
+    config.substitutions.append(("%mlir_bin", mlir_bin))
+if shutil.which("gcc"):
+    config.available_features.add("gcc")
+
+try:
+    import onnx  # noqa: F401
+
+    config.available_features.add("onnx")
+except ImportError:
+    pass
+
+# Keep one hung test from stalling the suite.
+try:
+    lit_config.maxIndividualTestTime = 300
+except AttributeError:
+    pass
