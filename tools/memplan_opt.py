@@ -1,0 +1,546 @@
+"""``memplan-opt``: xdsl-opt with the ``memory`` dialect and memplan's passes.
+
+Every upstream xDSL dialect and pass stays available (``-p canonicalize``,
+``test.op``, ``memref``, ...). On top of that, each memplan pass gets an
+MLIR-style flag::
+
+    memplan-opt --manifest-alloc --insert-kills --usmp='algorithm=exact timeout=5' in.mlir
+
+* Flag passes run first, in command-line order, then the ``-p`` list.
+* Options are attached with ``=`` and written as inside ``{}``:
+  ``--usmp='algorithm=exact timeout=5'`` is ``usmp{algorithm=exact timeout=5}``.
+* Flags must be spelled in full: ``--coal`` is rejected ("abbreviated pass
+  flag"), and no other long option may be abbreviated either.
+
+The flags are generated from ``passes.get_all_passes()``, so a pass registered
+there is a flag without touching this file. They are taken out of ``argv``
+before argparse sees it: an argparse option with an optional value would
+swallow the input file (``--coalesce in.mlir``). argparse only lists them in
+``--help``, in the "memplan passes" group.
+
+Failures never show a Python traceback. Parse errors print
+``<file>:<line>:<col>: error: <message>`` and the offending line; everything
+else a user can cause (verifier errors, a pass's ``PassFailedException``,
+unknown passes or options, unreadable files, input nested too deeply for the
+parser) prints ``memplan-opt: error: <message>``. Both exit with 1. Any other
+exception is a bug: ``memplan-opt: internal error: <Type>: <message>``, exit 2,
+and the traceback only with ``--debug``. With ``--split-input-file`` every
+chunk is processed even after one fails (as in ``mlir-opt``), and the exit
+code reports whether any failed. ``--verify-diagnostics`` and
+``--parsing-diagnostics`` keep xDSL's behaviour: the diagnostic goes to
+stdout and the exit code is 0.
+
+``-o FILE`` is written only when the run succeeds: the output goes to a
+temporary file next to FILE that replaces it at the end, so a failed run
+leaves an existing FILE untouched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import difflib
+import inspect
+import os
+import stat
+import sys
+import tempfile
+import traceback
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from importlib import metadata
+from pathlib import Path
+from typing import IO, ClassVar, NoReturn
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Dialect
+from xdsl.passes import ModulePass, get_pass_option_infos
+from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
+from xdsl.utils.exceptions import (
+    ArgSpecParseError,
+    DiagnosticException,
+    MultipleSpansParseError,
+    ParseError,
+    ShrinkException,
+)
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+import passes
+
+PROG = "memplan-opt"
+PASS_GROUP_TITLE = "memplan passes"
+
+EXIT_USER_ERROR = 1
+"""Bad input, bad command line, or a pass that rejected its input."""
+EXIT_INTERNAL_ERROR = 2
+"""A bug in memplan or xDSL: an exception nobody raised on purpose."""
+
+
+class MemplanOptError(Exception):
+    """A failure the user caused: bad command line, unreadable file, bad IR.
+
+    ``str(error)`` is the whole diagnostic, without the ``memplan-opt: error:``
+    prefix when it has no location of its own.
+    """
+
+
+def _memplan_version() -> str:
+    """The installed distribution's version, or pyproject's in a checkout."""
+    try:
+        return metadata.version("memplan")
+    except metadata.PackageNotFoundError:
+        pass
+    import tomllib
+
+    pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    try:
+        with pyproject.open("rb") as file:
+            return str(tomllib.load(file)["project"]["version"])
+    except (OSError, KeyError, tomllib.TOMLDecodeError):
+        return "unknown"
+
+
+def _get_memory_dialect() -> Dialect:
+    from memdialect import Memory
+
+    return Memory
+
+
+def _options_part(argv: Sequence[str]) -> Sequence[str]:
+    """The arguments before a ``--`` terminator (after it, all are file names)."""
+    return argv[: argv.index("--")] if "--" in argv else argv
+
+
+def pass_summary(pass_class: type[ModulePass]) -> str:
+    """The first line of the pass's own docstring (not an inherited one)."""
+    doc = pass_class.__dict__.get("__doc__") or ""
+    # @dataclass invents "Name(field: type, ...)" when there is no docstring.
+    if doc.startswith(f"{pass_class.__name__}("):
+        return ""
+    lines = inspect.cleandoc(doc).splitlines()
+    return lines[0].strip() if lines else ""
+
+
+@dataclasses.dataclass(frozen=True)
+class FlagPass:
+    """A pass requested by a ``--<pass>[=<options>]`` flag."""
+
+    flag: str
+    """The argument as written, e.g. ``--usmp=algorithm=exact``."""
+    spec: str
+    """The pipeline element, e.g. ``usmp{algorithm=exact}``."""
+
+
+def split_flag_passes(
+    argv: Sequence[str], pass_names: Sequence[str]
+) -> tuple[list[FlagPass], list[str]]:
+    """Take the ``--<pass>[=<options>]`` flags out of ``argv``.
+
+    Returns the flag passes in command-line order and the remaining
+    arguments for argparse. Raises ``MemplanOptError`` for an abbreviated
+    pass flag and for options given as a separate argument.
+    """
+    names = set(pass_names)
+    flag_passes: list[FlagPass] = []
+    rest: list[str] = []
+    for position, arg in enumerate(argv):
+        if arg == "--":
+            rest.extend(argv[position:])
+            break
+        if not arg.startswith("--"):
+            rest.append(arg)
+            continue
+        name, has_options, options = arg[2:].partition("=")
+        if name in names:
+            if has_options and options.strip():
+                flag_passes.append(FlagPass(arg, f"{name}{{{options}}}"))
+            else:
+                flag_passes.append(FlagPass(arg, name))
+            following = argv[position + 1] if position + 1 < len(argv) else None
+            if (
+                not has_options
+                and following is not None
+                and _looks_like_pass_options(following)
+                and not os.path.exists(following)
+            ):
+                raise MemplanOptError(
+                    f"options of --{name} must be attached with '=': "
+                    f"write --{name}='{following}'"
+                )
+            continue
+        expansions = sorted(n for n in names if n.startswith(name)) if name else []
+        if expansions:
+            # memplan pass names never start with an xdsl-opt option name
+            # (tests/test_driver.py checks it), so this is never a real option.
+            suggestion = " or ".join(f"--{n}" for n in expansions)
+            raise MemplanOptError(
+                f"abbreviated pass flag --{name}; write {suggestion} in full"
+            )
+        rest.append(arg)
+    return flag_passes, rest
+
+
+def _looks_like_pass_options(arg: str) -> bool:
+    """``algorithm=exact`` or ``'algorithm=exact timeout=5'``: ``key=...``."""
+    key, has_value, _ = arg.partition("=")
+    return bool(has_value and key and key[0].isalpha()) and all(
+        c.isalnum() or c in "-_" for c in key
+    )
+
+
+class MemplanOptMain(xDSLOptMain):
+    """The ``memplan-opt`` driver.
+
+    In-process use (tests)::
+
+        with redirect_stdout(out):
+            MemplanOptMain(args=["in.mlir", "--coalesce"]).run()
+
+    ``__init__`` raises ``MemplanOptError`` for a bad command line; ``run``
+    reports failing chunks on stderr and returns the exit code. ``main``
+    wraps both and turns every exception into a diagnostic.
+    """
+
+    version_format: ClassVar[str] = (
+        f"{PROG} {_memplan_version()} (xdsl {{xdsl_version}})"
+    )
+
+    memplan_passes: dict[str, Callable[[], type[ModulePass]]]
+    """memplan's own passes, the ones that get a ``--<pass>`` flag."""
+    flag_passes: list[FlagPass]
+    """The ``--<pass>`` flags given, in command-line order."""
+
+    def __init__(self, args: Sequence[str] | None = None):
+        argv = sys.argv[1:] if args is None else list(args)
+        self.memplan_passes = dict(passes.get_all_passes())
+        self.flag_passes, rest = split_flag_passes(argv, list(self.memplan_passes))
+        options_part = _options_part(rest)
+        # Pass summaries import every pass module; only --help shows them.
+        self._describe_passes = "-h" in options_part or "--help" in options_part
+        super().__init__(description="memplan modular optimizer driver", args=rest)
+
+    # ------------------------------------------------------------------
+    # Registration
+
+    def register_all_dialects(self) -> None:
+        super().register_all_dialects()
+        # Installed, the xdsl.universe entry point has registered it already.
+        if "memory" not in self.ctx.registered_dialect_names:
+            self.ctx.register_dialect("memory", _get_memory_dialect)
+
+    def register_all_passes(self) -> None:
+        super().register_all_passes()
+        for name, factory in self.memplan_passes.items():
+            self.register_pass(name, factory)
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        super().register_all_arguments(arg_parser)
+        arg_parser.prog = PROG
+        # Abbreviations could silently pick the wrong option (--verify could
+        # be --verify-diagnostics or --verify-plan).
+        arg_parser.allow_abbrev = False
+        arg_parser.error = self._command_line_error  # exit 1, no usage dump
+        arg_parser.add_argument(
+            "--debug",
+            default=False,
+            action="store_true",
+            help="print the Python traceback of errors (for memplan developers)",
+        )
+        group = arg_parser.add_argument_group(
+            PASS_GROUP_TITLE,
+            "Each flag runs one memplan pass. Flag passes run first, in "
+            "command-line order, then the -p list. Options are attached "
+            "with '=' as in --usmp='algorithm=exact timeout=5' "
+            "(= -p 'usmp{algorithm=exact timeout=5}').",
+        )
+        for name, factory in self.memplan_passes.items():
+            # Help-only: split_flag_passes consumed these before argparse.
+            group.add_argument(
+                f"--{name}",
+                action="store_true",
+                dest=f"memplan_pass_flag_{name}",
+                help=self._flag_help(factory) if self._describe_passes else None,
+            )
+
+    @staticmethod
+    def _flag_help(factory: Callable[[], type[ModulePass]]) -> str:
+        try:
+            pass_class = factory()
+        except Exception as error:  # a broken pass must not break --help
+            return f"(cannot load: {type(error).__name__}: {error})"
+        text = pass_summary(pass_class)
+        option_names = [
+            info.name.replace("_", "-") for info in get_pass_option_infos(pass_class)
+        ]
+        if option_names:
+            text += f" [options: {', '.join(option_names)}]"
+        # argparse %-formats help strings.
+        return text.replace("%", "%%")
+
+    @staticmethod
+    def _command_line_error(message: str) -> NoReturn:
+        raise MemplanOptError(f"{message} (see {PROG} --help)")
+
+    # ------------------------------------------------------------------
+    # Pipeline
+
+    def setup_pipeline(self) -> None:
+        """Flag passes first, in command-line order, then the ``-p`` list."""
+        specs = [flag_pass.spec for flag_pass in self.flag_passes]
+        for flag_pass in self.flag_passes:
+            self._check_pipeline(flag_pass.spec, origin=flag_pass.flag)
+        if self.args.passes:
+            self._check_pipeline(self.args.passes, origin=f"-p '{self.args.passes}'")
+            specs.append(self.args.passes)
+        self.args.passes = ",".join(specs)
+        super().setup_pipeline()
+
+    def _check_pipeline(self, pipeline: str, origin: str) -> None:
+        """Raise ``MemplanOptError`` if ``pipeline`` would not build.
+
+        xDSL's own errors do not say which flag they are about, and a syntax
+        error is an ``ArgSpecParseError``, a ``BaseException``.
+        """
+        try:
+            specs: list[ArgSpec] = list(parse_pipeline(pipeline))
+        except ArgSpecParseError as error:
+            raise MemplanOptError(f"in {origin}: {error}") from None
+        for spec in specs:
+            if spec.name not in self.available_passes:
+                message = f"unknown pass '{spec.name}'"
+                close = difflib.get_close_matches(spec.name, self.available_passes)
+                if close:
+                    message += f" (did you mean '{close[0]}'?)"
+                raise MemplanOptError(f"in {origin}: {message}")
+            pass_class = self.available_passes[spec.name]()
+            try:
+                pass_class.from_pass_spec(spec)
+            except (ValueError, TypeError) as error:
+                raise MemplanOptError(
+                    f"in {origin}: invalid options for pass '{spec.name}': {error}"
+                ) from None
+
+    # ------------------------------------------------------------------
+    # Input and output
+
+    def get_input_name(self) -> str:
+        if self.args.input_file in (None, "-"):
+            return "<stdin>"
+        return self.args.input_file
+
+    def get_input_stream(self) -> tuple[IO[bytes], str]:
+        if self.args.input_file in (None, "-"):
+            return sys.stdin.buffer, "mlir"
+        try:
+            return super().get_input_stream()
+        except OSError as error:
+            raise MemplanOptError(
+                f"cannot read input file '{self.args.input_file}': "
+                f"{error.strerror or error}"
+            ) from None
+
+    def prepare_input(self) -> tuple[list[tuple[IO[bytes], int]], str]:
+        try:
+            return super().prepare_input()
+        except ValueError as error:  # "Unrecognized file extension 'txt'"
+            raise MemplanOptError(f"{error} (use -f mlir)") from None
+
+    @contextmanager
+    def _output_stream(self) -> Iterator[tuple[IO[str], Callable[[], None]]]:
+        """Yield the output stream and a ``commit`` to call on success.
+
+        For ``-o FILE`` (a regular file or a new one) the stream is a
+        temporary file in FILE's directory; ``commit`` moves it over FILE.
+        Without ``commit`` the temporary file is removed and FILE is left as
+        it was.
+        """
+        path = self.args.output_file
+        if path is None or path == "-":
+            yield sys.stdout, lambda: None
+            return
+        target = os.path.realpath(path)
+        if os.path.exists(target) and not os.path.isfile(target):
+            # /dev/stdout, a FIFO: nothing to replace atomically.
+            try:
+                stream = open(target, "w")
+            except OSError as error:
+                raise MemplanOptError(
+                    f"cannot write output file '{path}': {error.strerror or error}"
+                ) from None
+            with stream:
+                yield stream, lambda: None
+            return
+        directory, name = os.path.split(target)
+        try:
+            handle, temporary = tempfile.mkstemp(
+                prefix=f".{name}.", suffix=".tmp", dir=directory
+            )
+        except OSError as error:
+            raise MemplanOptError(
+                f"cannot write output file '{path}': {error.strerror or error}"
+            ) from None
+        committed = False
+
+        def commit() -> None:
+            nonlocal committed
+            stream.close()
+            os.chmod(temporary, _mode_for(target))
+            os.replace(temporary, target)
+            committed = True
+
+        stream = os.fdopen(handle, "w")
+        try:
+            yield stream, commit
+        finally:
+            if not committed:
+                stream.close()
+                os.unlink(temporary)
+
+    # ------------------------------------------------------------------
+    # Running
+
+    def run(self) -> int:
+        """Process every chunk; return the exit code.
+
+        A failing chunk is reported on stderr and the next chunk still runs.
+        Exceptions other than the user errors listed in ``describe_error``
+        propagate (``main`` reports them as internal errors).
+        """
+        chunks, file_extension = self.prepare_input()
+        failed = False
+        try:
+            with self._output_stream() as (output, commit):
+                for index, (chunk, line_offset) in enumerate(chunks):
+                    with chunk:
+                        if index > 0:
+                            output.write("// -----\n")
+                        if not self._run_chunk(chunk, file_extension, line_offset, output):
+                            failed = True
+                if self.args.shrink:
+                    print("Failure, can't shrink")
+                    return EXIT_USER_ERROR
+                if not failed:
+                    commit()
+        except ShrinkException:
+            print("Success, can shrink")
+            return 0
+        finally:
+            for chunk, _ in chunks:
+                chunk.close()
+        return EXIT_USER_ERROR if failed else 0
+
+    def _run_chunk(
+        self, chunk: IO[bytes], file_extension: str, line_offset: int, output: IO[str]
+    ) -> bool:
+        """Parse, transform and print one chunk; False if it failed."""
+        try:
+            module: ModuleOp | None = self.parse_chunk(chunk, file_extension, line_offset)
+            if module is not None:
+                self.apply_passes(module)
+                output.write(self.output_resulting_program(module))
+            output.flush()
+            return True
+        except ParseError as error:
+            error.span = dataclasses.replace(error.span, line_offset=line_offset)
+            if self.args.parsing_diagnostics:
+                print(error)
+                return True
+            self.report(error)
+            return False
+        except DiagnosticException as error:
+            if self.args.verify_diagnostics:
+                print(error)
+                for note in getattr(error, "__notes__", ()):
+                    print(note)
+                return True
+            self.report(error)
+            return False
+        except (RecursionError, UnicodeDecodeError) as error:
+            self.report(error)
+            return False
+
+    def report(self, error: BaseException) -> None:
+        """Print a user error's diagnostic on stderr (after its traceback
+        with ``--debug``)."""
+        if self.args.debug:
+            traceback.print_exception(error)
+        message = describe_error(error)
+        assert message is not None
+        print(message, file=sys.stderr)
+
+
+def _mode_for(target: str) -> int:
+    """Permissions for the new ``target``: the old file's, else the umask's."""
+    try:
+        return stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def describe_error(error: BaseException) -> str | None:
+    """The diagnostic for a user error, or None if ``error`` is a bug."""
+    if isinstance(error, ParseError):
+        location = error.span.get_location()
+        # print_with_context starts with the bare location; we put it first.
+        context = error.span.print_with_context().split("\n", 1)[1]
+        text = f"{location}: error: {error.msg}\n{context}"
+        if isinstance(error, MultipleSpansParseError):
+            if error.ref_text is not None:
+                text += error.ref_text + "\n"
+            for span, note in error.refs:
+                text += span.print_with_context(note)
+        return text.rstrip("\n")
+    if isinstance(error, MemplanOptError):
+        return f"{PROG}: error: {error}"
+    if isinstance(error, DiagnosticException):
+        # The message first; the annotated IR, if any, follows as notes.
+        lines = [f"{PROG}: error: {error}"]
+        lines.extend(str(note) for note in getattr(error, "__notes__", ()))
+        return "\n".join(lines).rstrip("\n")
+    if isinstance(error, RecursionError):
+        return f"{PROG}: error: input nested too deeply"
+    if isinstance(error, UnicodeDecodeError):
+        return f"{PROG}: error: input is not valid UTF-8 ({error.reason} at byte {error.start})"
+    return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``memplan-opt`` on ``argv`` (default ``sys.argv[1:]``); return the
+    exit code: 0 success, 1 user error, 2 internal error."""
+    if argv is None:
+        # As xdsl-opt: show deprecations to whoever runs the tool. In-process
+        # callers (tests) pass argv and keep their own warning filters.
+        warnings.filterwarnings("default", category=DeprecationWarning)
+        argv = sys.argv[1:]
+    debug = "--debug" in _options_part(argv)
+    try:
+        return MemplanOptMain(args=argv).run()
+    except SystemExit as exit_request:  # --help, --version
+        code = exit_request.code
+        return code if isinstance(code, int) else 0 if code is None else 1
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (`memplan-opt ... | head`); stay quiet.
+        sys.stdout = open(os.devnull, "w")
+        return EXIT_USER_ERROR
+    except BaseException as error:
+        message = describe_error(error)
+        if debug:
+            traceback.print_exception(error)
+        if message is not None:
+            print(message, file=sys.stderr)
+            return EXIT_USER_ERROR
+        print(
+            f"{PROG}: internal error: {type(error).__name__}: {error}",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())
