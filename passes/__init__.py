@@ -9,7 +9,15 @@ from collections.abc import Callable
 from xdsl.passes import ModulePass
 
 
+def _manifest_alloc() -> type[ModulePass]:
+    from passes.manifest_alloc import ManifestAllocPass
+
+    return ManifestAllocPass
+
+
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Return the memplan passes by name, each behind a lazy importer."""
 
-    return {}
+    return {
+        "manifest-alloc": _manifest_alloc,
+    }
