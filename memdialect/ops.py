@@ -311,16 +311,23 @@ class AllocStorageOp(IRDLOperation):
         super().__init__(
             operands=[operands],
             result_types=[result_type],
-            properties={
-                "alignment": None if alignment is None else _int_attr(alignment),
-                "device": None if device is None else StringAttr(device),
-                "pools": None
-                if pools is None
-                else ArrayAttr(SymbolRefAttr(p) for p in pools),
-                "pool": None if pin is None else SymbolRefAttr(pin[0]),
-                "offset": None if pin is None else _int_attr(pin[1]),
-            },
+            properties=self._properties(alignment, device, pools, pin),
         )
+
+    @staticmethod
+    def _properties(
+        alignment: int | None,
+        device: str | None,
+        pools: Sequence[str] | None,
+        pin: tuple[str, int] | None,
+    ) -> dict[str, Attribute | None]:
+        return {
+            "alignment": None if alignment is None else _int_attr(alignment),
+            "device": None if device is None else StringAttr(device),
+            "pools": None if pools is None else ArrayAttr(SymbolRefAttr(p) for p in pools),
+            "pool": None if pin is None else SymbolRefAttr(pin[0]),
+            "offset": None if pin is None else _int_attr(pin[1]),
+        }
 
     @property
     def storage_type(self) -> StorageType:
@@ -494,16 +501,17 @@ class AllocStorageOp(IRDLOperation):
             parser.raise_error(
                 f"expected !memory.storage type, got {result_type}", type_pos, parser.pos
             )
-        if size_operand is not None:
-            size: int | SSAValue = parser.resolve_operand(size_operand, IndexType())
-        else:
-            # A missing operand on a dynamic type is reported by the verifier.
-            size = result_type.size.data
-        op = cls(size, alignment=alignment, device=device, pools=pools)
-        if size_operand is None and result_type.is_dynamic:
-            op.results[0].type = result_type
-        if pin is not None:
-            op.pin(*pin)
+        # Built from the parsed type as written: a dynamic type without a size
+        # operand (or the reverse) is the verifier's to report, with names.
+        op = cls.build(
+            operands=[
+                [parser.resolve_operand(size_operand, IndexType())]
+                if size_operand is not None
+                else []
+            ],
+            result_types=[result_type],
+            properties=cls._properties(alignment, device, pools, pin),
+        )
         op.attributes |= attributes
         return op
 

@@ -1,0 +1,187 @@
+"""Builders, accessors and verifiers of the ``memory`` dialect."""
+
+from __future__ import annotations
+
+import pytest
+from xdsl.builder import ImplicitBuilder
+from xdsl.context import Context
+from xdsl.dialects import arith, func, scf, test
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    f32,
+    i1,
+    i8,
+)
+from xdsl.ir import Block, Region
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import VerifyException
+
+from memdialect import (
+    AllocStorageOp,
+    AllocTensorOp,
+    InvokeOp,
+    KillOp,
+    Memory,
+    PoolOp,
+    StorageType,
+)
+from memdialect.types import default_alignment, element_byte_size, static_byte_size
+
+
+def _module_with(body: list, pools: list[PoolOp] | None = None) -> ModuleOp:
+    """A module holding ``pools`` and one function whose body is ``body``."""
+    function = func.FuncOp("f", ((), ()))
+    function.body.block.add_ops([*body, func.ReturnOp()])
+    return ModuleOp([*(pools or []), function])
+
+
+def test_storage_type_sizes() -> None:
+    assert StorageType(4096).byte_size == 4096
+    assert StorageType(-1).is_dynamic
+    assert StorageType(-1).byte_size is None
+    with pytest.raises(VerifyException, match="storage size must be positive, got 0"):
+        StorageType(0)
+
+
+def test_byte_sizes_follow_tvm_rules() -> None:
+    assert static_byte_size(MemRefType(f32, [16, 16])) == 1024
+    assert static_byte_size(MemRefType(i1, [9])) == 9
+    assert static_byte_size(MemRefType(f32, [-1, 4])) is None
+    assert element_byte_size(MemRefType(i8, [3])) == 1
+    assert default_alignment(MemRefType(f32, [3])) == 64
+    with pytest.raises(VerifyException, match="no fixed bit width"):
+        element_byte_size(MemRefType(IndexType(), [3]))
+
+
+def test_builders_and_accessors() -> None:
+    storage = AllocStorageOp(4096, alignment=128, device="npu", pools=["sram"])
+    tensor = AllocTensorOp(storage, 1024, MemRefType(f32, [16, 16]))
+    kill = KillOp(tensor)
+    pool = PoolOp("sram", size=8192, targets=["cpu", "npu"])
+    module = _module_with([storage, tensor, kill], [pool])
+    module.verify()
+
+    assert storage.byte_size == 4096
+    assert storage.alignment_value == 128
+    assert storage.device_name == "npu"
+    assert storage.candidate_pools == ("sram",)
+    assert storage.pinned is None
+    storage.pin("sram", 4096)
+    assert storage.pinned == ("sram", 4096)
+    module.verify()
+    assert tensor.static_offset == 1024
+    assert pool.byte_size == 8192 and pool.target_names == ("cpu", "npu")
+    assert pool.alignment_value == 16 and not pool.is_read_only
+
+
+def test_default_properties_are_elided() -> None:
+    storage = AllocStorageOp(64)
+    assert storage.alignment_value == 64 and storage.device_name == "cpu"
+    assert str(storage) == "%0 = memory.alloc_storage : !memory.storage<64>"
+
+
+def test_dynamic_storage_builder() -> None:
+    size = test.TestOp(result_types=[IndexType()])
+    storage = AllocStorageOp(size)
+    dims = test.TestOp(result_types=[IndexType()])
+    tensor = AllocTensorOp(storage, 0, MemRefType(f32, [-1, 64]), [dims])
+    _module_with([size, storage, dims, tensor]).verify()
+    assert storage.byte_size is None
+
+
+def test_tensor_overflow_message_names_numbers() -> None:
+    storage = AllocStorageOp(4096)
+    tensor = AllocTensorOp(storage, 3584, MemRefType(f32, [256]))
+    with pytest.raises(
+        VerifyException,
+        match="tensor of 1024 bytes at offset 3584 overflows storage of 4096 bytes",
+    ):
+        _module_with([storage, tensor]).verify()
+
+
+def test_pinning_past_pool_end_is_rejected() -> None:
+    storage = AllocStorageOp(4096)
+    storage.pin("sram", 8192)
+    module = _module_with([storage], [PoolOp("sram", size=8192)])
+    with pytest.raises(VerifyException, match="4096 bytes at offset 8192 overflow pool @sram"):
+        module.verify()
+
+
+def test_invoke_into_read_only_pool_is_rejected() -> None:
+    storage = AllocStorageOp(64)
+    storage.pin("flash", 0)
+    tensor = AllocTensorOp(storage, 0, MemRefType(f32, [16]))
+    invoke = InvokeOp("fill", [], [tensor])
+    module = _module_with([storage, tensor, invoke], [PoolOp("flash", access="ro")])
+    with pytest.raises(VerifyException, match="read-only pool @flash"):
+        module.verify()
+
+
+def test_cross_branch_use_is_rejected() -> None:
+    """Built by hand: the parser's scoping would refuse this program."""
+    condition = test.TestOp(result_types=[i1])
+    storage = AllocStorageOp(64)
+    tensor = AllocTensorOp(storage, 0, MemRefType(f32, [16]))
+    use = InvokeOp("read", [tensor], [])
+    branch = scf.IfOp(
+        condition,
+        [],
+        Region(Block([storage, tensor, scf.YieldOp()])),
+        Region(Block([use, scf.YieldOp()])),
+    )
+    module = _module_with([condition, branch])
+    with pytest.raises(
+        VerifyException, match="defined in one scf.if branch is used in the other"
+    ):
+        module.verify()
+
+
+def test_kill_after_use_in_same_block_is_fine() -> None:
+    storage = AllocStorageOp(64)
+    tensor = AllocTensorOp(storage, 0, MemRefType(f32, [16]))
+    use = InvokeOp("read", [tensor], [])
+    _module_with([storage, tensor, use, KillOp(tensor), KillOp(storage)]).verify()
+
+
+def test_kill_loop_defined_inside_is_fine() -> None:
+    """A storage allocated and killed in one iteration is not killed twice."""
+    lower = arith.ConstantOp(IntegerAttr(0, IndexType()))
+    upper = arith.ConstantOp(IntegerAttr(4, IndexType()))
+    step = arith.ConstantOp(IntegerAttr(1, IndexType()))
+    body = Block(arg_types=[IndexType()])
+    with ImplicitBuilder(body):
+        storage = AllocStorageOp(64)
+        KillOp(storage)
+        scf.YieldOp()
+    loop = scf.ForOp(lower, upper, step, [], body)
+    _module_with([lower, upper, step, loop]).verify()
+
+
+def test_parse_and_generic_round_trip() -> None:
+    ctx = Context()
+    ctx.load_dialect(Memory)
+    ctx.load_dialect(func.Func)
+    text = """
+    memory.pool @sram size 1024 align 32 targets ["cpu"] access rw used 64
+    func.func @f() {
+      %s = memory.alloc_storage align 128 pools [@sram] at @sram[128] : !memory.storage<64>
+      %t = memory.alloc_tensor %s[4] : !memory.storage<64> -> memref<4xf32>
+      memory.kill %s : !memory.storage<64>
+      func.return
+    }
+    """
+    module = Parser(ctx, text).parse_module()
+    module.verify()
+    pool = next(op for op in module.ops if isinstance(op, PoolOp))
+    assert pool.used is not None and pool.used.value.data == 64
+    assert isinstance(pool.sym_name, StringAttr)
+    storage = next(op for op in module.walk() if isinstance(op, AllocStorageOp))
+    assert storage.pinned == ("sram", 128)
+    tensor = next(op for op in module.walk() if isinstance(op, AllocTensorOp))
+    segments = tensor.properties["operandSegmentSizes"]
+    assert isinstance(segments, DenseArrayBase)
