@@ -13,6 +13,7 @@ conflict, which ``Buffer.branch`` records.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from math import lcm
 from typing import Literal
 
 Access = Literal["rw", "ro"]
@@ -37,6 +38,10 @@ class Buffer:
     ``candidates`` names the pools the buffer may go to, in priority order; an
     empty tuple means every pool whose targets include ``device``, in problem
     order. ``read_only`` buffers (constants) may be placed in ``ro`` pools.
+
+    ``pinned_offset`` fixes the buffer at that byte offset of its first
+    candidate pool (``alloc_storage ... at @pool[offset]``, or MiniMalloc's
+    ``offset`` column); algorithms keep it there and plan around it.
     """
 
     id: str
@@ -48,6 +53,7 @@ class Buffer:
     candidates: tuple[str, ...] = ()
     read_only: bool = False
     branch: tuple[tuple[int, int], ...] = ()
+    pinned_offset: int | None = None
 
     def __post_init__(self) -> None:
         if self.size < 0:
@@ -60,8 +66,13 @@ class Buffer:
             raise ValueError(
                 f"buffer '{self.id}': alignment must be positive, got {self.alignment}"
             )
+        if self.pinned_offset is not None and self.pinned_offset < 0:
+            raise ValueError(
+                f"buffer '{self.id}': negative pinned offset {self.pinned_offset}"
+            )
 
     def overlaps_in_time(self, other: Buffer) -> bool:
+        """True when the half-open lifetimes intersect."""
         return self.start < other.end and other.start < self.end
 
     def exclusive_with(self, other: Buffer) -> bool:
@@ -74,6 +85,7 @@ class Buffer:
         )
 
     def conflicts_with(self, other: Buffer) -> bool:
+        """True when the two buffers may be live together (so must not overlap)."""
         return self.overlaps_in_time(other) and not self.exclusive_with(other)
 
 
@@ -93,6 +105,14 @@ class Pool:
             return False
         return self.access == "rw" or buffer.read_only
 
+    def alignment_for(self, buffer: Buffer) -> int:
+        """The alignment an offset of ``buffer`` in this pool must have.
+
+        Offsets are relative to the pool base, which is itself aligned to the
+        pool's alignment, so both rules hold exactly at a multiple of the lcm.
+        """
+        return lcm(buffer.alignment, self.alignment)
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -102,6 +122,9 @@ class Problem:
     pools: tuple[Pool, ...] = (Pool("workspace"),)
 
     def __post_init__(self) -> None:
+        # Accept lists from callers, and honour "no pools = one implicit pool".
+        object.__setattr__(self, "buffers", tuple(self.buffers))
+        object.__setattr__(self, "pools", tuple(self.pools) or (Pool("workspace"),))
         seen: set[str] = set()
         for buffer in self.buffers:
             if buffer.id in seen:
@@ -112,6 +135,7 @@ class Problem:
             raise ValueError("duplicate pool name")
 
     def pool(self, name: str) -> Pool:
+        """The pool called ``name`` (``KeyError`` if there is none)."""
         for pool in self.pools:
             if pool.name == name:
                 return pool
@@ -120,7 +144,8 @@ class Problem:
     def candidate_pools(self, buffer: Buffer) -> list[Pool]:
         """The pools ``buffer`` may use, in priority order."""
         if buffer.candidates:
-            pools = [self.pool(name) for name in buffer.candidates]
+            by_name = {p.name: p for p in self.pools}
+            pools = [by_name[n] for n in buffer.candidates if n in by_name]
         else:
             pools = list(self.pools)
         return [p for p in pools if p.accepts(buffer)]
@@ -128,6 +153,8 @@ class Problem:
 
 @dataclass(frozen=True)
 class Placement:
+    """Where one buffer lives: a pool and a byte offset in it."""
+
     pool: str
     offset: int
 
@@ -140,16 +167,30 @@ class Solution:
     ``feasible`` when a valid plan was found without that proof, ``timeout``
     when the time limit stopped the search (``placements`` holds the best plan
     found, possibly incomplete), ``infeasible`` when no plan fits the pool sizes.
+    A heuristic that cannot place every buffer also reports ``infeasible`` (with
+    the buffers it did place); only ``exact`` proves it. ``stats`` carries
+    algorithm details for reports (nodes searched, probes, seconds).
     """
 
     placements: dict[str, Placement] = field(default_factory=dict)
     status: Status = "feasible"
+    stats: dict[str, float | int | str] = field(default_factory=dict)
 
     def used(self, problem: Problem) -> dict[str, int]:
         """Bytes used per pool: the highest ``offset + size`` placed there."""
         sizes = {b.id: b.size for b in problem.buffers}
         used = {p.name: 0 for p in problem.pools}
         for buffer_id, placement in self.placements.items():
+            if buffer_id not in sizes:
+                continue
             top = placement.offset + sizes[buffer_id]
-            used[placement.pool] = max(used[placement.pool], top)
+            used[placement.pool] = max(used.get(placement.pool, 0), top)
         return used
+
+    def peak(self, problem: Problem) -> int:
+        """The largest ``used`` over all pools (0 for an empty plan)."""
+        return max(self.used(problem).values(), default=0)
+
+    def unplaced(self, problem: Problem) -> list[str]:
+        """Ids of the buffers of ``problem`` this solution does not place."""
+        return [b.id for b in problem.buffers if b.id not in self.placements]

@@ -1,0 +1,518 @@
+"""Complete search for offsets: MiniMalloc's algorithm, in pure Python.
+
+``exact`` first assigns every buffer a pool with the best greedy plan (which
+applies candidate order and fallback), then, pool by pool, searches offsets:
+
+* **Decision** (``PoolSearch.decide``): can the pool's buffers fit in ``C``
+  bytes? A depth-first search places one buffer per node at its *minimum
+  offset* (the highest top among placed buffers it conflicts with, aligned):
+  every packing slides down to such a canonical bottom-left form, and the
+  search only builds canonical packings in order of non-decreasing offset
+  (ties by a static preorder), so it is complete without trying free offsets.
+* **Pruning**: the timeline is cut into *sections* (maximal sets of buffers
+  live together). Each section keeps a floor (the top of what is placed in
+  it, raised to the current offset) and the total size of its unplaced
+  buffers; ``floor + total > C`` anywhere fails the node. Unplaced buffers
+  whose minimum offset already overflows fail it at once. *Dominance*: no
+  buffer is placed at or above the lowest top an unplaced buffer could reach
+  (that packing leaves a hole another buffer would fill). *Hatless*: when a
+  buffer with no unplaced conflicting buffer fails, its siblings fail too.
+* **Decomposition**: when no unplaced buffer crosses between two adjacent
+  sections, the two sides are solved as independent subproblems.
+* **Portfolio**: the static preorders (``PlanOptions.preorderings``) take
+  turns with a node limit that doubles each round (restarts).
+* **Minimisation**: the heuristic peak is the first upper bound; decisions at
+  capacities between the lower bound and the best peak found (first the
+  bound itself, then bisection) tighten it until proven or out of time.
+
+``scf.if`` exclusivity: minimum offsets only follow conflicting buffers; the
+section totals count only buffers outside any ``scf.if`` region (those
+conflict with everything live with them), which keeps the pruning valid.
+
+Statuses: ``optimal`` when every pool's peak is proven minimal and the pool
+assignment was forced (one candidate per buffer); ``feasible`` for a valid
+plan without that proof; ``infeasible`` when a bounded pool provably cannot
+hold its buffers (or, with a free pool choice, none was found); ``timeout``
+when time ran out before any plan fitting the pool sizes was found.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from math import gcd
+from operator import add
+
+from passes.planning.algorithms.greedy import GreedyPlacer, GreedyResult
+from passes.planning.algorithms.options import PlanOptions
+from passes.planning.bounds import buffers_lower_bound, forced_pool
+from passes.planning.model import Buffer, Placement, Problem, Solution
+
+FOUND = 0
+NOT_FOUND = 1
+ABORTED = 2  # node limit of one portfolio round exhausted
+TIMED_OUT = 3
+
+_TIME_CHECK_MASK = 127  # check the clock every 128 nodes
+
+
+class SearchTimeout(Exception):
+    """Raised internally when the deadline passes mid-search."""
+
+
+class PoolSearch:
+    """Offset search for the buffers of one pool (indices are local, 0..m-1)."""
+
+    def __init__(
+        self,
+        buffers: Sequence[Buffer],
+        alignments: Sequence[int],
+        preorderings: Sequence[str],
+    ) -> None:
+        self.buffers = list(buffers)
+        count = len(buffers)
+        self.count = count
+        self.sizes = [b.size for b in buffers]
+        self.alignments = list(alignments)
+        self.pinned = [b.pinned_offset for b in buffers]
+        self.preorderings = list(preorderings) or ["WAT"]
+        # Only buffers outside every scf.if region count in section totals.
+        self.plain_sizes = [0 if b.branch else b.size for b in buffers]
+        self.conflicts = self._conflicts()
+        self._sections()
+        self.nodes = 0
+        self.visited = 0
+        self.deadline = 0.0
+        self.capacity = 0
+
+    def _conflicts(self) -> list[list[int]]:
+        """Conflict lists by a sweep over time (time overlap minus exclusivity)."""
+        buffers = self.buffers
+        conflicts: list[list[int]] = [[] for _ in buffers]
+        order = sorted(range(self.count), key=lambda i: (buffers[i].start, i))
+        active: list[int] = []
+        for index in order:
+            start = buffers[index].start
+            active = [j for j in active if buffers[j].end > start]
+            me = buffers[index]
+            for j in active:
+                if me.branch and buffers[j].branch and me.exclusive_with(buffers[j]):
+                    continue
+                conflicts[index].append(j)
+                conflicts[j].append(index)
+            active.append(index)
+        return conflicts
+
+    def _sections(self) -> None:
+        """Maximal cliques of the interval graph, each buffer's section range, cuts."""
+        buffers = self.buffers
+        events = sorted(
+            [(b.start, 1, i) for i, b in enumerate(buffers)]
+            + [(b.end, 0, i) for i, b in enumerate(buffers)]
+        )
+        sections: list[list[int]] = []
+        active: set[int] = set()
+        pending = False  # a buffer started since the last section was closed
+        first = [0] * self.count
+        last = [0] * self.count
+        for _, kind, index in events:
+            if kind:
+                active.add(index)
+                first[index] = len(sections)
+                pending = True
+            else:
+                if pending:
+                    sections.append(sorted(active))
+                    pending = False
+                active.discard(index)
+                last[index] = len(sections)
+        self.section_members = sections
+        self.first_section = first
+        self.end_section = last
+        cuts = [0] * max(len(sections) - 1, 0)
+        for index in range(self.count):
+            for s in range(first[index], last[index] - 1):
+                cuts[s] += 1
+        self.initial_cuts = cuts
+
+    # --- search state ---------------------------------------------------------
+
+    def _reset(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.offsets = [-1] * self.count
+        self.solution = [-1] * self.count
+        self.min_offsets = [0 if p is None else p for p in self.pinned]
+        self.floors = [0] * len(self.section_members)
+        totals = [0] * len(self.section_members)
+        for s, members in enumerate(self.section_members):
+            totals[s] = sum(self.plain_sizes[i] for i in members)
+        self.totals = totals
+        self.cuts = list(self.initial_cuts)
+
+    def _preorder(self, members: list[int], heuristic: str) -> list[int]:
+        """Sort ``members`` by a MiniMalloc key string, largest first, ties by index."""
+        buffers = self.buffers
+        totals = self.totals
+        first, last = self.first_section, self.end_section
+
+        def key(i: int) -> tuple[int, ...]:
+            b = buffers[i]
+            width = b.end - b.start
+            fields = []
+            for letter in heuristic:
+                if letter == "W":
+                    fields.append(-width)
+                elif letter == "A":
+                    fields.append(-width * b.size)
+                elif letter == "T":
+                    fields.append(-max(totals[first[i] : last[i]], default=0))
+                elif letter == "Z":
+                    fields.append(-b.size)
+                elif letter == "C":
+                    fields.append(first[i] - last[i])
+                elif letter == "O":
+                    fields.append(-len(self.conflicts[i]))
+                elif letter == "L":
+                    fields.append(-b.start)
+                elif letter == "U":
+                    fields.append(-b.end)
+            fields.append(i)
+            return tuple(fields)
+
+        return sorted(members, key=key)
+
+    def decide(self, capacity: int, deadline: float) -> tuple[int, list[int]]:
+        """Search offsets within ``capacity``: (FOUND | NOT_FOUND | TIMED_OUT, offsets)."""
+        self._reset(capacity)
+        self.deadline = deadline
+        if any(
+            size > capacity or (p is not None and p + size > capacity)
+            for size, p in zip(self.sizes, self.pinned)
+        ):
+            return NOT_FOUND, []
+        # Partitions: maximal runs of sections with no buffer crossing between them.
+        partitions: list[tuple[list[int], int, int]] = []
+        start = 0
+        for s, cut in enumerate(self.cuts + [0]):
+            if cut == 0:
+                members = sorted({i for t in range(start, s + 1) for i in self.section_members[t]})
+                partitions.append((members, start, s + 1))
+                start = s + 1
+        limit = max(self.count, 1)
+        old_limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(old_limit, 4 * self.count + 1000))
+        try:
+            while True:
+                limit *= 2
+                for heuristic in self.preorderings:
+                    self.nodes = limit
+                    self.heuristic = heuristic
+                    status = FOUND
+                    for members, low, high in partitions:
+                        status = self._sub_solve(members, low, high)
+                        if status != FOUND:
+                            break
+                    if status == FOUND:
+                        return FOUND, list(self.solution)
+                    if status != ABORTED:
+                        return status, []
+        except SearchTimeout:
+            return TIMED_OUT, []
+        finally:
+            sys.setrecursionlimit(old_limit)
+
+    def _sub_solve(self, members: list[int], low: int, high: int) -> int:
+        ordering = self._preorder(members, self.heuristic)
+        return self._search(ordering, low, high, 0, 0)
+
+    def _search(
+        self, ordering: list[int], low: int, high: int, min_offset: int, min_rank: int
+    ) -> int:
+        """One node: try each unplaced buffer of this partition at its minimum offset."""
+        self.nodes -= 1
+        if self.nodes < 0:
+            return ABORTED
+        self.visited += 1
+        if not self.visited & _TIME_CHECK_MASK and time.perf_counter() > self.deadline:
+            raise SearchTimeout
+        offsets = self.offsets
+        min_offsets = self.min_offsets
+        sizes = self.sizes
+        span = len(ordering) + 1
+        keys = [min_offsets[i] * span + r for r, i in enumerate(ordering) if offsets[i] < 0]
+        if not keys:
+            return FOUND
+        keys.sort()
+        # Dominance: nothing goes at or above the lowest top an unplaced buffer can reach.
+        min_height = min(min_offsets[i] + sizes[i] for i in ordering if offsets[i] < 0)
+        capacity = self.capacity
+        conflicts = self.conflicts
+        alignments = self.alignments
+        pinned = self.pinned
+        floors = self.floors
+        totals = self.totals
+        plain_sizes = self.plain_sizes
+        first_section = self.first_section
+        end_section = self.end_section
+        cuts = self.cuts
+        solution = self.solution
+        floor_key = min_offset * span + min_rank
+        for key in keys:
+            if key < floor_key:
+                continue  # canonical order: offsets never decrease
+            offset = key // span
+            if offset >= min_height:
+                break
+            rank = key - offset * span
+            index = ordering[rank]
+            if pinned[index] is not None and offset != pinned[index]:
+                continue
+            size = sizes[index]
+            top = offset + size
+            offsets[index] = offset
+            solution[index] = offset
+            # Raise the minimum offsets of unplaced conflicting buffers.
+            changed: list[int] = []
+            hatless = True
+            failed = False
+            for other in conflicts[index]:
+                if offsets[other] >= 0:
+                    continue
+                hatless = False
+                if min_offsets[other] >= top:
+                    continue
+                changed.append(other)
+                changed.append(min_offsets[other])
+                alignment = alignments[other]
+                raised = top if alignment == 1 else -(-top // alignment) * alignment
+                min_offsets[other] = raised
+                if raised + sizes[other] > capacity or (
+                    pinned[other] is not None and raised > pinned[other]
+                ):
+                    failed = True
+                    break
+            status = NOT_FOUND
+            if not failed:
+                # Sections of this buffer: raise floors, drop its size from totals.
+                first = first_section[index]
+                last = end_section[index]
+                saved_floors = floors[first:last]
+                floors[first:last] = [f if f > top else top for f in saved_floors]
+                plain = plain_sizes[index]
+                if plain:
+                    totals[first:last] = [t - plain for t in totals[first:last]]
+                part_totals = totals[low:high]
+                if (
+                    offset + max(part_totals) <= capacity
+                    and max(map(add, floors[low:high], part_totals)) <= capacity
+                ):
+                    status = self._descend(
+                        ordering, low, high, offset, rank, index, first, last
+                    )
+                floors[first:last] = saved_floors
+                if plain:
+                    totals[first:last] = [t + plain for t in totals[first:last]]
+            for position in range(len(changed) - 2, -1, -2):
+                min_offsets[changed[position]] = changed[position + 1]
+            offsets[index] = -1
+            if status != NOT_FOUND:
+                return status
+            if hatless:
+                break  # nothing rests on it: its siblings fail the same way
+        return NOT_FOUND
+
+    def _descend(
+        self,
+        ordering: list[int],
+        low: int,
+        high: int,
+        offset: int,
+        rank: int,
+        index: int,
+        first: int,
+        last: int,
+    ) -> int:
+        """Recurse, splitting the partition where the placed buffer was the last crossing."""
+        cuts = self.cuts
+        cut_points: list[int] = []
+        for s in range(first, last - 1):
+            cuts[s] -= 1
+            if cuts[s] == 0:
+                cut_points.append(s + 1)
+        try:
+            if not cut_points:
+                return self._search(ordering, low, high, offset, rank)
+            offsets = self.offsets
+            first_section = self.first_section
+            end_section = self.end_section
+            bounds = [low] + cut_points + [high]
+            for part_low, part_high in zip(bounds, bounds[1:]):
+                members = [
+                    i
+                    for i in ordering
+                    if offsets[i] < 0
+                    and first_section[i] < part_high
+                    and end_section[i] > part_low
+                ]
+                if not members:
+                    continue
+                status = self._sub_solve(members, part_low, part_high)
+                if status != FOUND:
+                    return status
+            return FOUND
+        finally:
+            for s in range(first, last - 1):
+                cuts[s] += 1
+
+
+def _pool_granularity(buffers: Sequence[Buffer], alignments: Sequence[int]) -> int:
+    """Every canonical peak is a multiple of this (gcd of sizes, alignments, pins)."""
+    step = 0
+    for buffer, alignment in zip(buffers, alignments):
+        step = gcd(step, buffer.size, alignment)
+        if buffer.pinned_offset is not None:
+            step = gcd(step, buffer.pinned_offset)
+    return max(step, 1)
+
+
+def _solve_pool(
+    buffers: list[Buffer],
+    alignments: list[int],
+    capacity: int | None,
+    pool_alignment: int,
+    incumbent: list[int] | None,
+    options: PlanOptions,
+    deadline: float,
+) -> tuple[str, list[int] | None, dict[str, int]]:
+    """Best offsets for one pool: (status, offsets or None, stats).
+
+    ``incumbent`` is a valid heuristic placement (its peak may exceed ``capacity``).
+    """
+    stats = {"probes": 0, "nodes": 0}
+    sizes = [b.size for b in buffers]
+
+    def peak(offsets: list[int]) -> int:
+        return max((o + s for o, s in zip(offsets, sizes)), default=0)
+
+    best = incumbent
+    best_peak = peak(incumbent) if incumbent is not None else None
+    lower = buffers_lower_bound(buffers, pool_alignment)
+    if capacity is not None and lower > capacity:
+        return "infeasible", best if best_peak is not None and best_peak <= capacity else None, stats
+    if best_peak is not None and best_peak <= lower:
+        return "optimal", best, stats
+    search = PoolSearch(buffers, alignments, options.preorderings)
+
+    def probe(limit: int, seconds: float) -> int:
+        nonlocal best, best_peak
+        stats["probes"] += 1
+        status, offsets = search.decide(limit, min(deadline, time.perf_counter() + seconds))
+        stats["nodes"] = search.visited
+        if status == FOUND:
+            best, best_peak = offsets, peak(offsets)
+        return status
+
+    if capacity is not None and (best_peak is None or best_peak > capacity):
+        status = probe(capacity, deadline - time.perf_counter())
+        if status == NOT_FOUND:
+            return "infeasible", None, stats
+        if status == TIMED_OUT:
+            return "timeout", None, stats
+    assert best is not None and best_peak is not None
+    if not options.minimize:
+        return ("optimal" if best_peak <= lower else "feasible"), best, stats
+    step = _pool_granularity(buffers, alignments)
+    low = -(-lower // step) * step  # every capacity below is proven too small
+    proven = True
+    first_probe = True
+    while low < best_peak:
+        remaining = deadline - time.perf_counter()
+        if remaining <= 0:
+            proven = False
+            break
+        if first_probe:
+            target = low  # the bound itself is often reachable: try it first
+            seconds = remaining * 0.3
+        else:
+            target = low + ((best_peak - low) // step // 2) * step
+            probes_left = max(1, ((best_peak - low) // step).bit_length())
+            seconds = remaining / probes_left
+        first_probe = False
+        status = probe(target, seconds)
+        if status == NOT_FOUND:
+            low = target + step
+        elif status == TIMED_OUT:
+            proven = False
+            low = target + step
+    return ("optimal" if proven else "feasible"), best, stats
+
+
+def exact(problem: Problem, options: PlanOptions | None = None) -> Solution:
+    """Minimal peak per pool (or, with ``minimize=False``, any plan that fits)."""
+    options = options or PlanOptions()
+    started = time.perf_counter()
+    deadline = started + options.timeout
+    placer = GreedyPlacer(problem)
+    heuristic: GreedyResult = placer.place(placer.size_order())
+    other = placer.place(placer.conflict_order())
+    if other.cost() < heuristic.cost():
+        heuristic = other
+
+    buffers = problem.buffers
+    pools = problem.pools
+    # Pool per buffer: the heuristic's choice, else its first candidate.
+    assignment: list[int] = []
+    for index, buffer in enumerate(buffers):
+        if heuristic.pools[index] >= 0:
+            assignment.append(heuristic.pools[index])
+        else:
+            candidates = placer.candidates[index]
+            assignment.append(candidates[0][0] if candidates else -1)
+    forced = all(forced_pool(problem, b) is not None for b in buffers)
+
+    placements: dict[str, Placement] = {}
+    statuses: list[str] = []
+    stats: dict[str, float | int | str] = {"algorithm": "exact", "probes": 0, "nodes": 0}
+    pool_order = [p for p in range(len(pools)) if p in set(assignment)]
+    for position, pool_index in enumerate(pool_order):
+        pool = pools[pool_index]
+        members = [i for i in range(len(buffers)) if assignment[i] == pool_index]
+        # Zero-size buffers take no bytes: offset 0 is always valid for them.
+        searched = [i for i in members if buffers[i].size > 0 or buffers[i].pinned_offset is not None]
+        for i in members:
+            if i not in set(searched):
+                placements[buffers[i].id] = Placement(pool.name, 0)
+        incumbent = None
+        if all(heuristic.pools[i] == pool_index for i in searched):
+            incumbent = [heuristic.offsets[i] for i in searched]
+        share = (deadline - time.perf_counter()) / (len(pool_order) - position)
+        status, offsets, pool_stats = _solve_pool(
+            [buffers[i] for i in searched],
+            [pool.alignment_for(buffers[i]) for i in searched],
+            pool.size,
+            pool.alignment,
+            incumbent,
+            options,
+            time.perf_counter() + max(share, 0.0),
+        )
+        stats["probes"] = int(stats["probes"]) + pool_stats["probes"]
+        stats["nodes"] = int(stats["nodes"]) + pool_stats["nodes"]
+        statuses.append(status)
+        if offsets is not None:
+            for i, offset in zip(searched, offsets):
+                placements[buffers[i].id] = Placement(pool.name, offset)
+        elif incumbent is not None:
+            for i, offset in zip(searched, incumbent):
+                placements[buffers[i].id] = Placement(pool.name, offset)
+    unplaceable = any(a < 0 for a in assignment)
+    if unplaceable or "infeasible" in statuses:
+        status = "infeasible"
+    elif "timeout" in statuses:
+        status = "timeout"
+    elif forced and all(s == "optimal" for s in statuses):
+        status = "optimal"
+    else:
+        status = "feasible"
+    stats["seconds"] = round(time.perf_counter() - started, 6)
+    return Solution(placements, status, stats)

@@ -1,0 +1,69 @@
+"""Hill climbing over placement orders (TVM USMP's ``hill_climb`` idea).
+
+Start from the better of the two greedy orders, then repeatedly perturb the
+order, re-run the gap-filling placer and keep the new order when it is no
+worse (sideways moves let the search cross plateaus). Perturbations:
+
+* move a buffer that defines a pool's peak (its top is the pool's ``used``)
+  to an earlier, random position, so it gets first pick of low offsets;
+* swap two random positions.
+
+The random generator is seeded from ``PlanOptions.seed``; the result is
+deterministic when ``PlanOptions.iterations`` ends the search before
+``PlanOptions.timeout`` does.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+from passes.planning.algorithms.greedy import GreedyPlacer
+from passes.planning.algorithms.options import PlanOptions
+from passes.planning.model import Problem, Solution
+
+
+def hill_climb(problem: Problem, options: PlanOptions | None = None) -> Solution:
+    """Improve the greedy placement order by seeded random perturbation."""
+    options = options or PlanOptions()
+    deadline = time.perf_counter() + options.timeout
+    placer = GreedyPlacer(problem)
+    rng = random.Random(options.seed)
+
+    best_order = placer.size_order()
+    best = placer.place(best_order)
+    other_order = placer.conflict_order()
+    other = placer.place(other_order)
+    if other.cost() < best.cost():
+        best_order, best = other_order, other
+
+    movable = [i for i in range(placer.count) if problem.buffers[i].pinned_offset is None]
+    iterations = 0
+    if len(movable) >= 2:
+        position_of = {index: pos for pos, index in enumerate(best_order)}
+        while iterations < options.iterations and time.perf_counter() < deadline:
+            iterations += 1
+            order = list(best_order)
+            peaks = [
+                i
+                for i in movable
+                if best.pools[i] >= 0
+                and best.offsets[i] + placer.sizes[i] == best.used[best.pools[i]]
+            ]
+            if peaks and rng.random() < 0.5:
+                index = peaks[rng.randrange(len(peaks))]
+                source = position_of[index]
+                if source == 0:
+                    continue
+                order.insert(rng.randrange(source), order.pop(source))
+            else:
+                first = rng.randrange(len(order))
+                second = rng.randrange(len(order))
+                order[first], order[second] = order[second], order[first]
+            result = placer.place(order)
+            if result.cost() <= best.cost():
+                best_order, best = order, result
+                position_of = {index: pos for pos, index in enumerate(best_order)}
+    solution = placer.solution(best, "hill-climb")
+    solution.stats["iterations"] = iterations
+    return solution

@@ -1,0 +1,33 @@
+"""Options shared by every planning algorithm."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    """Knobs for the planning algorithms; every algorithm ignores what it does not use.
+
+    ``timeout``: wall-clock seconds for searching algorithms (``hill-climb``,
+    ``exact``, ``auto``); the best plan found so far is returned when it runs out.
+    ``seed``: seeds ``hill-climb``'s random perturbations.
+    ``iterations``: ``hill-climb``'s perturbation budget.
+    ``minimize``: when false, ``exact``/``auto`` stop at the first plan that fits
+    every bounded pool (feasibility, like MiniMalloc's ``--capacity``) instead
+    of pushing each pool's peak down to its lower bound.
+    ``preorderings``: ``exact``'s static preorder portfolio, MiniMalloc keys
+    (W = lifetime width, A = area, T = largest section total, Z = size).
+    ``exact_max_buffers``: ``auto`` only runs ``exact`` on pools with at most
+    this many buffers (building its conflict lists is quadratic).
+
+    Results are deterministic for a given problem and options, except where a
+    ``timeout`` cuts a search short.
+    """
+
+    timeout: float = 10.0
+    seed: int = 0
+    iterations: int = 300
+    minimize: bool = True
+    preorderings: tuple[str, ...] = ("WAT", "TAW", "TWA")
+    exact_max_buffers: int = 5000
