@@ -1,0 +1,159 @@
+"""``memplan-solve``: plan a MiniMalloc CSV problem from the command line.
+
+    memplan-solve --input IN.csv [--output OUT.csv] [--capacity N]
+                  [--algorithm auto] [--timeout SECONDS] [--validate] [--json]
+
+With ``--capacity`` the problem is a feasibility question (like MiniMalloc's
+``--capacity``): exit status 1 when no plan fits. Without it the pool is
+unbounded and the peak is minimised. The output CSV is the input columns plus
+``offset``, written (through a temporary file and a rename) only on success.
+A one-line summary goes to stdout, or one JSON object with ``--json``.
+
+Exit status: 0 success, 1 no plan found or validation failed, 2 bad usage or
+input (one ``memplan-solve: error: ...`` line on stderr, no traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import NoReturn
+
+from passes.planning.algorithms import ALGORITHMS, PlanOptions, solve
+from passes.planning.bounds import lower_bound
+from passes.planning.io import PlanningInputError, format_csv, read_csv_table
+from passes.planning.validate import validate
+
+PROG = "memplan-solve"
+
+
+class UsageError(Exception):
+    """A command-line or input problem, reported as one line with exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=PROG,
+        description="Assign offsets to the buffers of a MiniMalloc CSV problem.",
+    )
+    parser.add_argument("--input", required=True, help="MiniMalloc CSV problem")
+    parser.add_argument("--output", help="write the input columns plus 'offset' here")
+    parser.add_argument(
+        "--capacity", type=int, help="pool size in bytes: solve feasibility, not minimisation"
+    )
+    parser.add_argument(
+        "--algorithm", default="auto", help=f"one of: {', '.join(ALGORITHMS)} (default auto)"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=10.0, help="search time limit in seconds (default 10)"
+    )
+    parser.add_argument("--validate", action="store_true", help="check the plan independently")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    return parser
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same directory."""
+    directory = path.parent if str(path.parent) else Path(".")
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
+    try:
+        with os.fdopen(handle, "w") as stream:
+            stream.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def run(argv: list[str] | None) -> int:
+    """Parse ``argv``, solve, report; return the exit status (raises ``UsageError``)."""
+    args = _parser().parse_args(argv)
+    if args.algorithm not in ALGORITHMS:
+        raise UsageError(
+            f"unknown algorithm '{args.algorithm}' (choose from {', '.join(ALGORITHMS)})"
+        )
+    if args.capacity is not None and args.capacity < 0:
+        raise UsageError(f"--capacity must be non-negative, got {args.capacity}")
+    if not args.timeout > 0:
+        raise UsageError(f"--timeout must be positive, got {args.timeout}")
+    try:
+        table = read_csv_table(args.input, args.capacity)
+    except PlanningInputError as error:
+        raise UsageError(str(error)) from None
+    problem = table.problem
+
+    started = time.perf_counter()
+    options = PlanOptions(timeout=args.timeout, minimize=args.capacity is None)
+    solution = solve(problem, args.algorithm, options)
+    seconds = time.perf_counter() - started
+
+    pool = problem.pools[0].name
+    bound = lower_bound(problem)[pool]
+    peak = solution.peak(problem)
+    complete = not solution.unplaced(problem)
+    solved = complete and solution.status in ("optimal", "feasible")
+    findings = validate(problem, solution) if args.validate and complete else []
+    valid = solved and not findings
+
+    if valid and args.output:
+        try:
+            _write_atomically(Path(args.output), format_csv(problem, solution, table))
+        except OSError as error:
+            raise UsageError(f"{args.output}: cannot write: {error.strerror}") from None
+
+    for finding in findings:
+        print(f"{PROG}: invalid plan: {finding.message}", file=sys.stderr)
+    if args.json:
+        report: dict[str, object] = {
+            "input": args.input,
+            "buffers": len(problem.buffers),
+            "capacity": args.capacity,
+            "algorithm": args.algorithm,
+            "status": solution.status,
+            "peak": peak if complete else None,
+            "lower_bound": bound,
+            "seconds": round(seconds, 3),
+        }
+        if args.validate:
+            report["valid"] = valid
+        if args.output:
+            report["output"] = args.output if valid else None
+        print(json.dumps(report))
+    else:
+        parts = [
+            f"status {solution.status}",
+            f"peak {peak if complete else '-'}",
+            f"lower-bound {bound}",
+            f"buffers {len(problem.buffers)}",
+            f"seconds {seconds:.3f}",
+        ]
+        if args.validate and solved:
+            parts.append("validation " + ("PASS" if valid else "FAIL"))
+        print(", ".join(parts))
+    return 0 if valid else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``memplan-solve`` console script."""
+    try:
+        return run(argv)
+    except UsageError as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{PROG}: error: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
