@@ -245,7 +245,7 @@ class MemplanOptMain(xDSLOptMain):
             "--debug",
             default=False,
             action="store_true",
-            help="print the Python traceback of errors (for memplan developers)",
+            help="Print the Python traceback of errors (for memplan developers)",
         )
         group = arg_parser.add_argument_group(
             PASS_GROUP_TITLE,
@@ -305,7 +305,9 @@ class MemplanOptMain(xDSLOptMain):
         try:
             specs: list[ArgSpec] = list(parse_pipeline(pipeline))
         except ArgSpecParseError as error:
-            raise MemplanOptError(f"in {origin}: {error}") from None
+            raise MemplanOptError(
+                f"in {origin}: {_describe_spec_syntax_error(error)}"
+            ) from None
         for spec in specs:
             if spec.name not in self.available_passes:
                 message = f"unknown pass '{spec.name}'"
@@ -463,11 +465,31 @@ class MemplanOptMain(xDSLOptMain):
     def report(self, error: BaseException) -> None:
         """Print a user error's diagnostic on stderr (after its traceback
         with ``--debug``)."""
+        sys.stdout.flush()  # keep stdout and stderr in order under 2>&1
         if self.args.debug:
             traceback.print_exception(error)
         message = describe_error(error)
         assert message is not None
         print(message, file=sys.stderr)
+
+
+def _describe_spec_syntax_error(error: ArgSpecParseError) -> str:
+    """Reword xDSL's pipeline syntax error as ``... at column N: <message>``
+    plus the pipeline line and a caret.
+
+    xDSL keeps only the rendered text: a header, ``pass-pipeline:1:<col>``,
+    the pipeline, the caret line and the indented message.
+    """
+    lines = str(error).rstrip("\n").split("\n")
+    location = lines[1].rpartition(":") if len(lines) == 5 else ("", "", "")
+    if not location[0].startswith("pass-pipeline") or not location[2].isdigit():
+        return " ".join(line.strip() for line in lines)
+    message = lines[4].strip()
+    message = message[:1].lower() + message[1:]
+    return (
+        f"malformed pass pipeline at column {location[2]}: {message}\n"
+        f"{lines[2]}\n{lines[3]}"
+    )
 
 
 def _mode_for(target: str) -> int:

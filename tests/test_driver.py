@@ -1,0 +1,612 @@
+"""memplan-opt, driven in-process through ``main`` (the console script's entry).
+
+The pass-flag machinery is generic over ``passes.get_all_passes()``; these
+tests swap in a registry of small test-only passes so that flag order,
+options, abbreviations and pass failures are checked independently of the
+real passes (which lit covers in test_lit/driver/).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from xdsl.context import Context
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+import passes
+from tools import memplan_opt
+from tools.memplan_opt import main, split_flag_passes
+
+REPO = Path(__file__).resolve().parent.parent
+
+VALID = """\
+func.func @f() {
+  %s = memory.alloc_storage align 128 : !memory.storage<64>
+  func.return
+}
+"""
+
+BAD_ALIGNMENT = """\
+func.func @bad() {
+  %s = memory.alloc_storage align 48 : !memory.storage<64>
+  func.return
+}
+"""
+
+
+def _append_trace(op: ModuleOp, label: str) -> None:
+    old = op.attributes.get("trace")
+    labels = list(old.data) if isinstance(old, ArrayAttr) else []
+    op.attributes["trace"] = ArrayAttr([*labels, StringAttr(label)])
+
+
+@dataclass(frozen=True)
+class TraceAlphaPass(ModulePass):
+    """Append `label` to the module's `trace` attribute `count` times.
+
+    Test-only; shows in which order the driver ran the passes.
+    """
+
+    name = "trace-alpha"
+
+    label: str = "alpha"
+    count: int = 1
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for _ in range(self.count):
+            _append_trace(op, self.label)
+
+
+@dataclass(frozen=True)
+class TraceBetaPass(ModulePass):
+    """Append "beta" to the module's `trace` attribute."""
+
+    name = "trace-beta"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        _append_trace(op, "beta")
+
+
+@dataclass(frozen=True)
+class RejectPass(ModulePass):
+    """Reject every module, as a pass does on input it cannot handle."""
+
+    name = "reject-all"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        count = len(list(op.walk()))
+        raise PassFailedException(f"reject-all: refusing a module of {count} ops")
+
+
+@dataclass(frozen=True)
+class BuggyPass(ModulePass):
+    """Fail with an exception no pass should let escape."""
+
+    name = "buggy"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        raise ZeroDivisionError("division by zero in buggy")
+
+
+TEST_PASSES: dict[str, type[ModulePass]] = {
+    cls.name: cls for cls in (TraceAlphaPass, TraceBetaPass, RejectPass, BuggyPass)
+}
+
+
+def _registry(
+    classes: dict[str, type[ModulePass]],
+) -> Callable[[], dict[str, Callable[[], type[ModulePass]]]]:
+    return lambda: {name: (lambda cls=cls: cls) for name, cls in classes.items()}
+
+
+@pytest.fixture
+def test_passes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(passes, "get_all_passes", _registry(TEST_PASSES))
+
+
+@pytest.fixture
+def valid_file(tmp_path: Path) -> Path:
+    path = tmp_path / "valid.mlir"
+    path.write_text(VALID)
+    return path
+
+
+def _run(
+    capsys: pytest.CaptureFixture[str], *argv: str | Path
+) -> tuple[int, str, str]:
+    code = main([str(arg) for arg in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _trace(output: str) -> list[str]:
+    match = re.search(r"trace = \[([^\]]*)\]", output)
+    assert match, output
+    return re.findall(r'"([^"]*)"', match.group(1))
+
+
+# --- pass flags -----------------------------------------------------------
+
+
+@pytest.mark.usefixtures("test_passes")
+def test_flags_run_in_command_line_order_then_p_list(
+    capsys: pytest.CaptureFixture[str], valid_file: Path
+) -> None:
+    code, out, err = _run(
+        capsys,
+        "--trace-beta",
+        valid_file,
+        "-p",
+        "trace-alpha{label=from-p}",
+        "--trace-alpha=label=second",
+    )
+    assert (code, err) == (0, "")
+    assert _trace(out) == ["beta", "second", "from-p"]
+
+
+@pytest.mark.usefixtures("test_passes")
+def test_flag_options_match_the_p_syntax(
+    capsys: pytest.CaptureFixture[str], valid_file: Path
+) -> None:
+    code, by_flag, _ = _run(capsys, valid_file, "--trace-alpha=label=q count=3")
+    assert code == 0
+    assert _trace(by_flag) == ["q", "q", "q"]
+    code, by_p, _ = _run(capsys, valid_file, "-p", "trace-alpha{label=q count=3}")
+    assert code == 0
+    assert by_flag == by_p
+
+
+@pytest.mark.usefixtures("test_passes")
+def test_flag_with_empty_options_uses_defaults(
+    capsys: pytest.CaptureFixture[str], valid_file: Path
+) -> None:
+    code, out, _ = _run(capsys, valid_file, "--trace-alpha=")
+    assert code == 0
+    assert _trace(out) == ["alpha"]
+
+
+@pytest.mark.usefixtures("test_passes")
+@pytest.mark.parametrize(
+    ("flag", "expected"),
+    [
+        ("--trace-al", "abbreviated pass flag --trace-al; write --trace-alpha in full"),
+        (
+            "--trace",
+            "abbreviated pass flag --trace; write --trace-alpha or --trace-beta in full",
+        ),
+        (
+            "--trace-al=count=2",
+            "abbreviated pass flag --trace-al; write --trace-alpha in full",
+        ),
+    ],
+)
+def test_abbreviated_flags_are_rejected(
+    capsys: pytest.CaptureFixture[str], valid_file: Path, flag: str, expected: str
+) -> None:
+    code, out, err = _run(capsys, valid_file, flag)
+    assert code == 1
+    assert out == ""
+    assert err == f"memplan-opt: error: {expected}\n"
+
+
+@pytest.mark.usefixtures("test_passes")
+def test_upstream_options_cannot_be_abbreviated_either(
+    capsys: pytest.CaptureFixture[str], valid_file: Path
+) -> None:
+    code, _, err = _run(capsys, valid_file, "--split-input")
+    assert code == 1
+    assert err.startswith("memplan-opt: error: unrecognized arguments: --split-input")
+
+
+@pytest.mark.usefixtures("test_passes")
+@pytest.mark.parametrize(
+    ("flag", "expected"),
+    [
+        (
+            "--trace-alpha=colour=red",
+            "in --trace-alpha=colour=red: invalid options for pass 'trace-alpha': "
+            'Provided arguments ["colour"] not found in expected arguments',
+        ),
+        (
+            "--trace-alpha=count=many",
+            "in --trace-alpha=count=many: invalid options for pass 'trace-alpha': "
+            "Incompatible types",
+        ),
+        (
+            "--trace-beta=label=x",
+            "invalid options for pass 'trace-beta': "
+            'Provided arguments ["label"] not found in expected arguments []',
+        ),
+        (
+            "--trace-alpha=label=",
+            "in --trace-alpha=label=: malformed pass pipeline at column",
+        ),
+    ],
+)
+def test_bad_flag_options_name_the_flag(
+    capsys: pytest.CaptureFixture[str], valid_file: Path, flag: str, expected: str
+) -> None:
+    code, out, err = _run(capsys, valid_file, flag)
+    assert code == 1
+    assert out == ""
+    assert err.startswith("memplan-opt: error: ")
+    assert expected in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.usefixtures("test_passes")
+def test_detached_flag_options_are_rejected(
+    capsys: pytest.CaptureFixture[str], valid_file: Path
+) -> None:
+    code, _, err = _run(capsys, "--trace-alpha", "label=z", valid_file)
+    assert code == 1
+    assert err == (
+        "memplan-opt: error: options of --trace-alpha must be attached with '=': "
+        "write --trace-alpha='label=z'\n"
+    )
+
+
+@pytest.mark.usefixtures("test_passes")
+def test_flags_after_double_dash_are_file_names(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("--trace-beta.mlir").write_text(VALID)
+    code, out, err = _run(capsys, "--trace-alpha", "--", "--trace-beta.mlir")
+    assert (code, err) == (0, "")
+    assert _trace(out) == ["alpha"]
+
+
+@pytest.mark.usefixtures("test_passes")
+def test_help_lists_each_pass_flag_with_its_summary(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = _run(capsys, "--help")
+    assert code == 0
+    # argparse wraps to the terminal width; compare with whitespace collapsed.
+    group = " ".join(out.split("memplan passes:", 1)[1].split())
+    assert (
+        "--trace-alpha Append `label` to the module's `trace` attribute `count` "
+        "times. [options: label, count]"
+    ) in group
+    assert "--trace-beta Append \"beta\" to the module's `trace` attribute." in group
+    assert "--reject-all Reject every module" in group
+    # Upstream passes are reachable through -p only.
+    assert "--canonicalize" not in out
+    assert "--debug" in out
+
+
+def test_split_flag_passes_keeps_order_and_leaves_other_arguments() -> None:
+    flags, rest = split_flag_passes(
+        ["-p", "dce", "--usmp=a=1 b=x,y", "in.mlir", "--coalesce", "-o", "out"],
+        ["coalesce", "usmp"],
+    )
+    assert [f.spec for f in flags] == ["usmp{a=1 b=x,y}", "coalesce"]
+    assert [f.flag for f in flags] == ["--usmp=a=1 b=x,y", "--coalesce"]
+    assert rest == ["-p", "dce", "in.mlir", "-o", "out"]
+
+
+def _upstream_prefix_clashes(pass_names: list[str], help_text: str) -> list[str]:
+    """Options of the driver that are a strict prefix of a pass flag.
+
+    ``split_flag_passes`` would take such an option for an abbreviation.
+    """
+    options = set(re.findall(r"(?<![\w-])--([a-z][\w-]*)", help_text))
+    return sorted(
+        f"--{option} / --{name}"
+        for name in pass_names
+        for option in options
+        if name != option and name.startswith(option)
+    )
+
+
+def test_no_driver_option_is_a_prefix_of_a_pass_flag(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_names = list(passes.get_all_passes())
+    code, help_text, _ = _run(capsys, "--help")
+    assert code == 0
+    assert _upstream_prefix_clashes(real_names, help_text) == []
+    # The check itself catches a pass that would shadow `--shrink`.
+    assert _upstream_prefix_clashes(["shrink-pools"], help_text) == [
+        "--shrink / --shrink-pools"
+    ]
+
+
+# --- failures ---------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("test_passes")
+def test_pass_failure_is_a_diagnostic(
+    capsys: pytest.CaptureFixture[str], valid_file: Path
+) -> None:
+    code, out, err = _run(capsys, valid_file, "--reject-all")
+    assert code == 1
+    assert out == ""
+    assert err == "memplan-opt: error: reject-all: refusing a module of 4 ops\n"
+
+
+@pytest.mark.usefixtures("test_passes")
+def test_pass_failure_under_verify_diagnostics_exits_zero(
+    capsys: pytest.CaptureFixture[str], valid_file: Path
+) -> None:
+    code, out, err = _run(capsys, valid_file, "--reject-all", "--verify-diagnostics")
+    assert (code, err) == (0, "")
+    assert out == "reject-all: refusing a module of 4 ops\n"
+
+
+@pytest.mark.usefixtures("test_passes")
+def test_internal_error_is_one_line_with_exit_2(
+    capsys: pytest.CaptureFixture[str], valid_file: Path
+) -> None:
+    code, out, err = _run(capsys, valid_file, "--buggy")
+    assert code == 2
+    assert out == ""
+    assert err == (
+        "memplan-opt: internal error: ZeroDivisionError: division by zero in buggy\n"
+    )
+
+
+@pytest.mark.usefixtures("test_passes")
+def test_debug_shows_the_traceback(
+    capsys: pytest.CaptureFixture[str], valid_file: Path
+) -> None:
+    code, _, err = _run(capsys, valid_file, "--buggy", "--debug")
+    assert code == 2
+    assert err.startswith("Traceback (most recent call last):")
+    assert "in apply\n" in err
+    assert err.endswith(
+        "memplan-opt: internal error: ZeroDivisionError: division by zero in buggy\n"
+    )
+
+
+@pytest.mark.usefixtures("test_passes")
+def test_split_input_file_reports_each_failing_chunk_and_continues(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "chunks.mlir"
+    path.write_text(
+        VALID
+        + "// -----\n"
+        + "func.func @g() {\n  %x = arith.constant : i32\n}\n"
+        + "// -----\n"
+        + BAD_ALIGNMENT
+        + "// -----\n"
+        + VALID.replace("@f", "@h")
+    )
+    code, out, err = _run(capsys, path, "--split-input-file", "--trace-beta")
+    assert code == 1
+    assert out.count("// -----\n") == 3
+    assert "func.func @f()" in out
+    assert "func.func @h()" in out
+    assert "@g" not in out
+    assert "@bad" not in out
+    # Line numbers count from the start of the file, not of the chunk.
+    assert err.startswith(f"{path}:7:23: error: attribute expected\n")
+    assert "memplan-opt: error: storage %s: alignment must be a power of two, got 48" in err
+
+
+def test_parse_error_names_the_input_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "broken.mlir"
+    path.write_text('func.func @f() {\n  "test.op"() : () -> (\n}\n')
+    code, out, err = _run(capsys, path)
+    assert code == 1
+    assert out == ""
+    first, *context = err.splitlines()
+    assert re.fullmatch(rf"{re.escape(str(path))}:3:1: error: .+", first)
+    assert context[0] == "}"
+    assert context[1] == "^"
+
+
+def test_verifier_error_message_comes_first(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "bad.mlir"
+    path.write_text(BAD_ALIGNMENT)
+    code, out, err = _run(capsys, path)
+    assert code == 1
+    assert out == ""
+    lines = err.splitlines()
+    assert lines[0] == (
+        "memplan-opt: error: storage %s: alignment must be a power of two, got 48"
+    )
+    assert "| Operation does not verify: storage %s" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["-p", "nope"], "in -p 'nope': unknown pass 'nope'"),
+        (
+            ["-p", "dce,canonicalise"],
+            "in -p 'dce,canonicalise': unknown pass 'canonicalise' "
+            "(did you mean 'canonicalize'?)",
+        ),
+        (["-p", "dce{"], "in -p 'dce{': malformed pass pipeline at column 5"),
+        (["-t", "nope"], "argument -t/--target: invalid choice: 'nope'"),
+        (["--frobnicate"], "unrecognized arguments: --frobnicate (see memplan-opt --help)"),
+    ],
+)
+def test_command_line_errors(
+    capsys: pytest.CaptureFixture[str], valid_file: Path, argv: list[str], expected: str
+) -> None:
+    code, out, err = _run(capsys, valid_file, *argv)
+    assert code == 1
+    assert out == ""
+    assert err.startswith(f"memplan-opt: error: {expected}")
+
+
+def test_unreadable_input(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    missing = tmp_path / "missing.mlir"
+    code, _, err = _run(capsys, missing)
+    assert code == 1
+    assert err == (
+        f"memplan-opt: error: cannot read input file '{missing}': "
+        "No such file or directory\n"
+    )
+    code, _, err = _run(capsys, tmp_path)
+    assert code == 1
+    assert err == f"memplan-opt: error: cannot read input file '{tmp_path}': Is a directory\n"
+
+
+def test_unknown_extension_and_bad_utf8(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    text = tmp_path / "prog.txt"
+    text.write_text(VALID)
+    code, _, err = _run(capsys, text)
+    assert code == 1
+    assert err == (
+        "memplan-opt: error: Unrecognized file extension 'txt' (use -f mlir)\n"
+    )
+    code, out, _ = _run(capsys, text, "-f", "mlir")
+    assert code == 0
+    assert "func.func @f()" in out
+
+    binary = tmp_path / "binary.mlir"
+    binary.write_bytes(b'"test.op"() {x = "\xff\xfe"} : () -> ()\n')
+    code, _, err = _run(capsys, binary)
+    assert code == 1
+    assert err.startswith("memplan-opt: error: input is not valid UTF-8")
+
+
+def test_deeply_nested_input(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    depth = 5000
+    path = tmp_path / "deep.mlir"
+    path.write_text('"test.op"() ({\n' * depth + "}) : () -> ()\n" * depth)
+    code, out, err = _run(capsys, path)
+    assert code == 1
+    assert out == ""
+    assert err == "memplan-opt: error: input nested too deeply\n"
+
+
+def test_stdin_input(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    class _Stdin(io.TextIOWrapper):
+        pass
+
+    monkeypatch.setattr(sys, "stdin", _Stdin(io.BytesIO(b'"test.op"() : () -> (\n')))
+    code, _, err = _run(capsys, "-")
+    assert code == 1
+    assert err.startswith("<stdin>:2:1: error: type expected")
+
+
+# --- -o --------------------------------------------------------------------
+
+
+def _directory_entries(path: Path) -> list[str]:
+    return sorted(os.listdir(path))
+
+
+def test_output_file_written_on_success(
+    capsys: pytest.CaptureFixture[str], valid_file: Path, tmp_path: Path
+) -> None:
+    output = tmp_path / "out.mlir"
+    output.write_text("keep\n")
+    output.chmod(0o640)
+    code, out, err = _run(capsys, valid_file, "-o", output)
+    assert (code, out, err) == (0, "", "")
+    assert "memory.alloc_storage align 128" in output.read_text()
+    assert output.stat().st_mode & 0o777 == 0o640
+    assert _directory_entries(tmp_path) == ["out.mlir", "valid.mlir"]
+
+
+def test_output_file_untouched_on_failure(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.mlir"
+    bad.write_text(VALID + "// -----\n" + BAD_ALIGNMENT)
+    output = tmp_path / "out.mlir"
+    output.write_text("keep\n")
+    code, _, err = _run(capsys, bad, "--split-input-file", "-o", output)
+    assert code == 1
+    assert "alignment must be a power of two" in err
+    assert output.read_text() == "keep\n"
+    assert _directory_entries(tmp_path) == ["bad.mlir", "out.mlir"]
+
+
+def test_output_file_not_created_on_failure(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.mlir"
+    bad.write_text(BAD_ALIGNMENT)
+    code, _, _ = _run(capsys, bad, "-o", tmp_path / "new.mlir")
+    assert code == 1
+    assert _directory_entries(tmp_path) == ["bad.mlir"]
+
+
+def test_output_file_in_missing_directory(
+    capsys: pytest.CaptureFixture[str], valid_file: Path, tmp_path: Path
+) -> None:
+    output = tmp_path / "no-such-dir" / "out.mlir"
+    code, _, err = _run(capsys, valid_file, "-o", output)
+    assert code == 1
+    assert err == (
+        f"memplan-opt: error: cannot write output file '{output}': "
+        "No such file or directory\n"
+    )
+
+
+def test_verify_diagnostics_writes_output_and_exits_zero(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.mlir"
+    bad.write_text(BAD_ALIGNMENT)
+    code, out, err = _run(capsys, bad, "--verify-diagnostics")
+    assert (code, err) == (0, "")
+    assert out.startswith("storage %s: alignment must be a power of two, got 48\n")
+
+
+def test_parsing_diagnostics_exits_zero(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "broken.mlir"
+    path.write_text('"test.op"() : () -> (\n')
+    code, out, err = _run(capsys, path, "--parsing-diagnostics")
+    assert (code, err) == (0, "")
+    assert out.startswith(f"{path}:2:1\n")
+    assert "type expected" in out
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "--version")
+    assert code == 0
+    assert re.fullmatch(r"memplan-opt \S+ \(xdsl 0\.74\.\d+\)\n", out)
+    assert memplan_opt._memplan_version() in out
+
+
+# --- as a program -------------------------------------------------------------
+
+
+def test_module_entry_point_reports_without_traceback(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.mlir"
+    bad.write_text(BAD_ALIGNMENT)
+    result = subprocess.run(
+        [sys.executable, "-m", "tools.memplan_opt", str(bad), "-p", "dce"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        check=False,
+    )
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr.startswith(
+        "memplan-opt: error: storage %s: alignment must be a power of two, got 48\n"
+    )
+    assert "Traceback" not in result.stderr
