@@ -15,9 +15,23 @@ def _manifest_alloc() -> type[ModulePass]:
     return ManifestAllocPass
 
 
+def _import_memref() -> type[ModulePass]:
+    from passes.import_memref import ImportMemrefPass
+
+    return ImportMemrefPass
+
+
+def _lower_to_memref() -> type[ModulePass]:
+    from passes.lower_to_memref import LowerToMemrefPass
+
+    return LowerToMemrefPass
+
+
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Return the memplan passes by name, each behind a lazy importer."""
 
     return {
         "manifest-alloc": _manifest_alloc,
+        "import-memref": _import_memref,
+        "lower-to-memref": _lower_to_memref,
     }

@@ -1,0 +1,375 @@
+"""import-memref: bufferized MLIR (``memref.alloc``/``dealloc``) -> ``memory`` dialect.
+
+Summary: turns the heap allocations of bufferized MLIR into storages and
+tensors so that memplan can plan them.
+
+Description (as in MLIR's Passes.td):
+
+Every ``memref.alloc`` that memplan can plan becomes one
+``memory.alloc_storage`` of the allocation's byte size (dynamic sizes are
+computed with ``arith`` from the size operands) and one
+``memory.alloc_tensor`` at offset 0 that replaces the allocated memref, so
+every ``memref.load``/``store``/``scf.for``... that used it keeps working on
+the same typed memref. A ``memref.dealloc`` of such an allocation (or of a
+view of it) becomes a ``memory.kill`` of its storage. Allocations without a
+dealloc (as ``one-shot-bufferize`` leaves them) get no kill: their lifetime
+is the one definition of DESIGN.md (to the last use of the value or of any
+alias), and ``insert-kills`` makes it explicit.
+
+The storage's alignment is the alloc's ``alignment`` when present, else the
+dialect default max(64, element bytes) (TVM's rule). Its device is the
+default ``"cpu"`` and it has no candidate pools, so ``usmp`` puts it in the
+module's pools (or in the ``@workspace_cpu`` pool it creates).
+
+Left alone (kept as ``memref.alloc``, with the reason as a comment in the
+code below; all are unsafe or impossible to place at a static offset):
+
+- allocations that escape the function: returned (directly, through views,
+  ``scf.if`` results, calls or ops memplan does not know), or stored into
+  memory as a value, or whose address is taken
+  (``memref.extract_aligned_pointer_as_index``, ``!llvm.ptr`` results);
+- allocations inside a loop (``scf.for``/``while``, ``affine.for``, a CFG
+  cycle) whose value is carried out of the iteration (yielded, passed to an
+  iteration argument or branched back): every iteration would reuse the
+  same static address while the previous iteration's buffer is still live;
+- allocations nested in a region memplan does not know to run sequentially
+  (``scf.parallel``, ``scf.forall``, ``linalg.generic`` bodies, ``gpu``/``omp``
+  ops, unknown ops): parallel instances would share one static address;
+- allocations freed by anything but a ``memref.dealloc`` of the allocation
+  or of a view of it (a dealloc of a block argument or a call result,
+  ``bufferization.dealloc``): no single storage kill expresses that;
+- non-identity layouts, memory spaces, ``symbol_operands``, element types
+  without a fixed bit width (``index``), zero-byte allocations;
+- ``memref.alloca``, ``memref.global`` and function arguments are never
+  touched.
+
+Ops memplan does not know (parsed with ``--allow-unregistered-dialect``)
+count as uses of their memref operands, and their memref results are taken
+to alias those operands, as are the memref results of ``func.call``; both
+choices are conservative.
+
+Options: none.
+
+Example:
+
+```mlir
+%a = memref.alloc() {alignment = 64 : i64} : memref<4x16xf32>
+...
+memref.dealloc %a : memref<4x16xf32>
+```
+
+becomes
+
+```mlir
+%a_storage = memory.alloc_storage : !memory.storage<256>
+%a = memory.alloc_tensor %a_storage[0] : !memory.storage<256> -> memref<4x16xf32>
+...
+memory.kill %a_storage : !memory.storage<256>
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import (
+    FixedBitwidthType,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    NoneAttr,
+    UnrankedMemRefType,
+)
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import IsTerminator, MemoryFreeEffect
+from xdsl.utils.exceptions import PassFailedException
+
+from memdialect.aliases import is_view_of_operand, underlying_root
+from memdialect.ops import AllocStorageOp, AllocTensorOp, KillOp
+from memdialect.types import default_alignment
+
+SEQUENTIAL_REGION_OPS: frozenset[str] = frozenset(
+    {
+        "func.func",
+        "scf.for",
+        "scf.while",
+        "scf.if",
+        "scf.index_switch",
+        "scf.execute_region",
+        "affine.for",
+        "affine.if",
+        "memref.alloca_scope",
+    }
+)
+"""Ops whose regions run one instance at a time: an allocation nested only in
+these can take one static address."""
+
+LOOP_OPS: frozenset[str] = frozenset({"scf.for", "scf.while", "affine.for"})
+"""Sequential ops whose regions run repeatedly."""
+
+
+def is_memref_like(value: SSAValue) -> bool:
+    """True for ranked and unranked memref values."""
+    return isinstance(value.type, MemRefType | UnrankedMemRefType)
+
+
+@dataclass
+class ValueFlow:
+    """Where a buffer flows within its function.
+
+    ``aliases`` holds the buffer's values and every value that may share its
+    memory (views, ``scf`` results and region arguments it is yielded into,
+    branch block arguments, memref results of calls and unknown ops);
+    ``deallocs`` the ``memref.dealloc`` ops of the buffer or of a view of it;
+    ``returned`` whether an alias reaches ``func.return``; ``blockers`` why the
+    buffer cannot take a static address (empty when it can).
+    """
+
+    aliases: list[SSAValue] = field(default_factory=list[SSAValue])
+    deallocs: list[memref.DeallocOp] = field(default_factory=list[memref.DeallocOp])
+    returned: bool = False
+    blockers: list[str] = field(default_factory=list[str])
+
+
+def _reachable(start: Block, target: Block) -> bool:
+    """Is ``target`` reachable from ``start`` through CFG successors?"""
+    seen: set[Block] = set()
+    work = [start]
+    while work:
+        block = work.pop()
+        if block is target:
+            return True
+        if block in seen:
+            continue
+        seen.add(block)
+        if block.last_op is not None:
+            work.extend(block.last_op.successors)
+    return False
+
+
+def _ancestor_in_region(op: Operation, region: Region) -> Operation | None:
+    current: Operation | None = op
+    while current is not None and current.parent_region() is not region:
+        current = current.parent_op()
+    return current
+
+
+def _region_values(parent: Operation) -> Iterator[SSAValue]:
+    """Memref results of ``parent`` and memref arguments of its regions' blocks."""
+    yield from (r for r in parent.results if is_memref_like(r))
+    for region in parent.regions:
+        for block in region.blocks:
+            yield from (a for a in block.args if is_memref_like(a))
+
+
+def _is_region_terminator(op: Operation) -> bool:
+    """A terminator that hands values to its parent op (``scf.yield``, ...).
+
+    Unknown ops have no traits: the last op of a nested block counts.
+    """
+    block = op.parent_block()
+    parent = op.parent_op()
+    if block is None or parent is None or isinstance(parent, func.FuncOp):
+        return False
+    return op.has_trait(IsTerminator) or op is block.last_op
+
+
+def _takes_address(op: Operation) -> bool:
+    """Ops that turn a memref into a raw address memplan cannot follow."""
+    if op.name == "memref.extract_aligned_pointer_as_index":
+        return True
+    return any(r.type.name.startswith("llvm.") for r in op.results)
+
+
+def trace_flow(buffers: Sequence[SSAValue], origin: Operation) -> ValueFlow:
+    """Follow ``buffers`` (the values of one buffer, defined by ``origin``)
+    through their function; see ``ValueFlow``."""
+    flow = ValueFlow()
+    seen: set[SSAValue] = set()
+    roots = set(buffers)
+
+    def add(value: SSAValue) -> None:
+        if value not in seen:
+            seen.add(value)
+            flow.aliases.append(value)
+
+    for buffer in buffers:
+        add(buffer)
+    index = 0
+    while index < len(flow.aliases):
+        value = flow.aliases[index]
+        index += 1
+        for use in value.uses:
+            user = use.operation
+            parent = user.parent_op()
+            if isinstance(user, memref.DeallocOp):
+                if underlying_root(value) in roots:
+                    flow.deallocs.append(user)
+                else:
+                    flow.blockers.append("freed through a value that may hold other buffers")
+            elif user.has_trait(MemoryFreeEffect):
+                flow.blockers.append(f"freed by {user.name}")
+            elif isinstance(user, func.ReturnOp):
+                flow.returned = True
+                flow.blockers.append("returned from the function")
+            elif user.name in ("memref.store", "llvm.store") and use.index == 0:
+                flow.blockers.append(f"stored into memory by {user.name}")
+            elif _takes_address(user):
+                flow.blockers.append(f"its address is taken by {user.name}")
+            elif is_view_of_operand(user, use.index):
+                for result in user.results:
+                    add(result)
+            elif user.successors:
+                # A branch: the value may arrive in any successor's arguments;
+                # if the origin's block is reachable again, it is loop-carried.
+                for successor in user.successors:
+                    region = successor.parent
+                    assert region is not None
+                    anchor = _ancestor_in_region(origin, region)
+                    anchor_block = None if anchor is None else anchor.parent_block()
+                    if anchor_block is not None and _reachable(successor, anchor_block):
+                        flow.blockers.append("carried around a control-flow cycle")
+                    for argument in successor.args:
+                        if is_memref_like(argument):
+                            add(argument)
+            elif parent is not None and _is_region_terminator(user):
+                if parent.name in LOOP_OPS and parent.is_ancestor(origin):
+                    flow.blockers.append(f"carried out of an iteration of {parent.name}")
+                for carried in _region_values(parent):
+                    add(carried)
+            else:
+                # Calls, unknown ops, and anything else that returns memrefs:
+                # the results may alias the operand (conservative). An op with
+                # regions may also feed it to its region arguments (iter_args).
+                for result in user.results:
+                    if is_memref_like(result):
+                        add(result)
+                for carried in _region_values(user):
+                    add(carried)
+    return flow
+
+
+def unsupported_type_reason(alloc: memref.AllocOp) -> str | None:
+    """Why the allocated type cannot be a tensor of a storage, or ``None``."""
+    memref_type = alloc.memref.type
+    if not isinstance(memref_type, MemRefType):
+        return "not a ranked memref"
+    if not isinstance(memref_type.layout, NoneAttr):
+        return "non-identity layout"
+    if not isinstance(memref_type.memory_space, NoneAttr):
+        return "memory space"
+    if alloc.symbol_operands:
+        return "symbol operands"
+    if not isinstance(memref_type.get_element_type(), FixedBitwidthType):
+        return "element type without a fixed bit width"
+    if any(dim == 0 for dim in memref_type.get_shape()):
+        return "zero bytes"
+    return None
+
+
+def placement_reason(alloc: memref.AllocOp) -> str | None:
+    """Why the allocation's position forbids a static address, or ``None``."""
+    parent = alloc.parent_op()
+    while parent is not None and parent.name != "func.func":
+        if parent.name not in SEQUENTIAL_REGION_OPS:
+            return f"nested in {parent.name}, whose regions may run in parallel"
+        parent = parent.parent_op()
+    return None
+
+
+def import_blocker(alloc: memref.AllocOp) -> str | None:
+    """Why ``alloc`` is left alone, or ``None`` when import-memref imports it."""
+    return (
+        unsupported_type_reason(alloc)
+        or placement_reason(alloc)
+        or next(iter(trace_flow([alloc.memref], alloc).blockers), None)
+    )
+
+
+def _index_constant(value: int) -> arith.ConstantOp:
+    return arith.ConstantOp(IntegerAttr(value, IndexType()))
+
+
+def _import_alloc(alloc: memref.AllocOp, deallocs: list[memref.DeallocOp]) -> None:
+    memref_type = alloc.memref.type
+    assert isinstance(memref_type, MemRefType)
+    element = memref_type.get_element_type()
+    assert isinstance(element, FixedBitwidthType)
+    element_bytes = (element.bitwidth + 7) // 8
+    static_bytes = element_bytes
+    for dim in memref_type.get_shape():
+        if dim >= 0:
+            static_bytes *= dim
+
+    if alloc.alignment is None:
+        alignment = default_alignment(memref_type)
+    else:
+        alignment = alloc.alignment.value.data
+        if alignment <= 0 or alignment & (alignment - 1):
+            message = (
+                f"memref.alloc of {memref_type}: alignment {alignment} is not a power of two"
+            )
+            raise alloc.emit_error(message, PassFailedException(message))
+
+    new_ops: list[Operation] = []
+    if not alloc.dynamic_sizes:
+        storage = AllocStorageOp(static_bytes, alignment=alignment)
+    else:
+        # bytes = element bytes * static dims * each dynamic dim
+        size: SSAValue | None = None
+        if static_bytes != 1:
+            constant = _index_constant(static_bytes)
+            new_ops.append(constant)
+            size = constant.result
+        for dim in alloc.dynamic_sizes:
+            if size is None:
+                size = dim
+                continue
+            product = arith.MuliOp(size, dim)
+            new_ops.append(product)
+            size = product.result
+        assert size is not None
+        storage = AllocStorageOp(size, alignment=alignment)
+    tensor = AllocTensorOp(storage, 0, memref_type, list(alloc.dynamic_sizes))
+    if new_ops:
+        Rewriter.insert_op(new_ops, InsertPoint.before(alloc))
+    hint = alloc.memref.name_hint
+    if hint is not None:
+        storage.storage.name_hint = f"{hint}_storage"
+    Rewriter.replace_op(alloc, [storage, tensor], [tensor.tensor])
+    for dealloc in deallocs:
+        Rewriter.replace_op(dealloc, KillOp(storage))
+
+
+@dataclass(frozen=True)
+class ImportMemrefPass(ModulePass):
+    """Turn the plannable ``memref.alloc``/``memref.dealloc`` of every function
+    into ``memory.alloc_storage`` + ``memory.alloc_tensor`` / ``memory.kill``.
+
+    See the module docstring for what is imported and what is left alone.
+    """
+
+    name = "import-memref"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for function in op.walk():
+            if not isinstance(function, func.FuncOp) or not function.body.blocks:
+                continue
+            allocs = [a for a in function.walk() if isinstance(a, memref.AllocOp)]
+            # Decide for every allocation first: importing one must not change
+            # the verdict on another.
+            plan: list[tuple[memref.AllocOp, list[memref.DeallocOp]]] = []
+            for alloc in allocs:
+                if unsupported_type_reason(alloc) or placement_reason(alloc):
+                    continue
+                flow = trace_flow([alloc.memref], alloc)
+                if not flow.blockers:
+                    plan.append((alloc, flow.deallocs))
+            for alloc, deallocs in plan:
+                _import_alloc(alloc, deallocs)

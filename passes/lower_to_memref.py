@@ -1,0 +1,540 @@
+"""lower-to-memref: ``memory`` dialect -> upstream ``memref``/``arith``/``func``.
+
+Summary: replaces pools, storages, tensors, invokes and kills with plain
+MLIR that upstream ``mlir-opt`` verifies, lowers to LLVM and runs.
+
+Description (as in MLIR's Passes.td; TVM's AOT lowering of USMP pools):
+
+- Every pool some function pins a storage into becomes one byte buffer
+  ``memref<Nxi8>``, where N is the pool's ``size``, or its ``used`` when the
+  pool is unbounded (a diagnostic when it has neither). The buffer's
+  alignment is the largest of the pool's ``align`` and the alignments of the
+  storages pinned in it, so every pinned storage really is aligned.
+  How the buffer is provided depends on ``pool-mode``:
+
+  - ``alloc`` (default): each function that pins storages in the pool
+    allocates the buffer itself, ``memref.alloc() {alignment = A}`` at its
+    entry, and frees it with ``memref.dealloc`` before each ``func.return``.
+    Re-entrant and recursion-safe: every call has its own buffer.
+  - ``arg``: the buffer is an extra leading function argument, one per pool
+    in module order (the AOT/USMP convention: the application provides the
+    workspaces). A function gets the argument when it pins storages in the
+    pool or calls, through ``func.call``, a function that gets it; every
+    ``func.call`` passes the caller's argument on. The argument carries the
+    discardable attribute ``memory.pool = "<name>"`` and ``llvm.align = A``.
+    Other references to such a function (``func.constant``) are not updated.
+  - ``global``: the buffer is a private ``memref.global`` named like the pool
+    (``uninitialized``, with the alignment), read with ``memref.get_global``.
+  In ``arg`` and ``global`` mode callers and callees share one buffer while
+  memplan plans each function separately, so a function that pins storages in
+  a pool and calls a function that uses the same pool is a diagnostic.
+
+- A pinned storage ``at @pool[off]`` becomes byte offsets into the pool's
+  buffer: each ``memory.alloc_tensor %s[t]`` becomes
+  ``memref.view %pool[%c][dims]`` with ``%c = arith.constant off+t`` (an
+  ``arith.addi`` for a dynamic ``t``).
+- A dynamic storage, and a static storage that is not pinned (no ``usmp``
+  ran, e.g. after ``coalesce``/``reuse`` alone: each storage is then its own
+  allocation, the Relay VM model), becomes ``memref.alloc`` of
+  ``memref<?xi8>``/``memref<Nxi8>`` with its alignment, its tensors views of
+  it. It is freed with ``memref.dealloc`` at its ``memory.kill``; without a
+  kill, before the terminator of its block when that is a ``func.return`` or
+  a region terminator and no view of it flows through it, and otherwise not
+  at all (as the ``memref.alloc`` it came from: ownership goes with the value).
+- In ``alloc`` mode a pinned storage whose view is returned from its function
+  cannot stay in the function's buffer, which is freed at exit: it is lowered
+  like an unpinned storage (its own ``memref.alloc``, owned by the caller).
+- ``memory.invoke @k ins(...) outs(...)`` becomes ``func.call @k(ins...,
+  outs...)`` (destination passing) keeping the invoke's attributes. When the
+  declaration of ``@k`` takes exactly that many arguments and returns nothing,
+  operands whose type differs get a ``memref.cast``; a private value-semantic
+  declaration (other arity or results) that only invokes use is rewritten to
+  the destination-passing signature, which every invoke of it must agree on.
+- ``memory.kill`` disappears (or becomes the dealloc above); pools are removed.
+
+The output contains no ``memory`` op, type or attribute; anything left (a
+storage used by an op this pass does not know) is a diagnostic naming it.
+
+Options:
+  pool-mode: ``alloc`` | ``arg`` | ``global`` (default ``alloc``), see above.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    ArrayAttr,
+    DictionaryAttr,
+    FunctionType,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    NoneAttr,
+    StringAttr,
+    SymbolRefAttr,
+    UnitAttr,
+    i8,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import SymbolTable
+from xdsl.utils.exceptions import PassFailedException
+
+from memdialect.ops import (
+    AllocStorageOp,
+    AllocTensorOp,
+    InvokeOp,
+    KillOp,
+    PoolOp,
+    describe,
+)
+from memdialect.types import StorageType
+from passes.import_memref import trace_flow
+
+PoolMode = Literal["alloc", "arg", "global"]
+
+
+def _fail(op: Operation, message: str) -> PassFailedException:
+    return op.emit_error(message, PassFailedException(message))
+
+
+def _index_constant(value: int) -> arith.ConstantOp:
+    return arith.ConstantOp(IntegerAttr(value, IndexType()))
+
+
+@dataclass(frozen=True)
+class PoolBuffer:
+    """The byte buffer a pool becomes: its size and alignment."""
+
+    pool: PoolOp
+    size: int
+    alignment: int
+
+    @property
+    def memref_type(self) -> MemRefType:
+        return MemRefType(i8, [self.size])
+
+
+def _pool_buffers(
+    module: ModuleOp, functions: Sequence[func.FuncOp]
+) -> dict[str, PoolBuffer]:
+    """One buffer per pool that some storage is pinned into, in module order."""
+    pools = {op.pool_name: op for op in module.ops if isinstance(op, PoolOp)}
+    alignment: dict[str, int] = {}
+    for function in functions:
+        for storage in function.walk():
+            if not isinstance(storage, AllocStorageOp) or storage.pinned is None:
+                continue
+            name = storage.pinned[0]
+            if name not in pools:
+                raise _fail(storage, f"storage {describe(storage.storage)}: unknown pool @{name}")
+            alignment[name] = max(
+                alignment.get(name, pools[name].alignment_value), storage.alignment_value
+            )
+    buffers: dict[str, PoolBuffer] = {}
+    for name, pool in pools.items():
+        if name not in alignment:
+            continue
+        size = pool.byte_size
+        if size is None and pool.used is not None:
+            size = pool.used.value.data
+        if size is None:
+            raise _fail(
+                pool,
+                f"pool @{name} has neither a size nor a used size: "
+                "run usmp first, or give the pool a size",
+            )
+        buffers[name] = PoolBuffer(pool, size, alignment[name])
+    for function in functions:
+        for storage in function.walk():
+            if not isinstance(storage, AllocStorageOp) or storage.pinned is None:
+                continue
+            name, offset = storage.pinned
+            byte_size = storage.byte_size
+            assert byte_size is not None  # the verifier rejects pinned dynamic storages
+            if offset + byte_size > buffers[name].size:
+                raise _fail(
+                    storage,
+                    f"storage {describe(storage.storage)} of {byte_size} bytes at offset "
+                    f"{offset} overflows the {buffers[name].size} bytes of pool @{name}",
+                )
+    return buffers
+
+
+def _returned(storage: AllocStorageOp) -> bool:
+    """Does a view of ``storage`` reach the function's ``func.return``?"""
+    tensors = [
+        use.operation.tensor
+        for use in storage.storage.uses
+        if isinstance(use.operation, AllocTensorOp)
+    ]
+    return trace_flow(tensors, storage).returned
+
+
+def _kept_in_pool(function: func.FuncOp, mode: PoolMode) -> set[AllocStorageOp]:
+    """The pinned storages of ``function`` that stay at their pool offset.
+
+    In ``alloc`` mode the pool's buffer dies with the call, so a returned
+    storage gets its own allocation instead.
+    """
+    return {
+        op
+        for op in function.walk()
+        if isinstance(op, AllocStorageOp)
+        and op.pinned is not None
+        and not (mode == "alloc" and _returned(op))
+    }
+
+
+def _direct_pools(function: func.FuncOp, kept: set[AllocStorageOp]) -> list[str]:
+    """Pools ``function`` keeps storages in, in order of first appearance."""
+    names: dict[str, None] = {}
+    for op in function.walk():
+        if isinstance(op, AllocStorageOp) and op in kept:
+            names[op.pinned[0]] = None  # type: ignore[index]
+    return list(names)
+
+
+def _calls(function: func.FuncOp) -> list[func.CallOp]:
+    return [op for op in function.walk() if isinstance(op, func.CallOp)]
+
+
+def _needed_pools(
+    functions: Sequence[func.FuncOp],
+    buffers: dict[str, PoolBuffer],
+    kept: set[AllocStorageOp],
+) -> dict[str, list[str]]:
+    """Pools each function needs: its own and its callees', in module pool
+    order (a fixed point over the call graph)."""
+    needed = {f.sym_name.data: set(_direct_pools(f, kept)) for f in functions}
+    changed = True
+    while changed:
+        changed = False
+        for function in functions:
+            mine = needed[function.sym_name.data]
+            for call in _calls(function):
+                callee = needed.get(call.callee.root_reference.data, set())
+                if not callee <= mine:
+                    mine |= callee
+                    changed = True
+    return {name: [p for p in buffers if p in pools] for name, pools in needed.items()}
+
+
+def _check_shared_buffers(
+    functions: Sequence[func.FuncOp],
+    needed: dict[str, list[str]],
+    kept: set[AllocStorageOp],
+    mode: str,
+) -> None:
+    """A caller's planned storages may overlap its callee's in a shared buffer."""
+    for function in functions:
+        own = _direct_pools(function, kept)
+        for call in _calls(function):
+            callee = call.callee.root_reference.data
+            shared = [p for p in needed.get(callee, []) if p in own]
+            if shared:
+                raise _fail(
+                    call,
+                    f"@{function.sym_name.data} pins storages in pool @{shared[0]} and calls "
+                    f"@{callee}, which also uses it: with pool-mode={mode} both share one "
+                    f"buffer but are planned separately; use pool-mode=alloc or different pools",
+                )
+
+
+@dataclass
+class _FunctionLowering:
+    """Lowers the ``memory`` ops of one function, given its pool buffers."""
+
+    function: func.FuncOp
+    pool_values: dict[str, SSAValue]
+    kept: set[AllocStorageOp]
+
+    def run(self) -> None:
+        for op in list(self.function.walk()):
+            if isinstance(op, KillOp) and not isinstance(op.value.type, StorageType):
+                Rewriter.erase_op(op)
+        for storage in [op for op in self.function.walk() if isinstance(op, AllocStorageOp)]:
+            self._lower_storage(storage)
+
+    def _lower_storage(self, storage: AllocStorageOp) -> None:
+        pinned = storage.pinned
+        if pinned is not None and storage in self.kept:
+            base, base_offset = self.pool_values[pinned[0]], pinned[1]
+            deallocate = False
+        else:
+            base = self._allocate(storage)
+            base_offset = 0
+            deallocate = True
+        kills: list[KillOp] = []
+        for use in list(storage.storage.uses):
+            user = use.operation
+            if isinstance(user, AllocTensorOp):
+                self._lower_tensor(user, base, base_offset)
+            elif isinstance(user, KillOp):
+                kills.append(user)
+            else:
+                raise _fail(
+                    user,
+                    f"storage {describe(storage.storage)} is used by {user.name}, which "
+                    "lower-to-memref cannot rewrite",
+                )
+        for kill in kills:
+            if deallocate:
+                Rewriter.replace_op(kill, memref.DeallocOp.get(base))
+            else:
+                Rewriter.erase_op(kill)
+        if deallocate and not kills:
+            self._deallocate_at_block_end(storage, base)
+        Rewriter.erase_op(storage)
+
+    def _allocate(self, storage: AllocStorageOp) -> SSAValue:
+        size = storage.byte_size
+        dynamic = [] if storage.dynamic_size is None else [storage.dynamic_size]
+        alloc = memref.AllocOp.get(
+            i8,
+            alignment=storage.alignment_value,
+            shape=[DYNAMIC_INDEX if size is None else size],
+            dynamic_sizes=dynamic,
+        )
+        alloc.memref.name_hint = storage.storage.name_hint
+        Rewriter.insert_op(alloc, InsertPoint.before(storage))
+        return alloc.memref
+
+    def _deallocate_at_block_end(self, storage: AllocStorageOp, base: SSAValue) -> None:
+        """No kill: free before the block's terminator if nothing flows past it."""
+        block = storage.parent_block()
+        assert block is not None
+        terminator = block.last_op
+        if terminator is None or terminator.successors:
+            return
+        flow = trace_flow([base], base.owner)  # type: ignore[arg-type]
+        if flow.returned or any(v in flow.aliases for v in terminator.operands):
+            return
+        Rewriter.insert_op(memref.DeallocOp.get(base), InsertPoint.before(terminator))
+
+    def _lower_tensor(self, tensor: AllocTensorOp, base: SSAValue, base_offset: int) -> None:
+        ops: list[Operation] = []
+        if tensor.dynamic_offset is None:
+            static = tensor.static_offset
+            assert static is not None
+            shift_op: Operation = _index_constant(base_offset + static)
+            ops.append(shift_op)
+            shift = shift_op.results[0]
+        elif base_offset == 0:
+            shift = tensor.dynamic_offset
+        else:
+            constant = _index_constant(base_offset)
+            add = arith.AddiOp(constant, tensor.dynamic_offset)
+            ops += [constant, add]
+            shift = add.result
+        if ops:
+            Rewriter.insert_op(ops, InsertPoint.before(tensor))
+        view = memref.ViewOp(base, shift, list(tensor.dynamic_dims), tensor.tensor_type)
+        Rewriter.replace_op(tensor, view)
+
+
+def _lower_invokes(module: ModuleOp) -> None:
+    """``memory.invoke`` -> ``func.call`` with the destination-passing signature."""
+    invokes: dict[str, list[InvokeOp]] = {}
+    for op in module.walk():
+        if isinstance(op, InvokeOp):
+            invokes.setdefault(op.callee.root_reference.data, []).append(op)
+    called = {
+        op.callee.root_reference.data for op in module.walk() if isinstance(op, func.CallOp)
+    }
+    for name, group in invokes.items():
+        kernel = SymbolTable.lookup_symbol(module, name)
+        first = group[0]
+        if not isinstance(kernel, func.FuncOp):
+            raise _fail(first, f"invoke of @{name}: no func.func @{name} in the module")
+        operand_types = [v.type for v in (*first.ins, *first.outs)]
+        signature = kernel.function_type
+        if len(signature.inputs) != len(operand_types) or signature.outputs.data:
+            if kernel.body.blocks or name in called:
+                raise _fail(
+                    first,
+                    f"invoke of @{name} passes {len(operand_types)} operands (ins then outs) "
+                    f"but @{name} has type {signature}",
+                )
+            for invoke in group[1:]:
+                types = [v.type for v in (*invoke.ins, *invoke.outs)]
+                if types != operand_types:
+                    raise _fail(
+                        invoke,
+                        f"invokes of @{name} disagree on the kernel's signature: "
+                        f"{FunctionType.from_lists(types, [])} vs "
+                        f"{FunctionType.from_lists(operand_types, [])}",
+                    )
+            kernel.function_type = FunctionType.from_lists(operand_types, [])
+            kernel.arg_attrs = None
+            kernel.res_attrs = None
+        for invoke in group:
+            _invoke_to_call(invoke, kernel)
+
+
+def _invoke_to_call(invoke: InvokeOp, kernel: func.FuncOp) -> None:
+    arguments: list[SSAValue] = []
+    for value, expected in zip((*invoke.ins, *invoke.outs), kernel.function_type.inputs):
+        if value.type == expected:
+            arguments.append(value)
+            continue
+        if not (isinstance(value.type, MemRefType) and isinstance(expected, MemRefType)):
+            raise _fail(
+                invoke,
+                f"invoke of @{kernel.sym_name.data}: operand {describe(value)} has type "
+                f"{value.type} but the kernel takes {expected}",
+            )
+        cast = memref.CastOp.get(value, expected)
+        Rewriter.insert_op(cast, InsertPoint.before(invoke))
+        arguments.append(cast.dest)
+    call = func.CallOp(invoke.callee, arguments, [])
+    call.attributes |= invoke.attributes
+    Rewriter.replace_op(invoke, call)
+
+
+def _add_pool_arguments(
+    function: func.FuncOp, pools: list[str], buffers: dict[str, PoolBuffer]
+) -> dict[str, SSAValue]:
+    if not pools:
+        return {}
+    entry = function.body.blocks.first
+    assert entry is not None
+    values: dict[str, SSAValue] = {}
+    for index, name in enumerate(pools):
+        argument = entry.insert_arg(buffers[name].memref_type, index)
+        argument.name_hint = name
+        values[name] = argument
+    inputs = [buffers[p].memref_type for p in pools] + list(function.function_type.inputs)
+    function.function_type = FunctionType.from_lists(inputs, function.function_type.outputs)
+    old_attrs = (
+        list(function.arg_attrs.data)
+        if function.arg_attrs is not None
+        else [DictionaryAttr({}) for _ in range(len(inputs) - len(pools))]
+    )
+    pool_attrs = [
+        DictionaryAttr(
+            {
+                "memory.pool": StringAttr(p),
+                "llvm.align": IntegerAttr(buffers[p].alignment, 64),
+            }
+        )
+        for p in pools
+    ]
+    function.arg_attrs = ArrayAttr([*pool_attrs, *old_attrs])
+    return values
+
+
+def _materialize_buffers(
+    function: func.FuncOp, pools: list[str], buffers: dict[str, PoolBuffer], mode: PoolMode
+) -> dict[str, SSAValue]:
+    """Create the pool buffers at the function's entry (alloc and global modes)."""
+    entry = function.body.blocks.first
+    assert entry is not None
+    values: dict[str, SSAValue] = {}
+    ops: list[Operation] = []
+    for name in pools:
+        buffer = buffers[name]
+        if mode == "alloc":
+            op: Operation = memref.AllocOp.get(
+                i8, alignment=buffer.alignment, shape=[buffer.size]
+            )
+        else:
+            op = memref.GetGlobalOp(name, buffer.memref_type)
+        op.results[0].name_hint = name
+        values[name] = op.results[0]
+        ops.append(op)
+    if not ops:
+        return values
+    if entry.first_op is None:
+        Rewriter.insert_op(ops, InsertPoint.at_end(entry))
+    else:
+        Rewriter.insert_op(ops, InsertPoint.before(entry.first_op))
+    if mode == "alloc":
+        returns = [op for op in function.walk() if isinstance(op, func.ReturnOp)]
+        for ret in returns:
+            for value in values.values():
+                Rewriter.insert_op(memref.DeallocOp.get(value), InsertPoint.before(ret))
+    return values
+
+
+def _replace_pools(module: ModuleOp, buffers: dict[str, PoolBuffer], mode: PoolMode) -> None:
+    for pool in [op for op in module.ops if isinstance(op, PoolOp)]:
+        buffer = buffers.get(pool.pool_name)
+        if mode == "global" and buffer is not None:
+            global_op = memref.GlobalOp.get(
+                StringAttr(pool.pool_name),
+                buffer.memref_type,
+                UnitAttr(),
+                alignment=buffer.alignment,
+            )
+            Rewriter.replace_op(pool, global_op)
+        else:
+            Rewriter.erase_op(pool)
+
+
+def _check_no_memory_left(module: ModuleOp) -> None:
+    for op in module.walk():
+        if op.name.startswith("memory."):
+            raise _fail(op, f"{op.name} is left after lower-to-memref")
+        values = [*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)]
+        for value in values:
+            if isinstance(value.type, StorageType):
+                raise _fail(op, f"{describe(value)} of type {value.type} is left after lower-to-memref")
+
+
+@dataclass(frozen=True)
+class LowerToMemrefPass(ModulePass):
+    """Lower the ``memory`` dialect to ``memref``/``arith``/``func`` (TVM's AOT
+    lowering): pools -> ``memref<Nxi8>`` buffers, pinned storages -> byte
+    offsets, tensors -> ``memref.view``, invokes -> ``func.call``, kills
+    dropped, dynamic storages -> ``memref.alloc``/``dealloc``.
+
+    See the module docstring for the details and the ``pool-mode`` option.
+    """
+
+    name = "lower-to-memref"
+
+    pool_mode: PoolMode = "alloc"
+    """How pools reach functions: ``alloc`` (allocated at each function's
+    entry), ``arg`` (leading function arguments) or ``global`` (``memref.global``)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        functions = [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks]
+        buffers = _pool_buffers(op, functions)
+        kept: set[AllocStorageOp] = set()
+        for function in functions:
+            kept |= _kept_in_pool(function, self.pool_mode)
+        needed = _needed_pools(functions, buffers, kept)
+        if self.pool_mode != "alloc":
+            _check_shared_buffers(functions, needed, kept, self.pool_mode)
+        _lower_invokes(op)
+        pool_values: dict[str, dict[str, SSAValue]] = {}
+        for function in functions:
+            name = function.sym_name.data
+            if self.pool_mode == "arg":
+                pool_values[name] = _add_pool_arguments(function, needed[name], buffers)
+            else:
+                own = set(_direct_pools(function, kept))
+                pools = [p for p in buffers if p in own]
+                pool_values[name] = _materialize_buffers(
+                    function, pools, buffers, self.pool_mode
+                )
+        if self.pool_mode == "arg":
+            for function in functions:
+                caller = pool_values[function.sym_name.data]
+                for call in _calls(function):
+                    callee_pools = needed.get(call.callee.root_reference.data, [])
+                    if callee_pools:
+                        call.operands = [*(caller[p] for p in callee_pools), *call.operands]
+        for function in functions:
+            _FunctionLowering(function, pool_values[function.sym_name.data], kept).run()
+        _replace_pools(op, buffers, self.pool_mode)
+        _check_no_memory_left(op)
