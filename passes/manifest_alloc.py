@@ -315,11 +315,13 @@ class _ManifestAlloc:
         if kernel.dynamic_dim_count == 0:
             return kernel
         if ref is None:
-            dynamic = next(r for r in results if not r.has_static_shape())
+            index, dynamic = next(
+                (i, r) for i, r in enumerate(results) if not r.has_static_shape()
+            )
             _fail(
                 decl,
-                f"kernel {name}: result of type {dynamic} has dynamic dims but {name} "
-                f"has no {SHAPE_FN_ATTR}",
+                f"kernel {name}: result #{index} of type {dynamic} has dynamic dims but "
+                f"{name} has no {SHAPE_FN_ATTR}",
             )
         shape_fn = self._resolve_shape_fn(decl, ref)
         self._check_shape_fn(kernel, shape_fn)
@@ -576,6 +578,7 @@ class _ManifestAlloc:
             )
             tensor_op = AllocTensorOp(storage, 0, memref_type, result_dims)
             if result.name_hint:
+                _name_values(result.name_hint, result_type, result_dims, size)
                 storage.storage.name_hint = f"{result.name_hint}_storage"
                 tensor_op.tensor.name_hint = result.name_hint
             new_ops.extend((storage, tensor_op))
@@ -666,6 +669,20 @@ def _dynamic_byte_size(
         ops.extend((constant, product))
         size = product.result
     return ops, size
+
+
+def _name_values(
+    hint: str,
+    result_type: TensorType[Attribute],
+    dims: Sequence[SSAValue],
+    size: int | SSAValue,
+) -> None:
+    """Readable names for a result's dynamic dims (``%y_dim0``) and size (``%y_bytes``)."""
+    positions = [i for i, d in enumerate(result_type.get_shape()) if d < 0]
+    for position, dim in zip(positions, dims):
+        dim.name_hint = f"{hint}_dim{position}"
+    if isinstance(size, SSAValue) and size not in dims:
+        size.name_hint = f"{hint}_bytes"
 
 
 class _ConstantNamer:

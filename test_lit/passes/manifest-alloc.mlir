@@ -1,0 +1,535 @@
+// RUN: memplan-opt %s --manifest-alloc --split-input-file --verify-diagnostics | filecheck %s
+// RUN: memplan-opt %s --manifest-alloc --split-input-file --verify-diagnostics --disable-verify | filecheck %s --check-prefix=NOVERIFY
+
+// Sizes are prod(shape) * ceil(bits / 8) and alignments max(64, element
+// bytes) (TVM's rule; `align 64` is the default and is not printed):
+// 4x8xf32 = 128 B, 3x5xf16 = 30 B, 2x3xf64 = 48 B, 7xi8 = 7 B, 10xi1 = 10 B
+// (one byte per i1), 5xi3 = 5 B, and 2xi1024 = 256 B aligned to its 128-byte
+// element. Kernels without operands get an invoke without `ins`.
+func.func private @make_f32() -> tensor<4x8xf32>
+func.func private @make_f16() -> tensor<3x5xf16>
+func.func private @make_f64() -> tensor<2x3xf64>
+func.func private @make_i8() -> tensor<7xi8>
+func.func private @make_i1() -> tensor<10xi1>
+func.func private @make_i3() -> tensor<5xi3>
+func.func private @make_i1024() -> tensor<2xi1024>
+func.func @element_sizes() {
+  %a = func.call @make_f32() : () -> tensor<4x8xf32>
+  %b = func.call @make_f16() : () -> tensor<3x5xf16>
+  %c = func.call @make_f64() : () -> tensor<2x3xf64>
+  %d = func.call @make_i8() : () -> tensor<7xi8>
+  %e = func.call @make_i1() : () -> tensor<10xi1>
+  %f = func.call @make_i3() : () -> tensor<5xi3>
+  %g = func.call @make_i1024() : () -> tensor<2xi1024>
+  func.return
+}
+
+// CHECK-LABEL: func.func @element_sizes() {
+// CHECK-NEXT:    %a_storage = memory.alloc_storage : !memory.storage<128>
+// CHECK-NEXT:    %a = memory.alloc_tensor %a_storage[0] : !memory.storage<128> -> memref<4x8xf32>
+// CHECK-NEXT:    memory.invoke @make_f32 outs(%a : memref<4x8xf32>)
+// CHECK-NEXT:    %b_storage = memory.alloc_storage : !memory.storage<30>
+// CHECK-NEXT:    %b = memory.alloc_tensor %b_storage[0] : !memory.storage<30> -> memref<3x5xf16>
+// CHECK-NEXT:    memory.invoke @make_f16 outs(%b : memref<3x5xf16>)
+// CHECK-NEXT:    %c_storage = memory.alloc_storage : !memory.storage<48>
+// CHECK-NEXT:    %c = memory.alloc_tensor %c_storage[0] : !memory.storage<48> -> memref<2x3xf64>
+// CHECK-NEXT:    memory.invoke @make_f64 outs(%c : memref<2x3xf64>)
+// CHECK-NEXT:    %d_storage = memory.alloc_storage : !memory.storage<7>
+// CHECK-NEXT:    %d = memory.alloc_tensor %d_storage[0] : !memory.storage<7> -> memref<7xi8>
+// CHECK-NEXT:    memory.invoke @make_i8 outs(%d : memref<7xi8>)
+// CHECK-NEXT:    %e_storage = memory.alloc_storage : !memory.storage<10>
+// CHECK-NEXT:    %e = memory.alloc_tensor %e_storage[0] : !memory.storage<10> -> memref<10xi1>
+// CHECK-NEXT:    memory.invoke @make_i1 outs(%e : memref<10xi1>)
+// CHECK-NEXT:    %f_storage = memory.alloc_storage : !memory.storage<5>
+// CHECK-NEXT:    %f = memory.alloc_tensor %f_storage[0] : !memory.storage<5> -> memref<5xi3>
+// CHECK-NEXT:    memory.invoke @make_i3 outs(%f : memref<5xi3>)
+// CHECK-NEXT:    %g_storage = memory.alloc_storage align 128 : !memory.storage<256>
+// CHECK-NEXT:    %g = memory.alloc_tensor %g_storage[0] : !memory.storage<256> -> memref<2xi1024>
+// CHECK-NEXT:    memory.invoke @make_i1024 outs(%g : memref<2xi1024>)
+// CHECK-NEXT:    func.return
+// CHECK-NEXT:  }
+
+// -----
+
+// A kernel with several results gets one storage per result (never one
+// shared storage: merging is `coalesce`'s job), all written by one invoke.
+// The 0-d tensor<f64> takes 8 bytes.
+func.func private @split(tensor<8xf32>) -> (tensor<4xf32>, tensor<2x2xi8>, tensor<f64>)
+func.func @several_results(%x: tensor<8xf32>) -> tensor<f64> {
+  %lo, %mid, %hi = func.call @split(%x) : (tensor<8xf32>) -> (tensor<4xf32>, tensor<2x2xi8>, tensor<f64>)
+  func.return %hi : tensor<f64>
+}
+
+// CHECK-LABEL: func.func @several_results(%x: memref<8xf32>) -> memref<f64> {
+// CHECK-NEXT:    %lo_storage = memory.alloc_storage : !memory.storage<16>
+// CHECK-NEXT:    %lo = memory.alloc_tensor %lo_storage[0] : !memory.storage<16> -> memref<4xf32>
+// CHECK-NEXT:    %mid_storage = memory.alloc_storage : !memory.storage<4>
+// CHECK-NEXT:    %mid = memory.alloc_tensor %mid_storage[0] : !memory.storage<4> -> memref<2x2xi8>
+// CHECK-NEXT:    %hi_storage = memory.alloc_storage : !memory.storage<8>
+// CHECK-NEXT:    %hi = memory.alloc_tensor %hi_storage[0] : !memory.storage<8> -> memref<f64>
+// CHECK-NEXT:    memory.invoke @split ins(%x : memref<8xf32>) outs(%lo, %mid, %hi : memref<4xf32>, memref<2x2xi8>, memref<f64>)
+// CHECK-NEXT:    func.return %hi : memref<f64>
+// CHECK-NEXT:  }
+
+// -----
+
+// The function boundary becomes memrefs: tensor arguments and results turn
+// into memrefs of the same shape (dynamic dims included), scalars stay. A
+// returned kernel result is allocated inside the function and escapes to the
+// caller; a returned argument is returned as is. The kernel declaration
+// becomes destination-passing: (ins..., outs...) -> () on memrefs.
+func.func private @scale(tensor<?x4xf32>, f32) -> tensor<2x4xf32>
+func.func @boundary(%x: tensor<?x4xf32>, %alpha: f32, %n: index) -> (tensor<2x4xf32>, tensor<?x4xf32>, index) {
+  %y = func.call @scale(%x, %alpha) : (tensor<?x4xf32>, f32) -> tensor<2x4xf32>
+  func.return %y, %x, %n : tensor<2x4xf32>, tensor<?x4xf32>, index
+}
+func.func @identity(%x: tensor<3xi32>) -> tensor<3xi32> {
+  func.return %x : tensor<3xi32>
+}
+
+// CHECK:       func.func private @scale(memref<?x4xf32>, f32, memref<2x4xf32>) -> ()
+// CHECK-LABEL: func.func @boundary(%x: memref<?x4xf32>, %alpha: f32, %n: index) -> (memref<2x4xf32>, memref<?x4xf32>, index) {
+// CHECK-NEXT:    %y_storage = memory.alloc_storage : !memory.storage<32>
+// CHECK-NEXT:    %y = memory.alloc_tensor %y_storage[0] : !memory.storage<32> -> memref<2x4xf32>
+// CHECK-NEXT:    memory.invoke @scale ins(%x, %alpha : memref<?x4xf32>, f32) outs(%y : memref<2x4xf32>)
+// CHECK-NEXT:    func.return %y, %x, %n : memref<2x4xf32>, memref<?x4xf32>, index
+// CHECK-NEXT:  }
+// CHECK:       func.func @identity(%x: memref<3xi32>) -> memref<3xi32> {
+// CHECK-NEXT:    func.return %x : memref<3xi32>
+
+// -----
+
+// Scalars (i32, f32, index) pass through into `ins` in call order, and the
+// call's discardable attributes move to the invoke unchanged.
+func.func private @axpy(f32, tensor<16xf32>, i32, index) -> tensor<16xf32>
+func.func @scalars_and_attributes(%a: f32, %x: tensor<16xf32>, %k: i32, %n: index) -> tensor<16xf32> {
+  %y = func.call @axpy(%a, %x, %k, %n) {tile = [4, 4], fused = "relu"} : (f32, tensor<16xf32>, i32, index) -> tensor<16xf32>
+  func.return %y : tensor<16xf32>
+}
+
+// CHECK-LABEL: func.func @scalars_and_attributes(
+// CHECK:         memory.invoke @axpy ins(%a, %x, %k, %n : f32, memref<16xf32>, i32, index) outs(%y : memref<16xf32>) {tile = [4 : i64, 4 : i64], fused = "relu"}
+
+// -----
+
+// Dense tensor constants become module-level read-only globals, never
+// workspace: `memref.global` (printed in generic form by xDSL; upstream MLIR
+// reads it as `memref.global "private" constant @... = dense<...>`) aligned
+// like storages, read with `memref.get_global`. Names count per function
+// from 0 and skip symbols already taken (`@__constant_constants_0` exists
+// here). Scalar constants are left alone.
+func.func private @__constant_constants_0()
+func.func private @add(tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+func.func @constants(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %zero = arith.constant 0 : index
+  %w = arith.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
+  %b = arith.constant dense<0.5> : tensor<2x2xf32>
+  %h = func.call @add(%x, %w) : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  %y = func.call @add(%h, %b) : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  func.return %y : tensor<2x2xf32>
+}
+
+// CHECK:       "memref.global"() <{sym_name = "__constant_constants_1", type = memref<2x2xf32>, initial_value = dense<{{\[\[}}1.000000e+00, 2.000000e+00], [3.000000e+00, 4.000000e+00]]> : tensor<2x2xf32>, sym_visibility = "private", constant, alignment = 64 : i64}> : () -> ()
+// CHECK-NEXT:  "memref.global"() <{sym_name = "__constant_constants_2", type = memref<2x2xf32>, initial_value = dense<5.000000e-01> : tensor<2x2xf32>, sym_visibility = "private", constant, alignment = 64 : i64}> : () -> ()
+// CHECK-LABEL: func.func @constants(%x: memref<2x2xf32>) -> memref<2x2xf32> {
+// CHECK-NEXT:    %zero = arith.constant 0 : index
+// CHECK-NEXT:    %w = memref.get_global @__constant_constants_1 : memref<2x2xf32>
+// CHECK-NEXT:    %b = memref.get_global @__constant_constants_2 : memref<2x2xf32>
+// CHECK-NEXT:    %h_storage = memory.alloc_storage : !memory.storage<16>
+// CHECK-NEXT:    %h = memory.alloc_tensor %h_storage[0] : !memory.storage<16> -> memref<2x2xf32>
+// CHECK-NEXT:    memory.invoke @add ins(%x, %w : memref<2x2xf32>, memref<2x2xf32>) outs(%h : memref<2x2xf32>)
+// CHECK:         memory.invoke @add ins(%h, %b : memref<2x2xf32>, memref<2x2xf32>) outs(%y : memref<2x2xf32>)
+
+// -----
+
+// A `memory.view` kernel (reshape) allocates nothing and is not invoked: its
+// result aliases its one tensor operand through `memref.reinterpret_cast`
+// with offset 0 and the new shape's identity strides (valid upstream for any
+// reshape of an identity-layout memref). Other operands (here the index) are
+// ignored. Views chain, and views of arguments and constants work the same.
+func.func private @reshape(tensor<2x3x4xf32>, index) -> tensor<6x4xf32> attributes {memory.view}
+func.func private @flatten(tensor<6x4xf32>) -> tensor<24xf32> attributes {memory.view}
+func.func private @to_scalar(tensor<1x1xi8>) -> tensor<i8> attributes {memory.view}
+func.func @views(%x: tensor<2x3x4xf32>, %n: index) -> (tensor<24xf32>, tensor<i8>) {
+  %c = arith.constant dense<7> : tensor<1x1xi8>
+  %r = func.call @reshape(%x, %n) : (tensor<2x3x4xf32>, index) -> tensor<6x4xf32>
+  %f = func.call @flatten(%r) : (tensor<6x4xf32>) -> tensor<24xf32>
+  %s = func.call @to_scalar(%c) : (tensor<1x1xi8>) -> tensor<i8>
+  func.return %f, %s : tensor<24xf32>, tensor<i8>
+}
+
+// CHECK-LABEL: func.func @views(%x: memref<2x3x4xf32>, %n: index) -> (memref<24xf32>, memref<i8>) {
+// CHECK-NEXT:    %c = memref.get_global @__constant_views_0 : memref<1x1xi8>
+// CHECK-NEXT:    %r = memref.reinterpret_cast %x to offset: [0], sizes: [6, 4], strides: [4, 1] : memref<2x3x4xf32> to memref<6x4xf32>
+// CHECK-NEXT:    %f = memref.reinterpret_cast %r to offset: [0], sizes: [24], strides: [1] : memref<6x4xf32> to memref<24xf32>
+// CHECK-NEXT:    %s = memref.reinterpret_cast %c to offset: [0], sizes: [], strides: [] : memref<1x1xi8> to memref<i8>
+// CHECK-NEXT:    func.return %f, %s : memref<24xf32>, memref<i8>
+// CHECK-NEXT:  }
+
+// -----
+
+// Devices: a kernel declared `memory.device = "npu"` allocates its results
+// `on "npu"`; a call-site `memory.device` selects the device of one call of
+// a default (cpu) kernel, and may repeat the declaration's device. The
+// attribute stays on the invoke like every discardable attribute.
+func.func private @npu_conv(tensor<8xf32>) -> tensor<8xf32> attributes {memory.device = "npu"}
+func.func private @relu(tensor<8xf32>) -> tensor<8xf32>
+func.func @devices(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %a = func.call @npu_conv(%x) : (tensor<8xf32>) -> tensor<8xf32>
+  %b = func.call @relu(%a) {memory.device = "dsp"} : (tensor<8xf32>) -> tensor<8xf32>
+  %c = func.call @npu_conv(%b) {memory.device = "npu"} : (tensor<8xf32>) -> tensor<8xf32>
+  %d = func.call @relu(%c) : (tensor<8xf32>) -> tensor<8xf32>
+  func.return %d : tensor<8xf32>
+}
+
+// CHECK-LABEL: func.func @devices(
+// CHECK-NEXT:    %a_storage = memory.alloc_storage on "npu" : !memory.storage<32>
+// CHECK:         memory.invoke @npu_conv ins(%x : memref<8xf32>) outs(%a : memref<8xf32>)
+// CHECK-NEXT:    %b_storage = memory.alloc_storage on "dsp" : !memory.storage<32>
+// CHECK:         memory.invoke @relu ins(%a : memref<8xf32>) outs(%b : memref<8xf32>) {memory.device = "dsp"}
+// CHECK-NEXT:    %c_storage = memory.alloc_storage on "npu" : !memory.storage<32>
+// CHECK:         memory.invoke @npu_conv ins(%b : memref<8xf32>) outs(%c : memref<8xf32>) {memory.device = "npu"}
+// CHECK-NEXT:    %d_storage = memory.alloc_storage : !memory.storage<32>
+
+// -----
+
+// Dynamic result dims come from the kernel's `memory.shape_fn`, called once
+// per call on the memref operands; it returns one index per `?` of the
+// results, in result order. Each dynamic storage is `!memory.storage<?>`
+// sized d0 * d1 * (static dims * element bytes): ?x16xf32 is d0 * 64 bytes,
+// ?x?xf64 is d1 * d2 * 8 bytes, and ?xi8 is d3 itself (factor 1, no
+// multiply). Alignment follows the static rule. The dims and sizes are
+// named after the result (%a_dim0, %a_bytes).
+func.func private @nonzero(tensor<?x16xf32>, i32) -> (tensor<?x16xf32>, tensor<?x?xf64>, tensor<?xi8>) attributes {memory.shape_fn = @nonzero_shape}
+func.func private @nonzero_shape(tensor<?x16xf32>, i32) -> (index, index, index, index)
+func.func @dynamic(%x: tensor<?x16xf32>, %k: i32) -> tensor<?x?xf64> {
+  %a, %b, %c = func.call @nonzero(%x, %k) : (tensor<?x16xf32>, i32) -> (tensor<?x16xf32>, tensor<?x?xf64>, tensor<?xi8>)
+  func.return %b : tensor<?x?xf64>
+}
+
+// CHECK:       func.func private @nonzero(memref<?x16xf32>, i32, memref<?x16xf32>, memref<?x?xf64>, memref<?xi8>) -> () attributes {memory.shape_fn = @nonzero_shape}
+// CHECK-NEXT:  func.func private @nonzero_shape(memref<?x16xf32>, i32) -> (index, index, index, index)
+// CHECK-LABEL: func.func @dynamic(%x: memref<?x16xf32>, %k: i32) -> memref<?x?xf64> {
+// CHECK-NEXT:    %a_dim0, %b_dim0, %b_dim1, %c_dim0 = func.call @nonzero_shape(%x, %k) : (memref<?x16xf32>, i32) -> (index, index, index, index)
+// CHECK-NEXT:    %[[C64:.*]] = arith.constant 64 : index
+// CHECK-NEXT:    %a_bytes = arith.muli %a_dim0, %[[C64]] : index
+// CHECK-NEXT:    %a_storage = memory.alloc_storage(%a_bytes) : !memory.storage<?>
+// CHECK-NEXT:    %a = memory.alloc_tensor %a_storage[0](%a_dim0) : !memory.storage<?> -> memref<?x16xf32>
+// CHECK-NEXT:    %[[D01:.*]] = arith.muli %b_dim0, %b_dim1 : index
+// CHECK-NEXT:    %[[C8:.*]] = arith.constant 8 : index
+// CHECK-NEXT:    %b_bytes = arith.muli %[[D01]], %[[C8]] : index
+// CHECK-NEXT:    %b_storage = memory.alloc_storage(%b_bytes) : !memory.storage<?>
+// CHECK-NEXT:    %b = memory.alloc_tensor %b_storage[0](%b_dim0, %b_dim1) : !memory.storage<?> -> memref<?x?xf64>
+// CHECK-NEXT:    %c_storage = memory.alloc_storage(%c_dim0) : !memory.storage<?>
+// CHECK-NEXT:    %c = memory.alloc_tensor %c_storage[0](%c_dim0) : !memory.storage<?> -> memref<?xi8>
+// CHECK-NEXT:    memory.invoke @nonzero ins(%x, %k : memref<?x16xf32>, i32) outs(%a, %b, %c : memref<?x16xf32>, memref<?x?xf64>, memref<?xi8>)
+// CHECK-NEXT:    func.return %b : memref<?x?xf64>
+
+// -----
+
+// A shape function may have a body: its tensor arguments become memrefs
+// like any function's, and `tensor.dim` on them becomes `memref.dim`.
+func.func private @unique(tensor<?xi32>) -> tensor<?xi32> attributes {memory.shape_fn = @unique_shape}
+func.func @unique_shape(%x: tensor<?xi32>) -> index {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?xi32>
+  func.return %n : index
+}
+func.func @shape_fn_with_body(%x: tensor<?xi32>) -> tensor<?xi32> {
+  %u = func.call @unique(%x) : (tensor<?xi32>) -> tensor<?xi32>
+  func.return %u : tensor<?xi32>
+}
+
+// CHECK:       func.func @unique_shape(%x: memref<?xi32>) -> index {
+// CHECK-NEXT:    %c0 = arith.constant 0 : index
+// CHECK-NEXT:    %n = memref.dim %x, %c0 : memref<?xi32>
+// CHECK-NEXT:    func.return %n : index
+// CHECK-LABEL: func.func @shape_fn_with_body(%x: memref<?xi32>) -> memref<?xi32> {
+// CHECK-NEXT:    %u_dim0 = func.call @unique_shape(%x) : (memref<?xi32>) -> index
+// CHECK-NEXT:    %[[C4:.*]] = arith.constant 4 : index
+// CHECK-NEXT:    %u_bytes = arith.muli %u_dim0, %[[C4]] : index
+// CHECK-NEXT:    %u_storage = memory.alloc_storage(%u_bytes) : !memory.storage<?>
+// CHECK-NEXT:    %u = memory.alloc_tensor %u_storage[0](%u_dim0) : !memory.storage<?> -> memref<?xi32>
+// CHECK-NEXT:    memory.invoke @unique ins(%x : memref<?xi32>) outs(%u : memref<?xi32>)
+
+// -----
+
+// Calls nested in regions are rewritten in place: their storages live in the
+// region. Tensor results of `scf.if` become memref results, each branch
+// yielding its own storage's tensor (which then escapes the branch). A call
+// in an `scf.for` body whose tensor stays inside the body gets a storage in
+// the body: one buffer reused by every iteration.
+func.func private @relu(tensor<4xf32>) -> tensor<4xf32>
+func.func private @neg(tensor<4xf32>) -> tensor<4xf32>
+func.func private @sink(tensor<4xf32>)
+func.func @regions(%x: tensor<4xf32>, %cond: i1, %n: index) -> tensor<4xf32> {
+  %y = scf.if %cond -> (tensor<4xf32>) {
+    %r = func.call @relu(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    scf.yield %r : tensor<4xf32>
+  } else {
+    %m = func.call @neg(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    scf.yield %m : tensor<4xf32>
+  }
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %n step %c1 {
+    %t = func.call @relu(%y) : (tensor<4xf32>) -> tensor<4xf32>
+    func.call @sink(%t) : (tensor<4xf32>) -> ()
+  }
+  func.return %y : tensor<4xf32>
+}
+
+// CHECK:       func.func private @sink(memref<4xf32>) -> ()
+// CHECK-LABEL: func.func @regions(%x: memref<4xf32>, %cond: i1, %n: index) -> memref<4xf32> {
+// CHECK-NEXT:    %y = scf.if %cond -> (memref<4xf32>) {
+// CHECK-NEXT:      %r_storage = memory.alloc_storage : !memory.storage<16>
+// CHECK-NEXT:      %r = memory.alloc_tensor %r_storage[0] : !memory.storage<16> -> memref<4xf32>
+// CHECK-NEXT:      memory.invoke @relu ins(%x : memref<4xf32>) outs(%r : memref<4xf32>)
+// CHECK-NEXT:      scf.yield %r : memref<4xf32>
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      %m_storage = memory.alloc_storage : !memory.storage<16>
+// CHECK-NEXT:      %m = memory.alloc_tensor %m_storage[0] : !memory.storage<16> -> memref<4xf32>
+// CHECK-NEXT:      memory.invoke @neg ins(%x : memref<4xf32>) outs(%m : memref<4xf32>)
+// CHECK-NEXT:      scf.yield %m : memref<4xf32>
+// CHECK-NEXT:    }
+// CHECK:         scf.for %i = %c0 to %n step %c1 {
+// CHECK-NEXT:      %t_storage = memory.alloc_storage : !memory.storage<16>
+// CHECK-NEXT:      %t = memory.alloc_tensor %t_storage[0] : !memory.storage<16> -> memref<4xf32>
+// CHECK-NEXT:      memory.invoke @relu ins(%y : memref<4xf32>) outs(%t : memref<4xf32>)
+// CHECK-NEXT:      memory.invoke @sink ins(%t : memref<4xf32>)
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %y : memref<4xf32>
+
+// -----
+
+// Calls without tensors are not kernel calls and stay as they are (scalar
+// helpers with or without a body); declarations without tensors keep their
+// signature.
+func.func private @query() -> index
+func.func @twice(%n: index) -> index {
+  %c2 = arith.constant 2 : index
+  %m = arith.muli %n, %c2 : index
+  func.return %m : index
+}
+func.func @scalar_calls() -> index {
+  %n = func.call @query() : () -> index
+  %m = func.call @twice(%n) : (index) -> index
+  func.return %m : index
+}
+
+// CHECK:       func.func private @query() -> index
+// CHECK-LABEL: func.func @scalar_calls() -> index {
+// CHECK-NEXT:    %n = func.call @query() : () -> index
+// CHECK-NEXT:    %m = func.call @twice(%n) : (index) -> index
+// CHECK-NEXT:    func.return %m : index
+
+// -----
+
+// Error: calls between functions with bodies are not rewritten: the callee's
+// escaping results would be planned into the same pools as the caller's
+// buffers. Inline first.
+func.func @helper(%x: tensor<4xf32>) -> tensor<4xf32> {
+  func.return %x : tensor<4xf32>
+}
+func.func @call_with_body(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = func.call @helper(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %y : tensor<4xf32>
+}
+
+// CHECK-LABEL: call to @helper: not a kernel declaration (it has a body); manifest-alloc rewrites calls of bodiless kernel declarations only, inline @helper first
+
+// -----
+
+// Error: an unranked tensor has no byte size. The kernel's declaration is
+// checked before its calls.
+func.func private @unranked_kernel(tensor<*xf32>) -> tensor<4xf32>
+func.func @unranked(%x: tensor<*xf32>) -> tensor<4xf32> {
+  %y = func.call @unranked_kernel(%x) : (tensor<*xf32>) -> tensor<4xf32>
+  func.return %y : tensor<4xf32>
+}
+
+// CHECK-LABEL: kernel @unranked_kernel: operand #0 has unranked tensor type tensor<*xf32>: manifest-alloc needs ranked tensors to size their storage
+
+// -----
+
+// Error: an unranked function argument, even when no kernel uses it.
+func.func @unranked_argument(%x: tensor<*xf32>) -> tensor<*xf32> {
+  func.return %x : tensor<*xf32>
+}
+
+// CHECK-LABEL: function @unranked_argument: argument #0 has unranked tensor type tensor<*xf32>: manifest-alloc needs ranked tensors to size their storage
+
+// -----
+
+// Error: `index` has no fixed bit width, so a tensor<...xindex> result has
+// no byte size.
+func.func private @iota() -> tensor<8xindex>
+func.func @index_elements() -> tensor<8xindex> {
+  %y = func.call @iota() : () -> tensor<8xindex>
+  func.return %y : tensor<8xindex>
+}
+
+// CHECK-LABEL: kernel @iota: result #0 has type tensor<8xindex>: element type index has no fixed bit width, so its byte size is unknown
+
+// -----
+
+// Error: kernel operands are ranked tensors or scalars; a vector (or a
+// memref) is neither.
+func.func private @vector_kernel(tensor<4xf32>, vector<4xf32>) -> tensor<4xf32>
+func.func @vector_operand(%x: tensor<4xf32>, %v: vector<4xf32>) -> tensor<4xf32> {
+  %y = func.call @vector_kernel(%x, %v) : (tensor<4xf32>, vector<4xf32>) -> tensor<4xf32>
+  func.return %y : tensor<4xf32>
+}
+
+// CHECK-LABEL: kernel @vector_kernel: operand #1 has type vector<4xf32>, which is neither a ranked tensor nor a scalar (integer, index, float)
+
+// -----
+
+// Error: a destination-passing kernel returns tensors only.
+func.func private @count(tensor<4xf32>) -> i32
+func.func @scalar_result(%x: tensor<4xf32>) -> i32 {
+  %n = func.call @count(%x) : (tensor<4xf32>) -> i32
+  func.return %n : i32
+}
+
+// CHECK-LABEL: kernel @count: result #0 has type i32: kernel results must be ranked tensors (a destination-passing kernel cannot return a scalar)
+
+// -----
+
+// Error: a zero-element result would need a storage of 0 bytes.
+func.func private @empty_kernel() -> tensor<0x4xf32>
+func.func @zero_bytes() -> tensor<0x4xf32> {
+  %y = func.call @empty_kernel() : () -> tensor<0x4xf32>
+  func.return %y : tensor<0x4xf32>
+}
+
+// CHECK-LABEL: kernel @empty_kernel: result #0 has type tensor<0x4xf32>: a storage of 0 bytes
+
+// -----
+
+// Error: a result with dynamic dims needs the kernel's shape function.
+func.func private @filter(tensor<8xf32>) -> tensor<?xf32>
+func.func @dynamic_without_shape_fn(%x: tensor<8xf32>) -> tensor<?xf32> {
+  %y = func.call @filter(%x) : (tensor<8xf32>) -> tensor<?xf32>
+  func.return %y : tensor<?xf32>
+}
+
+// CHECK-LABEL: kernel @filter: result #0 of type tensor<?xf32> has dynamic dims but @filter has no memory.shape_fn
+
+// -----
+
+// Error: the shape function must return one index per dynamic dim (two
+// here) and take the kernel's operands.
+func.func private @pairs(tensor<8xf32>) -> tensor<?x?xf32> attributes {memory.shape_fn = @pairs_shape}
+func.func private @pairs_shape(tensor<8xf32>) -> index
+func.func @bad_shape_fn_results(%x: tensor<8xf32>) -> tensor<?x?xf32> {
+  %y = func.call @pairs(%x) : (tensor<8xf32>) -> tensor<?x?xf32>
+  func.return %y : tensor<?x?xf32>
+}
+
+// CHECK-LABEL: shape function @pairs_shape of kernel @pairs must return 2 index values (one per dynamic dim of the results), got (index)
+
+// -----
+
+func.func private @pairs(tensor<8xf32>) -> tensor<?xf32> attributes {memory.shape_fn = @pairs_shape}
+func.func private @pairs_shape(tensor<8xi32>) -> index
+func.func @bad_shape_fn_operands(%x: tensor<8xf32>) -> tensor<?xf32> {
+  %y = func.call @pairs(%x) : (tensor<8xf32>) -> tensor<?xf32>
+  func.return %y : tensor<?xf32>
+}
+
+// CHECK-LABEL: shape function @pairs_shape of kernel @pairs takes (memref<8xi32>) but the kernel's operands are (memref<8xf32>)
+
+// -----
+
+// Error: `memory.shape_fn` names a symbol that is not a function.
+func.func private @ghost_kernel(tensor<8xf32>) -> tensor<?xf32> attributes {memory.shape_fn = @ghost}
+func.func @missing_shape_fn(%x: tensor<8xf32>) -> tensor<?xf32> {
+  %y = func.call @ghost_kernel(%x) : (tensor<8xf32>) -> tensor<?xf32>
+  func.return %y : tensor<?xf32>
+}
+
+// CHECK-LABEL: @ghost_kernel: shape function @ghost is not a func.func (no such symbol)
+
+// -----
+
+// Error: the call site asks for another device than the declaration.
+func.func private @npu_only(tensor<8xf32>) -> tensor<8xf32> attributes {memory.device = "npu"}
+func.func @device_conflict(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %y = func.call @npu_only(%x) {memory.device = "cpu"} : (tensor<8xf32>) -> tensor<8xf32>
+  func.return %y : tensor<8xf32>
+}
+
+// CHECK-LABEL: call to @npu_only: call-site memory.device "cpu" conflicts with "npu" on the declaration of @npu_only
+
+// -----
+
+// Error: a view kernel cannot change the element count...
+func.func private @bad_reshape(tensor<2x3xf32>) -> tensor<4xf32> attributes {memory.view}
+func.func @view_count(%x: tensor<2x3xf32>) -> tensor<4xf32> {
+  %y = func.call @bad_reshape(%x) : (tensor<2x3xf32>) -> tensor<4xf32>
+  func.return %y : tensor<4xf32>
+}
+
+// CHECK-LABEL: view kernel @bad_reshape: tensor<2x3xf32> has 6 elements but tensor<4xf32> has 4
+
+// -----
+
+// ...nor the element type (a bitcast is not an alias of the same values).
+func.func private @bitcast(tensor<4xf32>) -> tensor<4xi32> attributes {memory.view}
+func.func @view_type(%x: tensor<4xf32>) -> tensor<4xi32> {
+  %y = func.call @bitcast(%x) : (tensor<4xf32>) -> tensor<4xi32>
+  func.return %y : tensor<4xi32>
+}
+
+// CHECK-LABEL: view kernel @bitcast: element type f32 of tensor<4xf32> differs from i32 of tensor<4xi32>
+
+// -----
+
+// Error: ops other than kernel calls, constants, tensor.dim, scf.if and
+// returns must not produce or consume tensors.
+func.func @other_tensor_op(%n: index) -> tensor<?xf32> {
+  %e = tensor.empty(%n) : tensor<?xf32>
+  func.return %e : tensor<?xf32>
+}
+
+// CHECK-LABEL: tensor.empty: result %e has tensor type tensor<?xf32>; manifest-alloc handles tensors only in func.call of kernel declarations, arith.constant, tensor.dim, scf.if, scf.yield and func.return
+
+// -----
+
+// Error: a tensor carried across loop iterations would need two live
+// buffers from one static storage.
+func.func private @step(tensor<4xf32>) -> tensor<4xf32>
+func.func @loop_carried(%x: tensor<4xf32>, %n: index) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %x) -> (tensor<4xf32>) {
+    %next = func.call @step(%acc) : (tensor<4xf32>) -> tensor<4xf32>
+    scf.yield %next : tensor<4xf32>
+  }
+  func.return %r : tensor<4xf32>
+}
+
+// CHECK-LABEL: scf.for carries tensor operand #3 (%x) of type tensor<4xf32> across iterations: not supported (one static storage cannot hold a value alive in two iterations)
+
+// -----
+
+// Error: only dense<...> tensor constants become globals.
+func.func @resource_constant() -> tensor<4xf32> {
+  %c = arith.constant dense_resource<blob> : tensor<4xf32>
+  func.return %c : tensor<4xf32>
+}
+
+// CHECK-LABEL: constant %c of type tensor<4xf32>: only dense<...> tensor constants are supported
+
+// -----
+
+// Error (input not verified): a call to an unknown symbol. With verification
+// on, the func.call verifier reports it before the pass runs.
+func.func @unknown_callee(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = func.call @nowhere(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %y : tensor<4xf32>
+}
+
+// CHECK-LABEL: '@nowhere' could not be found in symbol table
+// NOVERIFY:    call to @nowhere: unknown callee (no such symbol)
