@@ -5,5 +5,5 @@
 // RUN: xdsl-opt %S/ops.mlir > %t.xdsl
 // RUN: diff %t.memplan %t.xdsl
 // RUN: xdsl-opt %S/ops.mlir --print-op-generic | xdsl-opt | diff %t.memplan -
-// RUN: memplan-opt %S/ops.mlir --print-op-generic > %t.generic1
-// RUN: xdsl-opt %t.generic1 --print-op-generic | diff %t.generic1 -
+// RUN: memplan-opt %S/ops.mlir --print-op-generic > %t.generic.mlir
+// RUN: xdsl-opt %t.generic.mlir --print-op-generic | diff %t.generic.mlir -
