@@ -110,6 +110,10 @@ SEQUENTIAL_REGION_OPS: frozenset[str] = frozenset(
 """Ops whose regions run one instance at a time: an allocation nested only in
 these can take one static address."""
 
+FOREIGN_FREE_OPS: frozenset[str] = frozenset({"bufferization.dealloc", "gpu.dealloc"})
+"""Frees that xDSL may not know (parsed as unregistered ops): their operands
+are released by them, which no storage kill can express."""
+
 LOOP_OPS: frozenset[str] = frozenset({"scf.for", "scf.while", "affine.for"})
 """Sequential ops whose regions run repeatedly."""
 
@@ -213,7 +217,7 @@ def trace_flow(buffers: Sequence[SSAValue], origin: Operation) -> ValueFlow:
                     flow.deallocs.append(user)
                 else:
                     flow.blockers.append("freed through a value that may hold other buffers")
-            elif user.has_trait(MemoryFreeEffect):
+            elif user.has_trait(MemoryFreeEffect) or user.name in FOREIGN_FREE_OPS:
                 flow.blockers.append(f"freed by {user.name}")
             elif isinstance(user, func.ReturnOp):
                 flow.returned = True
