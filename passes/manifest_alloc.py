@@ -1,85 +1,4 @@
-"""Make every tensor's memory explicit (TVM's ManifestAlloc).
-
-Value-semantic `func.call`s of kernel declarations on ranked tensors become
-explicit storages, tensors and destination-passing invokes of the `memory`
-dialect; the function boundary becomes memrefs.
-
-Input: `func.func` bodies calling kernel *declarations* (`func.func private
-@k(tensor<...>, i32, ...) -> tensor<...>` with no body). For each such call:
-
-- per result one `memory.alloc_storage` of `prod(shape) * ceil(bits / 8)`
-  bytes aligned to `max(64, element bytes)` (TVM's rule, `memdialect/types`),
-  on the kernel's device, plus one `memory.alloc_tensor %s[0]`;
-- one `memory.invoke @k ins(<operands>) outs(<new tensors>)` carrying the
-  call's discardable attributes (`memory.device` included); scalar operands
-  (integers, `index`, floats) pass through into `ins`.
-
-Kernel declaration attributes (discardable, on the `func.func`):
-
-- `memory.view` (unit): a reshape-like kernel. Its call becomes an alias of
-  its one tensor operand, with no allocation and no invoke:
-  `memref.reinterpret_cast %in to offset: [0], sizes: [...], strides: [...]`
-  with the result's identity strides. Chosen over
-  `memref.expand_shape`/`collapse_shape` (only valid for pure expansions or
-  collapses) and `memref.reshape` (needs a shape memref operand): for an
-  identity-layout source (offset 0, contiguous) the cast is valid upstream
-  MLIR for every reshape. Both shapes must be static, the element types equal
-  and the element counts equal; other operands (e.g. a shape scalar) are
-  ignored.
-- `memory.device = "npu"`: storages of the kernel's results are allocated
-  `on "npu"`. A call-site `memory.device` attribute selects the device of
-  that call; if both are present and differ, the pass fails.
-- `memory.shape_fn = @f`: the kernel's shape function, needed when a result
-  has dynamic dims. `@f` takes the kernel's operands (tensors as memrefs, or
-  as tensors in the input, which this pass turns into memrefs) and returns
-  one `index` per dynamic dim of the results, in result order then dim
-  order. The pass calls it with `func.call` on the memref operands, sizes
-  the storage `!memory.storage<?>` with `arith.muli` of the dims and the
-  static factor (static dims * element bytes), and carves the tensor with
-  `memory.alloc_tensor %s[0](%d0, ...)`. `@f` may be a declaration or have a
-  body; in a body, `tensor.dim` on its arguments becomes `memref.dim`.
-
-Function boundary: tensor arguments become memref arguments and tensor
-results memref results. Results are allocated inside the function and never
-killed: they escape to the caller. `arith.constant` dense tensors become a
-module-level `memref.global "private" constant @__constant_<func>_<n>`
-(aligned by the same rule, `<n>` counting per function from 0 and skipping
-names already taken) read with `memref.get_global`: constants never take
-workspace.
-
-Kernel declarations are rewritten to the destination-passing signature
-`(ins..., outs...) -> ()` on memrefs (result attributes become the trailing
-argument attributes), so that `lower-to-memref` can turn each
-`memory.invoke @k ins(a) outs(b)` into `func.call @k(a, b)`. Shape-function
-declarations keep their `index` results; only their tensor arguments become
-memrefs. A declaration is a kernel when its signature mentions a tensor and
-no kernel names it as `memory.shape_fn`; declarations without tensors are
-left alone, as are calls whose operands and results hold no tensor (scalar
-helpers, or IR this pass already produced: the pass is idempotent).
-
-Control flow: calls nested in `scf.if`/`scf.for`/... regions are rewritten
-in place (their storages live in that region). `scf.if` results of tensor
-type become memref results: each branch yields its own storage's tensor,
-which then escapes its region. Tensors carried across loop iterations
-(`scf.for`/`scf.while` iteration arguments or results) and tensors passed
-through `cf` branches to block arguments are rejected: one static storage
-cannot hold a value that is alive in two iterations at once.
-
-The pass fails with a diagnostic naming the call, the value and the type
-for: a call to an unknown symbol; a call with tensors to a function with a
-body ("call to @f: not a kernel declaration" — calls between functions are
-not supported because a callee's escaping results would be planned in the
-callee's pools while the caller's buffers sit there too; inline first); an
-unranked tensor; a tensor with an encoding; a result element type without a
-fixed bit width (`index`); an operand or result that is neither a ranked
-tensor nor a scalar; a zero-byte result; a dynamic result without
-`memory.shape_fn`, or a shape function whose signature does not fit;
-conflicting devices; an invalid view kernel; a non-`dense` tensor constant;
-and any other op that produces or consumes a tensor. All checks run before
-the first rewrite, so the diagnostic shows the input IR.
-
-Options: none.
-"""
+"""The `manifest-alloc` pass (TVM ManifestAlloc); see `ManifestAllocPass`."""
 
 from __future__ import annotations
 
@@ -703,8 +622,88 @@ class _ConstantNamer:
 
 @dataclass(frozen=True)
 class ManifestAllocPass(ModulePass):
-    """Turn value-semantic kernel calls on tensors into explicit storages,
-    tensors and destination-passing `memory.invoke`s; see the module docstring."""
+    """Make every tensor's memory explicit (TVM's ManifestAlloc).
+
+    Value-semantic `func.call`s of kernel declarations on ranked tensors become
+    explicit storages, tensors and destination-passing invokes of the `memory`
+    dialect; the function boundary becomes memrefs.
+
+    Input: `func.func` bodies calling kernel *declarations* (`func.func private
+    @k(tensor<...>, i32, ...) -> tensor<...>` with no body). For each such call:
+
+    - per result one `memory.alloc_storage` of `prod(shape) * ceil(bits / 8)`
+      bytes aligned to `max(64, element bytes)` (TVM's rule, `memdialect/types`),
+      on the kernel's device, plus one `memory.alloc_tensor %s[0]`;
+    - one `memory.invoke @k ins(<operands>) outs(<new tensors>)` carrying the
+      call's discardable attributes (`memory.device` included); scalar operands
+      (integers, `index`, floats) pass through into `ins`.
+
+    Kernel declaration attributes (discardable, on the `func.func`):
+
+    - `memory.view` (unit): a reshape-like kernel. Its call becomes an alias of
+      its one tensor operand, with no allocation and no invoke:
+      `memref.reinterpret_cast %in to offset: [0], sizes: [...], strides: [...]`
+      with the result's identity strides. Chosen over
+      `memref.expand_shape`/`collapse_shape` (only valid for pure expansions or
+      collapses) and `memref.reshape` (needs a shape memref operand): for an
+      identity-layout source (offset 0, contiguous) the cast is valid upstream
+      MLIR for every reshape. Both shapes must be static, the element types equal
+      and the element counts equal; other operands (e.g. a shape scalar) are
+      ignored.
+    - `memory.device = "npu"`: storages of the kernel's results are allocated
+      `on "npu"`. A call-site `memory.device` attribute selects the device of
+      that call; if both are present and differ, the pass fails.
+    - `memory.shape_fn = @f`: the kernel's shape function, needed when a result
+      has dynamic dims. `@f` takes the kernel's operands (tensors as memrefs, or
+      as tensors in the input, which this pass turns into memrefs) and returns
+      one `index` per dynamic dim of the results, in result order then dim
+      order. The pass calls it with `func.call` on the memref operands, sizes
+      the storage `!memory.storage<?>` with `arith.muli` of the dims and the
+      static factor (static dims * element bytes), and carves the tensor with
+      `memory.alloc_tensor %s[0](%d0, ...)`. `@f` may be a declaration or have a
+      body; in a body, `tensor.dim` on its arguments becomes `memref.dim`.
+
+    Function boundary: tensor arguments become memref arguments and tensor
+    results memref results. Results are allocated inside the function and never
+    killed: they escape to the caller. `arith.constant` dense tensors become a
+    module-level `memref.global "private" constant @__constant_<func>_<n>`
+    (aligned by the same rule, `<n>` counting per function from 0 and skipping
+    names already taken) read with `memref.get_global`: constants never take
+    workspace.
+
+    Kernel declarations are rewritten to the destination-passing signature
+    `(ins..., outs...) -> ()` on memrefs (result attributes become the trailing
+    argument attributes), so that `lower-to-memref` can turn each
+    `memory.invoke @k ins(a) outs(b)` into `func.call @k(a, b)`. Shape-function
+    declarations keep their `index` results; only their tensor arguments become
+    memrefs. A declaration is a kernel when its signature mentions a tensor and
+    no kernel names it as `memory.shape_fn`; declarations without tensors are
+    left alone, as are calls whose operands and results hold no tensor (scalar
+    helpers, or IR this pass already produced: the pass is idempotent).
+
+    Control flow: calls nested in `scf.if`/`scf.for`/... regions are rewritten
+    in place (their storages live in that region). `scf.if` results of tensor
+    type become memref results: each branch yields its own storage's tensor,
+    which then escapes its region. Tensors carried across loop iterations
+    (`scf.for`/`scf.while` iteration arguments or results) and tensors passed
+    through `cf` branches to block arguments are rejected: one static storage
+    cannot hold a value that is alive in two iterations at once.
+
+    The pass fails with a diagnostic naming the call, the value and the type
+    for: a call to an unknown symbol; a call with tensors to a function with a
+    body ("call to @f: not a kernel declaration" — calls between functions are
+    not supported because a callee's escaping results would be planned in the
+    callee's pools while the caller's buffers sit there too; inline first); an
+    unranked tensor; a tensor with an encoding; a result element type without a
+    fixed bit width (`index`); an operand or result that is neither a ranked
+    tensor nor a scalar; a zero-byte result; a dynamic result without
+    `memory.shape_fn`, or a shape function whose signature does not fit;
+    conflicting devices; an invalid view kernel; a non-`dense` tensor constant;
+    and any other op that produces or consumes a tensor. All checks run before
+    the first rewrite, so the diagnostic shows the input IR.
+
+    Options: none.
+    """
 
     name = "manifest-alloc"
 
