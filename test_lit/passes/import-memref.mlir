@@ -142,11 +142,19 @@ func.func @escapes(%c: i1, %box: memref<memref<8xf32>>) -> (memref<8xf32>, memre
 // CHECK-LABEL: func.func @escapes(
 // CHECK-NEXT:    %a = memref.alloc() : memref<8xf32>
 // CHECK-NEXT:    %b = memref.alloc() : memref<8xf32>
-// CHECK:         %d = memref.alloc() : memref<8xf32>
+// CHECK-NEXT:    %bv = "memref.cast"(%b) : (memref<8xf32>) -> memref<?xf32>
+// CHECK-NEXT:    %d = memref.alloc() : memref<8xf32>
 // CHECK-NEXT:    %e = memref.alloc() : memref<8xf32>
-// CHECK:         %f = memref.alloc() : memref<8xf32>
-// CHECK:         %g = memref.alloc() : memref<8xf32>
-// CHECK:         %h = memref.alloc() : memref<8xf32>
+// CHECK-NEXT:    %r = scf.if %c -> (memref<8xf32>) {
+// CHECK-NEXT:      scf.yield %d : memref<8xf32>
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      scf.yield %e : memref<8xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %f = memref.alloc() : memref<8xf32>
+// CHECK-NEXT:    %fr = func.call @id(%f) : (memref<8xf32>) -> memref<8xf32>
+// CHECK-NEXT:    %g = memref.alloc() : memref<8xf32>
+// CHECK-NEXT:    %gr = "unknown.wrap"(%g) : (memref<8xf32>) -> memref<8xf32>
+// CHECK-NEXT:    %h = memref.alloc() : memref<8xf32>
 // CHECK-NEXT:    memref.store %h, %box[] : memref<memref<8xf32>>
 // CHECK-NEXT:    %k_storage = memory.alloc_storage : !memory.storage<32>
 // CHECK-NEXT:    %k = memory.alloc_tensor %k_storage[0] : !memory.storage<32> -> memref<8xf32>
@@ -230,8 +238,8 @@ func.func @cfg_cycle(%c: i1) {
 // CHECK-LABEL: func.func @cfg_cycle(%c: i1) {
 // CHECK-NEXT:    %b_storage = memory.alloc_storage : !memory.storage<16>
 // CHECK-NEXT:    %b = memory.alloc_tensor %b_storage[0] : !memory.storage<16> -> memref<4xf32>
-// CHECK-NEXT:    cf.br ^bb0
-// CHECK-NEXT:  ^bb0:
+// CHECK-NEXT:    cf.br ^loop
+// CHECK-NEXT:  ^loop:
 // CHECK-NEXT:    %a = memref.alloc() : memref<4xf32>
 
 // -----
