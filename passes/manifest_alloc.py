@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NoReturn
 
 from xdsl.context import Context
@@ -34,15 +34,12 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 from xdsl.utils.hints import isa
 
-from memdialect.ops import AllocStorageOp, AllocTensorOp, InvokeOp, describe
+from memdialect.ops import LOOP_OPS, AllocStorageOp, AllocTensorOp, InvokeOp, describe
 from memdialect.types import default_alignment, element_byte_size
 
 VIEW_ATTR = "memory.view"
 DEVICE_ATTR = "memory.device"
 SHAPE_FN_ATTR = "memory.shape_fn"
-
-LOOP_OPS = frozenset({"scf.for", "scf.while", "scf.parallel", "scf.forall", "affine.for"})
-
 
 def _fail(op: Operation, message: str) -> NoReturn:
     """Raise a PassFailedException carrying ``message``, annotated at ``op``."""
@@ -142,15 +139,10 @@ def _device_of(op: Operation, where: str) -> str | None:
     return device.data
 
 
-def _symbol_name(ref: SymbolRefAttr) -> str:
-    return ref.string_value()
-
-
 class _ManifestAlloc:
     """One run of the pass over a module: validate everything, then rewrite."""
 
     def __init__(self, module: ModuleOp) -> None:
-        self.module = module
         self.functions = [op for op in module.walk() if isinstance(op, func.FuncOp)]
         self.kernels: dict[func.FuncOp, Kernel] = {}
         self.shape_fns: list[func.FuncOp] = []
@@ -186,6 +178,16 @@ class _ManifestAlloc:
         if not isinstance(found, func.FuncOp):
             what = "no such symbol" if found is None else f"it is a {found.name}"
             _fail(decl, f"{name}: shape function {ref} is not a func.func ({what})")
+        outputs = found.function_type.outputs.data
+        if not all(isinstance(t, IndexType) for t in outputs):
+            _fail(
+                decl,
+                f"{name}: shape function {ref} must return index values only, got "
+                f"({', '.join(map(str, outputs))})",
+            )
+        for index, type_ in enumerate(found.function_type.inputs.data):
+            if _is_tensor(type_):
+                _check_ranked(found, f"shape function {ref}: operand #{index}", type_)
         return found
 
     def _check_kernel(self, decl: func.FuncOp) -> Kernel:
@@ -230,9 +232,9 @@ class _ManifestAlloc:
         if kernel.is_view:
             self._check_view(kernel)
             return kernel
-        ref = decl.attributes.get(SHAPE_FN_ATTR)
         if kernel.dynamic_dim_count == 0:
             return kernel
+        ref = decl.attributes.get(SHAPE_FN_ATTR)
         if ref is None:
             index, dynamic = next(
                 (i, r) for i, r in enumerate(results) if not r.has_static_shape()
@@ -244,14 +246,7 @@ class _ManifestAlloc:
             )
         shape_fn = self._resolve_shape_fn(decl, ref)
         self._check_shape_fn(kernel, shape_fn)
-        return Kernel(
-            decl=decl,
-            inputs=inputs,
-            results=kernel.results,
-            device=kernel.device,
-            is_view=False,
-            shape_fn=shape_fn,
-        )
+        return replace(kernel, shape_fn=shape_fn)
 
     def _check_view(self, kernel: Kernel) -> None:
         name = f"view kernel @{kernel.name}"
@@ -377,7 +372,7 @@ class _ManifestAlloc:
         )
 
     def _check_call(self, call: func.CallOp) -> None:
-        callee_name = f"@{_symbol_name(call.callee)}"
+        callee_name = f"@{call.callee.string_value()}"
         where = f"call to {callee_name}"
         callee = SymbolTable.lookup_symbol(call, call.callee)
         if callee is None:

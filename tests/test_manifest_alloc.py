@@ -262,6 +262,17 @@ BAD_INPUTS = {
         """,
         "func.func: block argument #0 has tensor type tensor<4xf32>",
     ),
+    "shape function returning a tensor": (
+        """
+        func.func private @k(tensor<4xf32>) -> tensor<4xf32> attributes {memory.shape_fn = @s}
+        func.func private @s(tensor<4xf32>) -> tensor<4xf32>
+        func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+          %y = func.call @s(%x) : (tensor<4xf32>) -> tensor<4xf32>
+          func.return %y : tensor<4xf32>
+        }
+        """,
+        "@k: shape function @s must return index values only, got (tensor<4xf32>)",
+    ),
     "non-string device": (
         """
         func.func private @k(tensor<4xf32>) -> tensor<4xf32> attributes {memory.device = 3 : i64}
