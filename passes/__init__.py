@@ -27,6 +27,12 @@ def _lower_to_memref() -> type[ModulePass]:
     return LowerToMemrefPass
 
 
+def _insert_kills() -> type[ModulePass]:
+    from passes.insert_kills import InsertKillsPass
+
+    return InsertKillsPass
+
+
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Return the memplan passes by name, each behind a lazy importer."""
 
@@ -34,4 +40,5 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "manifest-alloc": _manifest_alloc,
         "import-memref": _import_memref,
         "lower-to-memref": _lower_to_memref,
+        "insert-kills": _insert_kills,
     }
