@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from xdsl.context import Context
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     ArrayAttr,
     DictionaryAttr,
     FunctionType,
@@ -341,3 +342,25 @@ def test_output_is_valid_upstream_mlir(example: str) -> None:
     assert "memref.reinterpret_cast" in result.stdout or example == "mlp.mlir"
     assert 'memref.global "private" constant @__constant_main_0' in result.stdout
 
+
+
+def test_user_calls_of_a_shape_function_follow_its_new_signature() -> None:
+    module = _run(
+        _parse(
+            """
+            func.func private @k(tensor<?xf32>) -> tensor<?xf32> attributes {memory.shape_fn = @k_shape}
+            func.func private @k_shape(tensor<?xf32>) -> index
+            func.func @f(%x: tensor<?xf32>) -> (tensor<?xf32>, index) {
+              %n = func.call @k_shape(%x) : (tensor<?xf32>) -> index
+              %y = func.call @k(%x) : (tensor<?xf32>) -> tensor<?xf32>
+              func.return %y, %n : tensor<?xf32>, index
+            }
+            """
+        )
+    )
+    shape_calls = [op for op in _ops(module, func.CallOp) if op.callee.string_value() == "k_shape"]
+    # The user's own call plus the one the pass adds for @k's dynamic result.
+    assert len(shape_calls) == 2
+    assert all(call.arguments.types == (MemRefType(f32, [DYNAMIC_INDEX]),) for call in shape_calls)
+    (storage,) = _ops(module, AllocStorageOp)
+    assert storage.byte_size is None and storage.dynamic_size is not None
