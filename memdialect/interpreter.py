@@ -1,0 +1,599 @@
+"""Run functions of a memory-dialect module with NumPy.
+
+This is the engine behind `memplan-run`, built on xDSL's interpreter
+(`xdsl.interpreter.Interpreter`): `MemoryFunctions` implements the `memory`
+ops and the few `memref`/`bufferization`/`func` ops that planned and
+unplanned modules contain; `arith`, `scf` and `cf` come from upstream xDSL.
+
+Values are NumPy arrays:
+
+* a pool is one `uint8` array (its size is its `used`, else its `size`, else
+  the end of the highest storage pinned in it);
+* a storage is a `uint8` array: a slice of its pool when it is pinned
+  (`at @pool[offset]`), its own array otherwise;
+* `memory.alloc_tensor` is a typed, shaped view of its storage's bytes at the
+  offset, so tensors sharing bytes really share them;
+* `memory.invoke` calls a Python kernel from a `KernelRegistry` with the `ins`
+  values and the `outs` views, which the kernel writes in place;
+* a value-semantic `func.call` of a kernel declaration (the form before
+  `manifest-alloc`) allocates fresh result arrays and calls the same kernel.
+
+Poisoning: memory is filled with `POISON_BYTE` (0xFF: NaN in every float
+type, -1 in signed integers) when it is allocated and when it is killed
+(`memory.kill` of a storage or of a tensor). A plan that hands live bytes to
+another buffer, or a kill placed before a use, therefore changes what the
+kernels read, and the result. With `trace=True` every kernel call records a
+digest of each input, so two runs can be compared call by call even when the
+final outputs happen to hide a difference.
+
+Kernels are looked up by the declaration's symbol name first
+(`KernelRegistry.register`), then by resolvers (`add_resolver`), which map
+whole families of declarations (e.g. everything the ONNX importer emits) to
+kernels. A kernel is ``kernel(ins, outs, attributes) -> None``: ``ins`` are
+arrays or Python scalars, ``outs`` arrays to fill, ``attributes`` the
+declaration's attributes overridden by the call's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from math import prod
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import arith, bufferization, func, memref
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    Signedness,
+    TensorType,
+)
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    PythonValues,
+    impl,
+    register_impls,
+)
+from xdsl.interpreters.arith import ArithFunctions
+from xdsl.interpreters.cf import CfFunctions
+from xdsl.interpreters.func import FuncFunctions
+from xdsl.interpreters.scf import ScfFunctions
+from xdsl.ir import Attribute, Operation
+from xdsl.traits import SymbolTable
+from xdsl.utils.exceptions import DiagnosticException
+
+from memdialect.ops import (
+    AllocStorageOp,
+    AllocTensorOp,
+    InvokeOp,
+    KillOp,
+    PoolOp,
+)
+
+POISON_BYTE = 0xFF
+"""Fills fresh and killed memory: NaN in floats, -1 in signed integers."""
+
+Kernel = Callable[[Sequence[Any], Sequence[np.ndarray], Mapping[str, Attribute]], None]
+"""``kernel(ins, outs, attributes)``: reads ``ins``, writes ``outs`` in place."""
+
+KernelResolver = Callable[[func.FuncOp], Kernel | None]
+"""Maps a kernel declaration to a kernel, or ``None`` when it does not apply."""
+
+
+class ExecutionError(Exception):
+    """A module that cannot be run: missing kernel, bad input, bad kernel output."""
+
+
+def numpy_dtype(element_type: Attribute) -> np.dtype[Any]:
+    """The NumPy dtype holding elements of builtin type ``element_type``."""
+    if isinstance(element_type, Float16Type):
+        return np.dtype(np.float16)
+    if isinstance(element_type, Float32Type):
+        return np.dtype(np.float32)
+    if isinstance(element_type, Float64Type):
+        return np.dtype(np.float64)
+    if isinstance(element_type, IndexType):
+        return np.dtype(np.int64)
+    if isinstance(element_type, IntegerType):
+        width = element_type.width.data
+        if width == 1:
+            return np.dtype(np.bool_)
+        if width in (8, 16, 32, 64):
+            kind = "u" if element_type.signedness.data == Signedness.UNSIGNED else "i"
+            return np.dtype(f"{kind}{width // 8}")
+    raise ExecutionError(f"element type {element_type} has no NumPy equivalent")
+
+
+def _shaped_spec(value_type: Attribute) -> tuple[np.dtype[Any], tuple[int, ...]] | None:
+    if isinstance(value_type, MemRefType | TensorType):
+        return numpy_dtype(value_type.get_element_type()), tuple(value_type.get_shape())
+    return None
+
+
+def _describe_array(array: np.ndarray) -> str:
+    return f"{array.dtype}[{', '.join(str(d) for d in array.shape)}]"
+
+
+def digest(array: Any) -> str:
+    """A short content hash of ``array`` (dtype, shape and bytes)."""
+    data = np.ascontiguousarray(array)
+    hasher = hashlib.blake2b(digest_size=12)
+    hasher.update(f"{data.dtype}{data.shape}".encode())
+    hasher.update(data.view(np.uint8).reshape(-1).tobytes() if data.size else b"")
+    return hasher.hexdigest()
+
+
+@dataclass
+class KernelRegistry:
+    """Python kernels for kernel declarations.
+
+    ``register(name, kernel)`` (or ``@registry.register(name)``) binds one
+    declaration symbol; resolvers added with ``add_resolver`` are asked in
+    order for declarations no name matches. ``lookup`` caches per symbol.
+    """
+
+    _by_name: dict[str, Kernel] = field(default_factory=dict)
+    _resolvers: list[KernelResolver] = field(default_factory=list)
+
+    def register(
+        self, name: str, kernel: Kernel | None = None
+    ) -> Callable[[Kernel], Kernel] | Kernel:
+        """Bind ``kernel`` to declarations called ``@name``; usable as a decorator."""
+        if kernel is not None:
+            self._by_name[name] = kernel
+            return kernel
+
+        def decorate(function: Kernel) -> Kernel:
+            self._by_name[name] = function
+            return function
+
+        return decorate
+
+    def add_resolver(self, resolver: KernelResolver) -> None:
+        """Ask ``resolver`` about declarations that no registered name matches."""
+        self._resolvers.append(resolver)
+
+    def names(self) -> list[str]:
+        """The registered symbol names, sorted."""
+        return sorted(self._by_name)
+
+    def lookup(self, declaration: func.FuncOp) -> Kernel:
+        """The kernel for ``declaration``, or ``ExecutionError`` naming it."""
+        name = declaration.sym_name.data
+        kernel = self._by_name.get(name)
+        if kernel is not None:
+            return kernel
+        for resolver in self._resolvers:
+            kernel = resolver(declaration)
+            if kernel is not None:
+                self._by_name[name] = kernel
+                return kernel
+        raise ExecutionError(
+            f"no kernel for @{name}: register one with KernelRegistry.register("
+            f'"{name}", ...) (memplan-run --kernels FILE.py)'
+        )
+
+
+@dataclass(frozen=True)
+class KernelCall:
+    """One kernel call of a traced run: the callee and a digest per input."""
+
+    callee: str
+    input_digests: tuple[str, ...]
+
+
+@dataclass
+class ExecutionResult:
+    """What ``run_function`` returns: the results (copied out of the pools),
+    the kernel calls (when traced) and the bytes of every pool it used."""
+
+    outputs: list[np.ndarray]
+    calls: list[KernelCall] | None
+    pool_bytes: dict[str, int]
+
+
+def _poison(array: np.ndarray) -> None:
+    if array.size:
+        array.reshape(-1).view(np.uint8).fill(POISON_BYTE)
+
+
+@register_impls
+class MemoryFunctions(InterpreterFunctions):
+    """Interpreter implementations of the memory dialect (see the module docstring)."""
+
+    def __init__(
+        self,
+        kernels: KernelRegistry,
+        globals_data: Mapping[str, np.ndarray],
+        poison: bool,
+        trace: list[KernelCall] | None,
+    ) -> None:
+        self.kernels = kernels
+        self.globals_data = globals_data
+        self.poison = poison
+        self.trace = trace
+        self.pools: dict[str, np.ndarray] = {}
+        self.globals: dict[str, np.ndarray] = {}
+        self.pool_extents: dict[str, int] | None = None
+
+    # -- helpers -----------------------------------------------------------
+
+    def _fresh(self, size: int) -> np.ndarray:
+        if self.poison:
+            return np.full(size, POISON_BYTE, dtype=np.uint8)
+        return np.zeros(size, dtype=np.uint8)
+
+    def _pool(self, op: AllocStorageOp, name: str) -> np.ndarray:
+        if name in self.pools:
+            return self.pools[name]
+        pool = SymbolTable.lookup_symbol(op, name)
+        if not isinstance(pool, PoolOp):
+            raise ExecutionError(f"storage pinned in unknown pool @{name}")
+        if pool.used is not None:
+            size = pool.used.value.data
+        elif pool.byte_size is not None:
+            size = pool.byte_size
+        else:
+            size = self._pinned_extent(op, name)
+        self.pools[name] = self._fresh(size)
+        return self.pools[name]
+
+    def _pinned_extent(self, op: Operation, name: str) -> int:
+        if self.pool_extents is None:
+            self.pool_extents = {}
+            module = op
+            while module.parent_op() is not None:
+                module = module.parent_op()  # type: ignore[assignment]
+            for storage in module.walk():
+                if isinstance(storage, AllocStorageOp) and storage.pinned is not None:
+                    pool, offset = storage.pinned
+                    end = offset + (storage.byte_size or 0)
+                    self.pool_extents[pool] = max(self.pool_extents.get(pool, 0), end)
+        return self.pool_extents.get(name, 0)
+
+    def _declaration(self, op: Operation, callee: Attribute) -> func.FuncOp | None:
+        target = SymbolTable.lookup_symbol(op, callee)  # type: ignore[arg-type]
+        if not isinstance(target, func.FuncOp):
+            raise ExecutionError(f"{op.name}: {callee} is not a func.func")
+        return target if target.is_declaration else None
+
+    def _call_kernel(
+        self,
+        op: Operation,
+        declaration: func.FuncOp,
+        ins: Sequence[Any],
+        outs: Sequence[np.ndarray],
+    ) -> None:
+        name = declaration.sym_name.data
+        kernel = self.kernels.lookup(declaration)
+        if self.trace is not None:
+            self.trace.append(KernelCall(name, tuple(digest(x) for x in ins)))
+        attributes = {**declaration.attributes, **op.attributes}
+        try:
+            kernel(ins, outs, attributes)
+        except ExecutionError:
+            raise
+        except Exception as error:
+            raise ExecutionError(f"kernel @{name} failed: {error}") from error
+
+    # -- memory dialect ------------------------------------------------------
+
+    @impl(AllocStorageOp)
+    def run_alloc_storage(
+        self, interpreter: Interpreter, op: AllocStorageOp, args: PythonValues
+    ) -> PythonValues:
+        size = op.byte_size if op.byte_size is not None else int(args[0])
+        pinned = op.pinned
+        if pinned is None:
+            return (self._fresh(size),)
+        pool_name, offset = pinned
+        pool = self._pool(op, pool_name)
+        if offset + size > pool.size:
+            raise ExecutionError(
+                f"storage of {size} bytes at offset {offset} overflows pool "
+                f"@{pool_name} of {pool.size} bytes"
+            )
+        return (pool[offset : offset + size],)
+
+    @impl(AllocTensorOp)
+    def run_alloc_tensor(
+        self, interpreter: Interpreter, op: AllocTensorOp, args: PythonValues
+    ) -> PythonValues:
+        storage: np.ndarray = args[0]
+        rest = list(args[1:])
+        offset = op.static_offset if op.static_offset is not None else int(rest.pop(0))
+        dims = iter(int(d) for d in rest)
+        memref_type = op.tensor_type
+        shape = tuple(d if d >= 0 else next(dims) for d in memref_type.get_shape())
+        dtype = numpy_dtype(memref_type.get_element_type())
+        nbytes = prod(shape) * dtype.itemsize
+        if offset + nbytes > storage.size:
+            raise ExecutionError(
+                f"tensor of {nbytes} bytes at offset {offset} overflows its storage "
+                f"of {storage.size} bytes"
+            )
+        return (storage[offset : offset + nbytes].view(dtype).reshape(shape),)
+
+    @impl(InvokeOp)
+    def run_invoke(
+        self, interpreter: Interpreter, op: InvokeOp, args: PythonValues
+    ) -> PythonValues:
+        declaration = self._declaration(op, op.callee)
+        if declaration is None:
+            raise ExecutionError(f"memory.invoke of {op.callee}: not a kernel declaration")
+        count = len(op.ins)
+        self._call_kernel(op, declaration, args[:count], args[count:])
+        return ()
+
+    @impl(KillOp)
+    def run_kill(
+        self, interpreter: Interpreter, op: KillOp, args: PythonValues
+    ) -> PythonValues:
+        if self.poison:
+            _poison(args[0])
+        return ()
+
+    # -- value-semantic kernel calls, constants ------------------------------
+
+    @impl(func.CallOp)
+    def run_call(
+        self, interpreter: Interpreter, op: func.CallOp, args: PythonValues
+    ) -> PythonValues:
+        declaration = self._declaration(op, op.callee)
+        if declaration is None:
+            return interpreter.call_op(op.callee, args)
+        outs: list[np.ndarray] = []
+        for result in op.results:
+            spec = _shaped_spec(result.type)
+            if spec is None or any(d < 0 for d in spec[1]):
+                raise ExecutionError(
+                    f"call of @{declaration.sym_name.data}: result type {result.type} "
+                    "is not a static tensor"
+                )
+            buffer = self._fresh(prod(spec[1]) * spec[0].itemsize)
+            outs.append(buffer.view(spec[0]).reshape(spec[1]))
+        self._call_kernel(op, declaration, args, outs)
+        return tuple(outs)
+
+    @impl(arith.ConstantOp)
+    def run_constant(
+        self, interpreter: Interpreter, op: arith.ConstantOp, args: PythonValues
+    ) -> PythonValues:
+        if isinstance(op.value, DenseIntOrFPElementsAttr):
+            return (_dense_array(op.value),)
+        return ArithFunctions.run_constant(ArithFunctions(), interpreter, op, args)
+
+    @impl(memref.GetGlobalOp)
+    def run_get_global(
+        self, interpreter: Interpreter, op: memref.GetGlobalOp, args: PythonValues
+    ) -> PythonValues:
+        name = op.name_.root_reference.data
+        if name not in self.globals:
+            self.globals[name] = self._global_value(op, name)
+        return (self.globals[name],)
+
+    def _global_value(self, op: memref.GetGlobalOp, name: str) -> np.ndarray:
+        symbol = SymbolTable.lookup_symbol(op, op.name_)
+        if not isinstance(symbol, memref.GlobalOp):
+            raise ExecutionError(f"memref.get_global: @{name} is not a memref.global")
+        memref_type = symbol.type
+        dtype, shape = numpy_dtype(memref_type.get_element_type()), tuple(memref_type.get_shape())
+        if name in self.globals_data:
+            array = np.asarray(self.globals_data[name])
+        elif isinstance(symbol.initial_value, DenseIntOrFPElementsAttr):
+            array = _dense_array(symbol.initial_value)
+        else:
+            raise ExecutionError(
+                f"global @{name} has no initial value and no data was given for it "
+                "(for an imported ONNX model, pass --weights-from MODEL.onnx)"
+            )
+        if array.dtype != dtype or array.shape != shape:
+            raise ExecutionError(
+                f"data for global @{name} is {_describe_array(array)}, "
+                f"its type is {memref_type}"
+            )
+        array = np.ascontiguousarray(array)
+        if array.flags.writeable:
+            array = array.copy()
+            array.flags.writeable = False
+        return array
+
+    @impl(bufferization.ToTensorOp)
+    def run_to_tensor(
+        self, interpreter: Interpreter, op: bufferization.ToTensorOp, args: PythonValues
+    ) -> PythonValues:
+        return (args[0],)
+
+    # -- memref ops that planned modules may contain -------------------------
+
+    @impl(memref.AllocOp)
+    def run_memref_alloc(
+        self, interpreter: Interpreter, op: memref.AllocOp, args: PythonValues
+    ) -> PythonValues:
+        memref_type = op.memref.type
+        assert isinstance(memref_type, MemRefType)
+        dims = iter(int(d) for d in args)
+        shape = tuple(d if d >= 0 else next(dims) for d in memref_type.get_shape())
+        dtype = numpy_dtype(memref_type.get_element_type())
+        return (self._fresh(prod(shape) * dtype.itemsize).view(dtype).reshape(shape),)
+
+    @impl(memref.DeallocOp)
+    def run_memref_dealloc(
+        self, interpreter: Interpreter, op: memref.DeallocOp, args: PythonValues
+    ) -> PythonValues:
+        if self.poison:
+            _poison(args[0])
+        return ()
+
+    @impl(memref.CopyOp)
+    def run_memref_copy(
+        self, interpreter: Interpreter, op: memref.CopyOp, args: PythonValues
+    ) -> PythonValues:
+        np.copyto(args[1], args[0])
+        return ()
+
+    @impl(memref.CastOp)
+    def run_memref_cast(
+        self, interpreter: Interpreter, op: memref.CastOp, args: PythonValues
+    ) -> PythonValues:
+        return (args[0],)
+
+    @impl(memref.CollapseShapeOp)
+    def run_collapse_shape(
+        self, interpreter: Interpreter, op: memref.CollapseShapeOp, args: PythonValues
+    ) -> PythonValues:
+        return (_reshape_view(args[0], op.result.type),)
+
+    @impl(memref.ExpandShapeOp)
+    def run_expand_shape(
+        self, interpreter: Interpreter, op: memref.ExpandShapeOp, args: PythonValues
+    ) -> PythonValues:
+        return (_reshape_view(args[0], op.result.type, [int(d) for d in args[1:]]),)
+
+    @impl(memref.ReinterpretCastOp)
+    def run_reinterpret_cast(
+        self, interpreter: Interpreter, op: memref.ReinterpretCastOp, args: PythonValues
+    ) -> PythonValues:
+        source: np.ndarray = args[0]
+        offsets = list(op.static_offsets.get_values())
+        strides = list(op.static_strides.get_values())
+        if op.offsets or op.strides or offsets != [0] or strides != _row_major(
+            list(op.static_sizes.get_values())
+        ):
+            raise ExecutionError(
+                "memref.reinterpret_cast: only static, zero-offset, row-major casts run"
+            )
+        dynamic = iter(int(d) for d in op.sizes and args[1 : 1 + len(op.sizes)])
+        shape = [d if d >= 0 else next(dynamic) for d in op.static_sizes.get_values()]
+        return (source.reshape(-1)[: prod(shape)].reshape(shape),)
+
+    @impl(memref.ViewOp)
+    def run_view(
+        self, interpreter: Interpreter, op: memref.ViewOp, args: PythonValues
+    ) -> PythonValues:
+        source: np.ndarray = args[0]
+        shift = int(args[1])
+        memref_type = op.result.type
+        assert isinstance(memref_type, MemRefType)
+        dims = iter(int(d) for d in args[2:])
+        shape = tuple(d if d >= 0 else next(dims) for d in memref_type.get_shape())
+        dtype = numpy_dtype(memref_type.get_element_type())
+        nbytes = prod(shape) * dtype.itemsize
+        return (source.reshape(-1)[shift : shift + nbytes].view(dtype).reshape(shape),)
+
+
+def _row_major(shape: Sequence[int]) -> list[int]:
+    strides: list[int] = []
+    running = 1
+    for dim in reversed(shape):
+        strides.append(running)
+        running *= max(dim, 1)
+    return list(reversed(strides))
+
+
+def _reshape_view(
+    source: np.ndarray, result_type: Attribute, dynamic: Sequence[int] = ()
+) -> np.ndarray:
+    assert isinstance(result_type, MemRefType)
+    dims = iter(dynamic)
+    shape = tuple(d if d >= 0 else next(dims) for d in result_type.get_shape())
+    view = source.view()
+    view.shape = shape  # raises instead of copying if no view is possible
+    return view
+
+
+def _dense_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
+    dtype = numpy_dtype(attr.get_element_type())
+    shape = tuple(attr.get_shape())
+    data = np.frombuffer(attr.data.data, dtype=dtype)
+    if data.size == 1 and prod(shape) != 1:
+        return np.broadcast_to(data[0], shape)
+    return data.reshape(shape)
+
+
+def _check_argument(index: int, value: Any, value_type: Attribute, name: str) -> Any:
+    spec = _shaped_spec(value_type)
+    if spec is None:
+        return value
+    array = np.asarray(value)
+    dtype, shape = spec
+    if array.dtype != dtype or len(array.shape) != len(shape) or any(
+        d >= 0 and d != a for d, a in zip(shape, array.shape)
+    ):
+        raise ExecutionError(
+            f"argument #{index} of @{name} is {value_type}, got {_describe_array(array)}"
+        )
+    return np.ascontiguousarray(array).copy()
+
+
+def run_function(
+    module: ModuleOp,
+    inputs: Sequence[Any],
+    *,
+    kernels: KernelRegistry,
+    name: str = "main",
+    globals_data: Mapping[str, np.ndarray] | None = None,
+    poison: bool = True,
+    trace: bool = False,
+    listeners: Iterable[Interpreter.Listener] = (),
+) -> ExecutionResult:
+    """Run ``@name`` of ``module`` on ``inputs``.
+
+    ``globals_data`` gives the data of `memref.global`s by symbol (it wins
+    over an initial value). The results are copies, safe to keep after the
+    pools are gone.
+    """
+    function = SymbolTable.lookup_symbol(module, name)
+    if not isinstance(function, func.FuncOp) or function.is_declaration:
+        raise ExecutionError(f"the module has no function @{name} with a body")
+    argument_types = function.function_type.inputs.data
+    if len(inputs) != len(argument_types):
+        raise ExecutionError(
+            f"@{name} takes {len(argument_types)} arguments, {len(inputs)} were given"
+        )
+    arguments = [
+        _check_argument(i, v, t, name) for i, (v, t) in enumerate(zip(inputs, argument_types))
+    ]
+    calls: list[KernelCall] | None = [] if trace else None
+    memory = MemoryFunctions(kernels, globals_data or {}, poison, calls)
+    interpreter = Interpreter(module, index_bitwidth=64, listeners=tuple(listeners))
+    interpreter.register_implementations(FuncFunctions())
+    interpreter.register_implementations(ArithFunctions())
+    interpreter.register_implementations(ScfFunctions())
+    interpreter.register_implementations(CfFunctions())
+    interpreter.register_implementations(memory, override=True)
+    try:
+        results = interpreter.call_op(function, tuple(arguments))
+    except ExecutionError:
+        raise
+    except DiagnosticException as error:
+        message = str(error).strip().splitlines()
+        raise ExecutionError(message[0] if message else type(error).__name__) from error
+    outputs = [np.array(r, copy=True) if isinstance(r, np.ndarray) else r for r in results]
+    return ExecutionResult(
+        outputs, calls, {pool: array.size for pool, array in sorted(memory.pools.items())}
+    )
+
+
+__all__ = [
+    "POISON_BYTE",
+    "ExecutionError",
+    "ExecutionResult",
+    "Kernel",
+    "KernelCall",
+    "KernelRegistry",
+    "KernelResolver",
+    "MemoryFunctions",
+    "digest",
+    "numpy_dtype",
+    "run_function",
+]

@@ -1,0 +1,666 @@
+"""memplan-run: execute a module with NumPy and prove a plan correct.
+
+Usage::
+
+    memplan-run MODEL.onnx [--pipeline=manifest-alloc,insert-kills,usmp]
+                [--input-shape NAME=DIMS ...] [--inputs FILE.npz] [--seed N]
+    memplan-run FILE.mlir [--pipeline=...] [--weights-from MODEL.onnx]
+                [--kernels KERNELS.py ...] [--inputs FILE.npz]
+
+With an ONNX model, memplan-run imports it (as `memplan-import-onnx` does),
+plans a copy with the pipeline, and runs three things on the same inputs:
+the unplanned module (value semantics: every kernel result in a fresh
+buffer), the planned module (every tensor inside its storage or pool, memory
+poisoned when allocated and when killed), and the original model under ONNX's
+reference evaluator. It reports, per output, the max absolute difference of
+planned vs unplanned and planned vs reference, and fails (exit 1) unless
+planned and unplanned are bit-identical, agree with the reference within
+`--atol`, and every kernel call of the planned run read exactly the bytes
+the unplanned run read (compared by digest, call by call per kernel), which
+catches a clobbered buffer even when the outputs hide it.
+
+With an `.mlir` file, the same happens without the reference run; without
+`--pipeline` the module is simply run once and its outputs summarised.
+External `memref.global`s (the importer's default) take their data from the
+ONNX file given with `--weights-from`. `--kernels FILE.py` loads Python
+kernels for a project's own declarations: the file defines
+`register_kernels(registry)` and calls `registry.register("name", fn)`.
+
+Inputs are random with a fixed seed (floats standard normal, integers in
+[0, 4), booleans fair coins) unless `--inputs FILE.npz` gives them, keyed by
+ONNX input name or `arg0`, `arg1`, ... The light test models ship no input
+file, so their `*_output_0.pb` are not compared.
+
+On a terminal, runs longer than two seconds show a progress line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType, UnitAttr
+from xdsl.interpreter import Interpreter, PythonValues
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.traits import SymbolTable
+from xdsl.utils.exceptions import DiagnosticException, ParseError
+
+from memdialect.interpreter import (
+    ExecutionError,
+    ExecutionResult,
+    KernelCall,
+    KernelRegistry,
+    numpy_dtype,
+    run_function,
+)
+from memdialect.ops import InvokeOp
+
+from .memplan_import_onnx import (
+    VIEW_ATTR,
+    OnnxImportError,
+    OnnxKernelResolver,
+    global_data,
+    import_model_and_constants,
+    input_shapes_from,
+    load_model,
+    onnx_names,
+)
+
+DEFAULT_PIPELINE = "manifest-alloc,insert-kills,usmp"
+PROGRESS_DELAY_SECONDS = 2.0
+
+
+class RunError(Exception):
+    """A failure to set up or execute a run, reported as ``memplan-run: error``."""
+
+
+# ---------------------------------------------------------------------------
+# Context, parsing and planning
+# ---------------------------------------------------------------------------
+
+
+def memplan_context() -> Context:
+    """A context with every upstream xDSL dialect and the memory dialect."""
+    from xdsl.dialects import get_all_dialects
+
+    ctx = Context()
+    for name, factory in get_all_dialects().items():
+        ctx.register_dialect(name, factory)
+    if "memory" not in ctx.registered_dialect_names:
+        from memdialect import Memory
+
+        ctx.register_dialect("memory", lambda: Memory)
+    return ctx
+
+
+def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """Upstream xDSL passes plus memplan's (memplan's win on a name clash)."""
+    from xdsl.transforms import get_all_passes as upstream_passes
+
+    from passes import get_all_passes
+
+    return {**upstream_passes(), **get_all_passes()}
+
+
+def parse_module(text: str, name: str, ctx: Context | None = None) -> ModuleOp:
+    """Parse ``text``; a parse error becomes ``RunError``."""
+    try:
+        module = Parser(ctx or memplan_context(), text, name).parse_module()
+    except ParseError as error:
+        raise RunError(str(error).strip()) from error
+    return module
+
+
+def plan(module: ModuleOp, pipeline: str, ctx: Context | None = None) -> ModuleOp:
+    """A planned copy of ``module``: the pipeline run in-process, verified after each pass."""
+    ctx = ctx or memplan_context()
+    passes = available_passes()
+
+    def verify(_previous: ModulePass, planned: ModuleOp, _next: ModulePass) -> None:
+        planned.verify()
+
+    try:
+        pass_pipeline = PassPipeline.parse_spec(passes, pipeline, callback=verify)
+    except ValueError as error:
+        raise RunError(f"--pipeline '{pipeline}': {error}") from error
+    planned = module.clone()
+    try:
+        pass_pipeline.apply(ctx, planned)
+        planned.verify()
+    except DiagnosticException as error:
+        lines = str(error).strip().splitlines()
+        raise RunError(f"pipeline '{pipeline}' failed: {lines[0] if lines else error}") from error
+    return planned
+
+
+# ---------------------------------------------------------------------------
+# Kernels, inputs
+# ---------------------------------------------------------------------------
+
+
+def default_kernels(kernel_files: Sequence[str] = ()) -> KernelRegistry:
+    """A registry with the ONNX resolver and the kernels of ``kernel_files``."""
+    registry = KernelRegistry()
+    for path in kernel_files:
+        load_kernel_file(path, registry)
+    registry.add_resolver(OnnxKernelResolver())
+    return registry
+
+
+def load_kernel_file(path: str, registry: KernelRegistry) -> None:
+    """Run ``register_kernels(registry)`` from the Python file at ``path``."""
+    spec = importlib.util.spec_from_file_location(f"memplan_kernels_{Path(path).stem}", path)
+    if spec is None or spec.loader is None or not Path(path).is_file():
+        raise RunError(f"--kernels {path}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    register = getattr(module, "register_kernels", None)
+    if not callable(register):
+        raise RunError(f"--kernels {path}: defines no register_kernels(registry)")
+    register(registry)
+
+
+def _main_function(module: ModuleOp) -> func.FuncOp:
+    main = SymbolTable.lookup_symbol(module, "main")
+    if not isinstance(main, func.FuncOp) or main.is_declaration:
+        raise RunError("the module has no func.func @main with a body")
+    return main
+
+
+def input_names(module: ModuleOp) -> list[str]:
+    """Names of ``@main``'s arguments: ONNX names when recorded, else ``argN``."""
+    main = _main_function(module)
+    count = len(main.function_type.inputs.data)
+    names = onnx_names(main, "inputs")
+    if names is None or len(names) != count:
+        return [f"arg{i}" for i in range(count)]
+    return names
+
+
+def output_names(module: ModuleOp) -> list[str]:
+    """Names of ``@main``'s results: ONNX names when recorded, else ``resultN``."""
+    main = _main_function(module)
+    count = len(main.function_type.outputs.data)
+    names = onnx_names(main, "outputs")
+    if names is None or len(names) != count:
+        return [f"result{i}" for i in range(count)]
+    return names
+
+
+def make_inputs(
+    module: ModuleOp, seed: int, npz: Mapping[str, np.ndarray] | None = None
+) -> list[np.ndarray]:
+    """Inputs for ``@main``: from ``npz`` (by name, then ``argN``) or random."""
+    main = _main_function(module)
+    rng = np.random.default_rng(seed)
+    names = input_names(module)
+    values: list[np.ndarray] = []
+    for index, (name, arg_type) in enumerate(zip(names, main.function_type.inputs.data)):
+        if not isinstance(arg_type, TensorType | MemRefType):
+            raise RunError(f"argument {name} of @main is {arg_type}, not a tensor")
+        shape = tuple(arg_type.get_shape())
+        if any(d < 0 for d in shape):
+            raise RunError(f"argument {name} of @main has a dynamic shape {arg_type}")
+        dtype = numpy_dtype(arg_type.get_element_type())
+        if npz is not None:
+            for key in (name, f"arg{index}"):
+                if key in npz:
+                    values.append(np.asarray(npz[key]))
+                    break
+            else:
+                raise RunError(f"--inputs has no array '{name}' (or 'arg{index}')")
+            continue
+        if dtype.kind == "f":
+            values.append(rng.standard_normal(shape).astype(dtype))
+        elif dtype.kind == "b":
+            values.append(rng.random(shape) < 0.5)
+        else:
+            values.append(rng.integers(0, 4, size=shape).astype(dtype))
+    return values
+
+
+# ---------------------------------------------------------------------------
+# Progress
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class Progress(Interpreter.Listener):
+    """A progress line on a terminal for runs longer than a couple of seconds."""
+
+    label: str
+    total: int
+    stream: TextIO = field(default_factory=lambda: sys.stderr)
+    done: int = 0
+    started: float = field(default_factory=time.monotonic)
+    last_print: float = 0.0
+    shown: bool = False
+
+    def did_interpret_op(self, op: Operation, results: PythonValues) -> None:
+        if not isinstance(op, InvokeOp | func.CallOp):
+            return
+        self.done += 1
+        now = time.monotonic()
+        if now - self.started < PROGRESS_DELAY_SECONDS or now - self.last_print < 0.1:
+            return
+        self.last_print = now
+        self.shown = True
+        self.stream.write(f"\r{self.label}: {self.done}/{self.total} kernel calls")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\r" + " " * (len(self.label) + 40) + "\r")
+            self.stream.flush()
+
+
+def _count_calls(module: ModuleOp) -> int:
+    return sum(1 for op in module.walk() if isinstance(op, InvokeOp | func.CallOp))
+
+
+def execute(
+    module: ModuleOp,
+    inputs: Sequence[np.ndarray],
+    kernels: KernelRegistry,
+    globals_data: Mapping[str, np.ndarray],
+    label: str,
+    *,
+    trace: bool = True,
+    poison: bool = True,
+    show_progress: bool = False,
+) -> ExecutionResult:
+    """``run_function`` on ``@main`` with an optional progress line."""
+    progress = Progress(label, _count_calls(module)) if show_progress else None
+    try:
+        return run_function(
+            module,
+            inputs,
+            kernels=kernels,
+            globals_data=globals_data,
+            poison=poison,
+            trace=trace,
+            listeners=(progress,) if progress else (),
+        )
+    except ExecutionError as error:
+        raise RunError(f"{label} run: {error}") from error
+    finally:
+        if progress is not None:
+            progress.close()
+
+
+# ---------------------------------------------------------------------------
+# Comparison
+# ---------------------------------------------------------------------------
+
+
+def max_abs_diff(a: np.ndarray, b: np.ndarray) -> float:
+    """Largest ``|a - b|``; ``inf`` for mismatched shapes or NaN positions."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape:
+        return float("inf")
+    if a.size == 0:
+        return 0.0
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    nan_a, nan_b = np.isnan(a64), np.isnan(b64)
+    if (nan_a != nan_b).any():
+        return float("inf")
+    mask = ~nan_a
+    if not mask.any():
+        return 0.0
+    return float(np.max(np.abs(a64[mask] - b64[mask])))
+
+
+def bit_identical(a: np.ndarray, b: np.ndarray) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def trace_divergence(
+    unplanned: Sequence[KernelCall],
+    planned: Sequence[KernelCall],
+    view_kernels: set[str],
+) -> str | None:
+    """The first kernel call whose inputs differ between the runs, or ``None``.
+
+    Calls are compared per kernel, in order. View kernels (aliases after
+    `manifest-alloc`) may be called only in the unplanned run.
+    """
+    def by_callee(calls: Sequence[KernelCall]) -> dict[str, list[tuple[str, ...]]]:
+        grouped: dict[str, list[tuple[str, ...]]] = {}
+        for call in calls:
+            grouped.setdefault(call.callee, []).append(call.input_digests)
+        return grouped
+
+    before, after = by_callee(unplanned), by_callee(planned)
+    for callee in sorted(set(before) | set(after)):
+        if callee not in after:
+            if callee in view_kernels:
+                continue
+            return f"@{callee} is called {len(before[callee])} times unplanned, never planned"
+        if callee not in before:
+            return f"@{callee} is called {len(after[callee])} times planned, never unplanned"
+        if len(before[callee]) != len(after[callee]):
+            return (
+                f"@{callee} is called {len(before[callee])} times unplanned, "
+                f"{len(after[callee])} times planned"
+            )
+        for index, (old, new) in enumerate(zip(before[callee], after[callee])):
+            for operand, (x, y) in enumerate(zip(old, new)):
+                if x != y:
+                    return f"call #{index} of @{callee} read different bytes in input {operand}"
+    return None
+
+
+def _view_kernels(module: ModuleOp) -> set[str]:
+    return {
+        op.sym_name.data
+        for op in module.ops
+        if isinstance(op, func.FuncOp) and isinstance(op.attributes.get(VIEW_ATTR), UnitAttr)
+    }
+
+
+@dataclass
+class OutputReport:
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    planned_vs_unplanned: float
+    identical: bool
+    planned_vs_reference: float | None
+
+
+@dataclass
+class RunReport:
+    """Everything `memplan-run` compares, and whether it all agreed."""
+
+    outputs: list[OutputReport]
+    trace_problem: str | None
+    calls_unplanned: int
+    calls_planned: int
+    pool_bytes: dict[str, int]
+    atol: float
+
+    @property
+    def ok(self) -> bool:
+        return self.trace_problem is None and all(
+            o.identical
+            and (o.planned_vs_reference is None or o.planned_vs_reference <= self.atol)
+            for o in self.outputs
+        )
+
+    def format(self) -> str:
+        lines = [
+            f"kernel calls: {self.calls_unplanned} unplanned, {self.calls_planned} planned; "
+            + (
+                "every planned call read the same bytes as the unplanned one"
+                if self.trace_problem is None
+                else f"DIVERGED: {self.trace_problem}"
+            )
+        ]
+        if self.pool_bytes:
+            pools = ", ".join(f"@{name} {size} bytes" for name, size in self.pool_bytes.items())
+            lines.append(f"pools: {pools}")
+        header = ("output", "shape", "planned vs unplanned", "planned vs reference")
+        rows = [header]
+        for output in self.outputs:
+            shape = f"{output.dtype}[{','.join(str(d) for d in output.shape)}]"
+            versus = (
+                "bit-identical"
+                if output.identical
+                else f"DIFFERENT (max |diff| {output.planned_vs_unplanned:.3g})"
+            )
+            reference = (
+                "n/a"
+                if output.planned_vs_reference is None
+                else f"max |diff| {output.planned_vs_reference:.3g}"
+                + ("" if output.planned_vs_reference <= self.atol else " > atol")
+            )
+            rows.append((output.name, shape, versus, reference))
+        widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+        for row in rows:
+            lines.append("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+        lines.append("result: " + ("OK" if self.ok else "MISMATCH"))
+        return "\n".join(lines)
+
+
+def compare(
+    names: Sequence[str],
+    unplanned: ExecutionResult,
+    planned: ExecutionResult,
+    reference: Sequence[np.ndarray] | None,
+    view_kernels: set[str],
+    atol: float,
+) -> RunReport:
+    outputs: list[OutputReport] = []
+    for index, name in enumerate(names):
+        new, old = np.asarray(planned.outputs[index]), np.asarray(unplanned.outputs[index])
+        outputs.append(
+            OutputReport(
+                name,
+                tuple(new.shape),
+                str(new.dtype),
+                max_abs_diff(new, old),
+                bit_identical(new, old),
+                None if reference is None else max_abs_diff(new, reference[index]),
+            )
+        )
+    problem = trace_divergence(unplanned.calls or [], planned.calls or [], view_kernels)
+    return RunReport(
+        outputs,
+        problem,
+        len(unplanned.calls or []),
+        len(planned.calls or []),
+        planned.pool_bytes,
+        atol,
+    )
+
+
+# ---------------------------------------------------------------------------
+# Whole runs
+# ---------------------------------------------------------------------------
+
+
+def run_onnx(
+    model_path: str,
+    pipeline: str,
+    *,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+    inputs: Mapping[str, np.ndarray] | None = None,
+    seed: int = 0,
+    atol: float = 1e-5,
+    reference: bool = True,
+    kernels: KernelRegistry | None = None,
+    show_progress: bool = False,
+) -> RunReport:
+    """Import, plan and run an ONNX model three ways (see the module docstring)."""
+    model = load_model(model_path)
+    module, constants = import_model_and_constants(model, input_shapes)
+    planned = plan(module, pipeline)
+    kernels = kernels or default_kernels()
+    arguments = make_inputs(module, seed, inputs)
+    unplanned_run = execute(
+        module, arguments, kernels, global_data(module, constants), "unplanned",
+        show_progress=show_progress,
+    )
+    planned_run = execute(
+        planned, arguments, kernels, global_data(planned, constants), "planned",
+        show_progress=show_progress,
+    )
+    reference_outputs = None
+    if reference:
+        reference_outputs = reference_run(model, input_names(module), arguments, input_shapes)
+    return compare(
+        output_names(module), unplanned_run, planned_run, reference_outputs,
+        _view_kernels(module), atol,
+    )
+
+
+def reference_run(
+    model: Any,
+    names: Sequence[str],
+    arguments: Sequence[np.ndarray],
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+) -> list[np.ndarray]:
+    """The outputs of the whole model under ``onnx.reference.ReferenceEvaluator``."""
+    from onnx.reference import ReferenceEvaluator
+
+    try:
+        evaluator = ReferenceEvaluator(model)
+        results = evaluator.run(None, dict(zip(names, arguments)))
+    except Exception as error:  # noqa: BLE001 - the reference's own failures
+        raise RunError(f"reference run: {error}") from error
+    return [np.asarray(r) for r in results]
+
+
+def run_mlir(
+    module: ModuleOp,
+    pipeline: str | None,
+    *,
+    kernels: KernelRegistry,
+    globals_data: Mapping[str, np.ndarray],
+    inputs: Mapping[str, np.ndarray] | None = None,
+    seed: int = 0,
+    atol: float = 1e-5,
+    show_progress: bool = False,
+) -> RunReport | ExecutionResult:
+    """Run a parsed module: plan-and-compare with a pipeline, else once."""
+    arguments = make_inputs(module, seed, inputs)
+    if pipeline is None:
+        return execute(
+            module, arguments, kernels, globals_data, "run", show_progress=show_progress
+        )
+    planned = plan(module, pipeline)
+    unplanned_run = execute(
+        module, arguments, kernels, globals_data, "unplanned", show_progress=show_progress
+    )
+    planned_run = execute(
+        planned, arguments, kernels, globals_data, "planned", show_progress=show_progress
+    )
+    return compare(
+        output_names(module), unplanned_run, planned_run, None, _view_kernels(module), atol
+    )
+
+
+# ---------------------------------------------------------------------------
+# Command line
+# ---------------------------------------------------------------------------
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:
+        self.print_usage(sys.stderr)
+        self.exit(1, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _ArgumentParser(
+        prog="memplan-run",
+        description="Execute a memory-dialect module (or an ONNX model) with NumPy, "
+        "planned and unplanned, and compare.",
+    )
+    parser.add_argument("input", help="an .onnx model or an .mlir module")
+    parser.add_argument(
+        "--pipeline",
+        help=f"passes to plan with (default for .onnx: {DEFAULT_PIPELINE}; "
+        ".mlir without it: run once)",
+    )
+    parser.add_argument("--input-shape", action="append", default=[], metavar="NAME=DIMS",
+                        help="fix an ONNX graph input's shape (repeatable)")
+    parser.add_argument("--inputs", metavar="FILE.npz", help="input arrays by name")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    parser.add_argument("--weights-from", metavar="MODEL.onnx",
+                        help="data of the module's external globals (.mlir input)")
+    parser.add_argument("--kernels", action="append", default=[], metavar="FILE.py",
+                        help="a Python file defining register_kernels(registry)")
+    parser.add_argument("--atol", type=float, default=1e-5,
+                        help="tolerance against the ONNX reference (default 1e-5)")
+    parser.add_argument("--no-reference", action="store_true",
+                        help="skip the ONNX reference evaluator run")
+    parser.add_argument("--save-outputs", metavar="FILE.npz",
+                        help="write the (planned) outputs here")
+    return parser
+
+
+def _load_npz(path: str | None) -> dict[str, np.ndarray] | None:
+    if path is None:
+        return None
+    try:
+        with np.load(path) as data:
+            return {key: data[key] for key in data.files}
+    except (OSError, ValueError) as error:
+        raise RunError(f"--inputs {path}: {error}") from error
+
+
+def _main(args: argparse.Namespace, out: TextIO) -> int:
+    show_progress = sys.stderr.isatty()
+    npz = _load_npz(args.inputs)
+    kernels = default_kernels(args.kernels)
+    names: list[str]
+    if args.input.endswith(".onnx"):
+        pipeline = args.pipeline or DEFAULT_PIPELINE
+        shapes = input_shapes_from(args.input_shape)
+        out.write(f"{args.input}: pipeline {pipeline}\n")
+        report = run_onnx(
+            args.input, pipeline, input_shapes=shapes, inputs=npz, seed=args.seed,
+            atol=args.atol, reference=not args.no_reference, kernels=kernels,
+            show_progress=show_progress,
+        )
+        outputs = None
+    else:
+        try:
+            text = Path(args.input).read_text()
+        except OSError as error:
+            raise RunError(f"cannot read {args.input}: {error.strerror}") from error
+        module = parse_module(text, args.input)
+        globals_data: dict[str, np.ndarray] = {}
+        if args.weights_from:
+            from .memplan_import_onnx import constant_values
+
+            constants = constant_values(load_model(args.weights_from), input_shapes_from(args.input_shape))
+            globals_data = global_data(module, constants)
+        result = run_mlir(
+            module, args.pipeline, kernels=kernels, globals_data=globals_data, inputs=npz,
+            seed=args.seed, atol=args.atol, show_progress=show_progress,
+        )
+        if isinstance(result, ExecutionResult):
+            names = output_names(module)
+            for name, value in zip(names, result.outputs):
+                array = np.asarray(value)
+                out.write(
+                    f"{name}: {array.dtype}[{','.join(str(d) for d in array.shape)}] "
+                    f"sum {float(array.astype(np.float64).sum()):.6g}\n"
+                )
+            if args.save_outputs:
+                np.savez(args.save_outputs, **dict(zip(names, (np.asarray(v) for v in result.outputs))))
+            return 0
+        out.write(f"{args.input}: pipeline {args.pipeline}\n")
+        report = result
+        outputs = None
+    out.write(report.format() + "\n")
+    del outputs
+    return 0 if report.ok else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return _main(args, sys.stdout)
+    except (RunError, OnnxImportError) as error:
+        print(f"{parser.prog}: error: {error}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
