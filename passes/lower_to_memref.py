@@ -52,8 +52,10 @@ Description (as in MLIR's Passes.td; TVM's AOT lowering of USMP pools):
   the destination-passing signature, which every invoke of it must agree on.
 - ``memory.kill`` disappears (or becomes the dealloc above); pools are removed.
 
-The output contains no ``memory`` op, type or attribute; anything left (a
-storage used by an op this pass does not know) is a diagnostic naming it.
+The output contains no ``memory`` op or type: anything this pass cannot
+rewrite (a storage used by another op, a storage block argument, a
+``memory`` op outside the module's functions) is a diagnostic naming it,
+raised before the first rewrite.
 
 Options:
   pool-mode: ``alloc`` | ``arg`` | ``global`` (default ``alloc``), see above.
@@ -278,14 +280,9 @@ class _FunctionLowering:
             user = use.operation
             if isinstance(user, AllocTensorOp):
                 self._lower_tensor(user, base, base_offset)
-            elif isinstance(user, KillOp):
-                kills.append(user)
             else:
-                raise _fail(
-                    user,
-                    f"storage {describe(storage.storage)} is used by {user.name}, which "
-                    "lower-to-memref cannot rewrite",
-                )
+                assert isinstance(user, KillOp)  # checked by _check_storage_uses
+                kills.append(user)
         for kill in kills:
             if deallocate:
                 Rewriter.replace_op(kill, memref.DeallocOp.get(base))
@@ -341,8 +338,18 @@ class _FunctionLowering:
         Rewriter.replace_op(tensor, view)
 
 
-def _lower_invokes(module: ModuleOp) -> None:
-    """``memory.invoke`` -> ``func.call`` with the destination-passing signature."""
+@dataclass(frozen=True)
+class _KernelCalls:
+    """The invokes of one kernel and the destination-passing type it gets."""
+
+    kernel: func.FuncOp
+    invokes: list[InvokeOp]
+    new_type: FunctionType | None
+    """The rewritten declaration type, or ``None`` to keep the declaration."""
+
+
+def _plan_invokes(module: ModuleOp) -> list[_KernelCalls]:
+    """Check every ``memory.invoke`` against its kernel (before any rewrite)."""
     invokes: dict[str, list[InvokeOp]] = {}
     for op in module.walk():
         if isinstance(op, InvokeOp):
@@ -350,6 +357,7 @@ def _lower_invokes(module: ModuleOp) -> None:
     called = {
         op.callee.root_reference.data for op in module.walk() if isinstance(op, func.CallOp)
     }
+    plans: list[_KernelCalls] = []
     for name, group in invokes.items():
         kernel = SymbolTable.lookup_symbol(module, name)
         first = group[0]
@@ -357,6 +365,7 @@ def _lower_invokes(module: ModuleOp) -> None:
             raise _fail(first, f"invoke of @{name}: no func.func @{name} in the module")
         operand_types = [v.type for v in (*first.ins, *first.outs)]
         signature = kernel.function_type
+        new_type = None
         if len(signature.inputs) != len(operand_types) or signature.outputs.data:
             if kernel.body.blocks or name in called:
                 raise _fail(
@@ -373,11 +382,46 @@ def _lower_invokes(module: ModuleOp) -> None:
                         f"{FunctionType.from_lists(types, [])} vs "
                         f"{FunctionType.from_lists(operand_types, [])}",
                     )
-            kernel.function_type = FunctionType.from_lists(operand_types, [])
-            kernel.arg_attrs = None
-            kernel.res_attrs = None
+            new_type = FunctionType.from_lists(operand_types, [])
+        inputs = new_type.inputs if new_type is not None else signature.inputs
         for invoke in group:
-            _invoke_to_call(invoke, kernel)
+            for value, expected in zip((*invoke.ins, *invoke.outs), inputs):
+                if value.type != expected and not (
+                    isinstance(value.type, MemRefType) and isinstance(expected, MemRefType)
+                ):
+                    raise _fail(
+                        invoke,
+                        f"invoke of @{name}: operand {describe(value)} has type "
+                        f"{value.type} but the kernel takes {expected}",
+                    )
+        plans.append(_KernelCalls(kernel, group, new_type))
+    return plans
+
+
+def _lower_invokes(plans: list[_KernelCalls]) -> None:
+    """``memory.invoke`` -> ``func.call`` with the destination-passing signature."""
+    for plan in plans:
+        if plan.new_type is not None:
+            plan.kernel.function_type = plan.new_type
+            plan.kernel.arg_attrs = None
+            plan.kernel.res_attrs = None
+        for invoke in plan.invokes:
+            _invoke_to_call(invoke, plan.kernel)
+
+
+def _check_storage_uses(functions: Sequence[func.FuncOp]) -> None:
+    """Storages may only be carved (alloc_tensor) and killed."""
+    for function in functions:
+        for storage in function.walk():
+            if not isinstance(storage, AllocStorageOp):
+                continue
+            for use in storage.storage.uses:
+                if not isinstance(use.operation, AllocTensorOp | KillOp):
+                    raise _fail(
+                        use.operation,
+                        f"storage {describe(storage.storage)} is used by "
+                        f"{use.operation.name}, which lower-to-memref cannot rewrite",
+                    )
 
 
 def _invoke_to_call(invoke: InvokeOp, kernel: func.FuncOp) -> None:
@@ -386,12 +430,7 @@ def _invoke_to_call(invoke: InvokeOp, kernel: func.FuncOp) -> None:
         if value.type == expected:
             arguments.append(value)
             continue
-        if not (isinstance(value.type, MemRefType) and isinstance(expected, MemRefType)):
-            raise _fail(
-                invoke,
-                f"invoke of @{kernel.sym_name.data}: operand {describe(value)} has type "
-                f"{value.type} but the kernel takes {expected}",
-            )
+        assert isinstance(expected, MemRefType)  # checked by _plan_invokes
         cast = memref.CastOp.get(value, expected)
         Rewriter.insert_op(cast, InsertPoint.before(invoke))
         arguments.append(cast.dest)
@@ -480,14 +519,26 @@ def _replace_pools(module: ModuleOp, buffers: dict[str, PoolBuffer], mode: PoolM
             Rewriter.erase_op(pool)
 
 
-def _check_no_memory_left(module: ModuleOp) -> None:
+def _check_lowerable(module: ModuleOp, functions: Sequence[func.FuncOp]) -> None:
+    """Everything of the ``memory`` dialect must be something this pass rewrites:
+    pools at module level, other ops inside the module's functions, and
+    storages only as ``alloc_storage`` results."""
+    inside = {op for function in functions for op in function.walk()}
     for op in module.walk():
-        if op.name.startswith("memory."):
-            raise _fail(op, f"{op.name} is left after lower-to-memref")
+        if isinstance(op, PoolOp):
+            continue
+        if op.name.startswith("memory.") and op not in inside:
+            raise _fail(op, f"{op.name} outside a func.func of the module cannot be lowered")
+        if isinstance(op, AllocStorageOp):
+            continue
         values = [*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)]
         for value in values:
             if isinstance(value.type, StorageType):
-                raise _fail(op, f"{describe(value)} of type {value.type} is left after lower-to-memref")
+                raise _fail(
+                    op,
+                    f"{describe(value)} of type {value.type} is not a memory.alloc_storage "
+                    "result: lower-to-memref cannot lower it",
+                )
 
 
 @dataclass(frozen=True)
@@ -508,6 +559,7 @@ class LowerToMemrefPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks]
+        _check_lowerable(op, functions)
         buffers = _pool_buffers(op, functions)
         kept: set[AllocStorageOp] = set()
         for function in functions:
@@ -515,7 +567,10 @@ class LowerToMemrefPass(ModulePass):
         needed = _needed_pools(functions, buffers, kept)
         if self.pool_mode != "alloc":
             _check_shared_buffers(functions, needed, kept, self.pool_mode)
-        _lower_invokes(op)
+        _check_storage_uses(functions)
+        kernel_calls = _plan_invokes(op)
+        # Every check is done: the rewrites below cannot fail.
+        _lower_invokes(kernel_calls)
         pool_values: dict[str, dict[str, SSAValue]] = {}
         for function in functions:
             name = function.sym_name.data
@@ -537,4 +592,3 @@ class LowerToMemrefPass(ModulePass):
         for function in functions:
             _FunctionLowering(function, pool_values[function.sym_name.data], kept).run()
         _replace_pools(op, buffers, self.pool_mode)
-        _check_no_memory_left(op)
