@@ -33,6 +33,18 @@ def _insert_kills() -> type[ModulePass]:
     return InsertKillsPass
 
 
+def _verify_plan() -> type[ModulePass]:
+    from passes.verify_plan import VerifyPlanPass
+
+    return VerifyPlanPass
+
+
+def _plan_report() -> type[ModulePass]:
+    from passes.plan_report import PlanReportPass
+
+    return PlanReportPass
+
+
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Return the memplan passes by name, each behind a lazy importer."""
 
@@ -41,4 +53,6 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "import-memref": _import_memref,
         "lower-to-memref": _lower_to_memref,
         "insert-kills": _insert_kills,
+        "verify-plan": _verify_plan,
+        "plan-report": _plan_report,
     }

@@ -1,0 +1,409 @@
+"""``plan-report``: what the plan in the IR uses, against the lower bound.
+
+The data (``PlanReport``, built by ``gather_report``) is separate from the
+formats: a format is one function ``PlanReport -> str`` in
+``REPORT_WRITERS``, so adding one (svg, trace, c-header) is a function plus
+a line there.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from passes.analysis import FunctionLifetimes, ModuleLifetimes, analyze_module
+from passes.planning.bounds import buffers_lower_bound
+from passes.planning.model import Buffer
+
+UNPLANNED = "(unplanned)"
+"""Pseudo-pool of static storages not pinned to a pool: used = sum of sizes."""
+
+DYNAMIC = "(dynamic)"
+"""Pseudo-pool of dynamic-size storages (sized at run time, never planned)."""
+
+LARGEST_SHOWN = 3
+
+
+@dataclass(frozen=True)
+class BufferRecord:
+    """One storage: its size, lifetime (op numbers of its function) and place."""
+
+    name: str
+    size: int | None
+    alignment: int
+    start: int
+    end: int
+    pool: str
+    offset: int | None
+    device: str
+    escapes: bool
+    read_only: bool
+    branch: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
+class TensorRecord:
+    """One tensor: its storage, offset in it, size and lifetime."""
+
+    name: str
+    storage: str
+    offset: int | None
+    size: int | None
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class PoolRecord:
+    """A pool (or pseudo-pool) as one function (or the module) uses it.
+
+    ``used`` is the highest byte used (the sum of sizes for ``(unplanned)``);
+    ``lower_bound`` is ``passes.planning``'s bound for the same buffers (the
+    peak of live bytes, with alignment rounding): no plan can use less.
+    """
+
+    name: str
+    size: int | None
+    used: int
+    lower_bound: int
+    buffer_count: int
+    largest: tuple[tuple[str, int], ...]
+
+    @property
+    def ratio(self) -> float | None:
+        """used / lower_bound, or None when the bound is 0."""
+        return None if self.lower_bound == 0 else self.used / self.lower_bound
+
+
+@dataclass(frozen=True)
+class FunctionReport:
+    name: str
+    ops: int
+    pools: tuple[PoolRecord, ...]
+    buffers: tuple[BufferRecord, ...]
+    tensors: tuple[TensorRecord, ...]
+
+
+@dataclass(frozen=True)
+class PlanReport:
+    """The plan of a module: per function, and per pool for the whole module."""
+
+    functions: tuple[FunctionReport, ...]
+    pools: tuple[PoolRecord, ...] = field(default=())
+
+
+def _pool_record(
+    name: str,
+    size: int | None,
+    buffers: Sequence[Buffer],
+    offsets: dict[str, int] | None,
+    alignment: int,
+    labels: dict[str, str],
+) -> PoolRecord:
+    if offsets is None:
+        used = sum(b.size for b in buffers)
+    else:
+        used = max((offsets[b.id] + b.size for b in buffers), default=0)
+    largest = sorted(buffers, key=lambda b: (-b.size, b.id))[:LARGEST_SHOWN]
+    return PoolRecord(
+        name=name,
+        size=size,
+        used=used,
+        lower_bound=buffers_lower_bound(buffers, alignment) if buffers else 0,
+        buffer_count=len(buffers),
+        largest=tuple((labels[b.id], b.size) for b in largest),
+    )
+
+
+def _function_report(lifetimes: ModuleLifetimes, function: FunctionLifetimes) -> FunctionReport:
+    records: list[BufferRecord] = []
+    by_pool: dict[str, list[Buffer]] = {pool.name: [] for pool in lifetimes.pools}
+    unplanned: list[Buffer] = []
+    offsets: dict[str, int] = {}
+    labels: dict[str, str] = {}
+    for storage in function.storages:
+        labels[storage.name] = storage.name
+        pinned = storage.pinned
+        if storage.size is None:
+            pool, offset = DYNAMIC, None
+        elif pinned is None:
+            pool, offset = UNPLANNED, None
+            unplanned.append(storage.buffer())
+        else:
+            pool, offset = pinned
+            by_pool.setdefault(pool, []).append(storage.buffer())
+            offsets[storage.name] = offset
+        records.append(
+            BufferRecord(
+                name=storage.name,
+                size=storage.size,
+                alignment=storage.alignment,
+                start=storage.interval.start,
+                end=storage.interval.end,
+                pool=pool,
+                offset=offset,
+                device=storage.device,
+                escapes=storage.escapes,
+                read_only=storage.read_only,
+                branch=storage.branch,
+            )
+        )
+    sizes = {pool.name: pool.size for pool in lifetimes.pools}
+    alignments = {pool.name: pool.alignment for pool in lifetimes.pools}
+    pools = [
+        _pool_record(name, sizes.get(name), buffers, offsets, alignments.get(name, 1), labels)
+        for name, buffers in by_pool.items()
+    ]
+    if unplanned:
+        pools.append(_pool_record(UNPLANNED, None, unplanned, None, 1, labels))
+    tensors = tuple(
+        TensorRecord(
+            name=tensor.name,
+            storage=tensor.storage.name if tensor.storage is not None else "",
+            offset=tensor.offset,
+            size=tensor.size,
+            start=tensor.interval.start,
+            end=tensor.interval.end,
+        )
+        for tensor in function.tensors
+    )
+    return FunctionReport(function.name, function.end, tuple(pools), tuple(records), tensors)
+
+
+def _module_pools(lifetimes: ModuleLifetimes) -> tuple[PoolRecord, ...]:
+    by_pool: dict[str, list[Buffer]] = {pool.name: [] for pool in lifetimes.pools}
+    offsets: dict[str, int] = {}
+    labels: dict[str, str] = {}
+    for function, storage in lifetimes.storages():
+        if storage.size is None or storage.pinned is None:
+            continue
+        buffer = lifetimes.module_buffer(function, storage)
+        by_pool.setdefault(storage.pinned[0], []).append(buffer)
+        offsets[buffer.id] = storage.pinned[1]
+        labels[buffer.id] = buffer.id
+    return tuple(
+        _pool_record(
+            pool.name,
+            pool.size,
+            by_pool[pool.name],
+            offsets,
+            pool.alignment,
+            labels,
+        )
+        for pool in lifetimes.pools
+    )
+
+
+def gather_report(module: ModuleOp) -> PlanReport:
+    """The plan of ``module`` as data (every format writes this)."""
+    lifetimes = analyze_module(module)
+    return PlanReport(
+        functions=tuple(_function_report(lifetimes, f) for f in lifetimes.functions),
+        pools=_module_pools(lifetimes),
+    )
+
+
+# ---------------------------------------------------------------------------
+# Formats
+# ---------------------------------------------------------------------------
+
+
+def _ratio_text(record: PoolRecord) -> str:
+    ratio = record.ratio
+    return "-" if ratio is None else f"{ratio:.2f}x"
+
+
+def _table(rows: list[list[str]]) -> list[str]:
+    """Rows as aligned columns: the first column left-aligned, numbers right."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = []
+        for i, cell in enumerate(row):
+            last = i == len(row) - 1
+            if i == 0 or last:
+                cells.append(cell if last else cell.ljust(widths[i]))
+            else:
+                cells.append(cell.rjust(widths[i]))
+        lines.append("  " + "  ".join(cells).rstrip())
+    return lines
+
+
+def _pool_rows(pools: Sequence[PoolRecord]) -> list[str]:
+    rows = [["pool", "size", "used", "lower bound", "used/lb", "buffers", "largest"]]
+    for record in pools:
+        name = record.name if record.name.startswith("(") else f"@{record.name}"
+        rows.append(
+            [
+                name,
+                "-" if record.size is None else str(record.size),
+                str(record.used),
+                str(record.lower_bound),
+                _ratio_text(record),
+                str(record.buffer_count),
+                ", ".join(f"{label} ({size})" for label, size in record.largest),
+            ]
+        )
+    return _table(rows)
+
+
+def format_text(report: PlanReport) -> str:
+    """A table per function (and one for the module): used vs. lower bound per pool."""
+    lines: list[str] = []
+    for function in report.functions:
+        lines.append(f"function @{function.name}: {len(function.buffers)} storages, {function.ops} ops")
+        if function.pools:
+            lines.extend(_pool_rows(function.pools))
+        dynamic = [b.name for b in function.buffers if b.pool == DYNAMIC]
+        if dynamic:
+            lines.append(f"  dynamic-size storages (not planned): {', '.join(dynamic)}")
+    if len(report.functions) > 1 and report.pools:
+        lines.append("module")
+        lines.extend(_pool_rows(report.pools))
+    return "\n".join(lines) + "\n"
+
+
+def _pool_json(record: PoolRecord) -> dict[str, Any]:
+    return {
+        "name": record.name,
+        "size": record.size,
+        "used": record.used,
+        "lower_bound": record.lower_bound,
+        "buffer_count": record.buffer_count,
+    }
+
+
+def _report_json(report: PlanReport) -> dict[str, Any]:
+    return {
+        "functions": [
+            {
+                "name": function.name,
+                "ops": function.ops,
+                "pools": [_pool_json(p) for p in function.pools],
+                "buffers": [
+                    {
+                        "name": b.name,
+                        "size": b.size,
+                        "alignment": b.alignment,
+                        "start": b.start,
+                        "end": b.end,
+                        "pool": b.pool,
+                        "offset": b.offset,
+                        "device": b.device,
+                        "escapes": b.escapes,
+                        "read_only": b.read_only,
+                        "branch": [list(choice) for choice in b.branch],
+                    }
+                    for b in function.buffers
+                ],
+                "tensors": [
+                    {
+                        "name": t.name,
+                        "storage": t.storage,
+                        "offset": t.offset,
+                        "size": t.size,
+                        "start": t.start,
+                        "end": t.end,
+                    }
+                    for t in function.tensors
+                ],
+            }
+            for function in report.functions
+        ],
+        "pools": [_pool_json(p) for p in report.pools],
+    }
+
+
+def _is_record(value: Any) -> bool:
+    """Scalars, lists of those, and dicts of those fit on one line."""
+    if isinstance(value, dict):
+        return all(not isinstance(v, dict) and _is_record(v) for v in value.values())
+    if isinstance(value, list):
+        return all(not isinstance(x, dict) and _is_record(x) for x in value)
+    return True
+
+
+def _dump(value: Any, indent: int = 0) -> str:
+    """JSON with each record (a dict of scalars) on one line, for readable diffs."""
+    if _is_record(value):
+        return json.dumps(value)
+    pad = "  " * (indent + 1)
+    close = "  " * indent
+    if isinstance(value, dict):
+        items = [f"{pad}{json.dumps(key)}: {_dump(item, indent + 1)}" for key, item in value.items()]
+        return "{\n" + ",\n".join(items) + "\n" + close + "}"
+    items = [pad + _dump(item, indent + 1) for item in value]
+    return "[\n" + ",\n".join(items) + "\n" + close + "]"
+
+
+def format_json(report: PlanReport) -> str:
+    """DESIGN.md's report schema (plus ``ops``, ``tensors`` and module ``pools``)."""
+    return _dump(_report_json(report)) + "\n"
+
+
+REPORT_WRITERS: dict[str, Callable[[PlanReport], str]] = {
+    "text": format_text,
+    "json": format_json,
+}
+"""Report formats by name: one function each."""
+
+
+@dataclass(frozen=True)
+class PlanReportPass(ModulePass):
+    """Write a report of the memory plan; the IR is left unchanged.
+
+    For each function, a row per pool: its size, the bytes the function's
+    pinned storages use in it (highest offset + size), the lower bound
+    (`passes.planning`: peak of live bytes of the same storages, rounded for
+    alignment), their ratio, the number of storages and the largest ones.
+    Static storages not yet pinned go to the pseudo-pool `(unplanned)`,
+    whose `used` is the sum of their sizes (memory without planning), so the
+    ratio shows what planning could gain. Dynamic-size storages are listed
+    apart. With several functions, a module table follows (functions share
+    the pools one after another in time).
+
+    Lifetimes are op numbers from the one lifetime definition
+    (`passes.analysis`), half-open `[start, end)`.
+
+    Options:
+    - `format` (`text` | `json`, default `text`): `json` follows DESIGN.md's
+      schema `{"functions": [{"name", "pools": [{"name", "size", "used",
+      "lower_bound"}], "buffers": [{"name", "size", "alignment", "start",
+      "end", "pool", "offset"}]}]}` with extra keys (`ops`, `tensors`,
+      `buffer_count`, `device`, `escapes`, `read_only`, `branch`, and a
+      module-level `pools`).
+    - `output` (path, default stderr): where to write; written only when
+      the whole report was built.
+    """
+
+    name = "plan-report"
+
+    format: str = "text"
+    output: str | None = None
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        writer = REPORT_WRITERS.get(self.format)
+        if writer is None:
+            raise PassFailedException(
+                f"plan-report: unknown format '{self.format}'; expected one of "
+                f"{', '.join(sorted(REPORT_WRITERS))}"
+            )
+        text = writer(gather_report(op))
+        if self.output is None:
+            sys.stderr.write(text)
+            return
+        try:
+            with open(self.output, "w", encoding="utf-8") as stream:
+                stream.write(text)
+        except OSError as error:
+            raise PassFailedException(
+                f"plan-report: cannot write '{self.output}': {error.strerror}"
+            ) from error

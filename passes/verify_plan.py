@@ -1,0 +1,177 @@
+"""``verify-plan``: an independent check of the plan written in the IR."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from passes.analysis import (
+    FunctionLifetimes,
+    ModuleLifetimes,
+    StorageLifetime,
+    TensorLifetime,
+    analyze_module,
+)
+from passes.planning.model import Buffer, Placement, Pool, Problem, Solution
+from passes.planning.validate import validate
+
+
+def _describe(
+    label: str, buffer: Buffer, placement: Placement, where: str, lifetime: str
+) -> str:
+    top = placement.offset + buffer.size
+    return f"{label} (bytes [{placement.offset}, {top}) of {where}, live {lifetime})"
+
+
+def _pool_findings(lifetimes: ModuleLifetimes) -> list[str]:
+    """Pinned storages against the pools: overlaps, alignment, bounds, pool choice."""
+    pinned = [
+        (function, storage)
+        for function, storage in lifetimes.storages()
+        if storage.size is not None and storage.pinned is not None
+    ]
+    if not pinned:
+        return []
+    owners: dict[str, tuple[FunctionLifetimes, StorageLifetime]] = {}
+    buffers: list[Buffer] = []
+    for function, storage in pinned:
+        # Not pinned in the model: the checker tests the placement against
+        # the storage's own candidates instead of taking it as given.
+        buffer = lifetimes.module_buffer(function, storage, pin=False)
+        owners[buffer.id] = (function, storage)
+        buffers.append(buffer)
+    problem = Problem(tuple(buffers), lifetimes.pools)
+    solution = lifetimes.placements()
+    by_id = {buffer.id: buffer for buffer in buffers}
+    messages: list[str] = []
+    for finding in validate(problem, solution):
+        labels = {
+            buffer_id: f"storage {owners[buffer_id][1].label} in @{owners[buffer_id][0].name}"
+            for buffer_id in finding.buffers
+            if buffer_id in owners
+        }
+        if finding.kind == "overlap":
+            first, second = finding.buffers
+            parts = [
+                _describe(
+                    labels[buffer_id],
+                    by_id[buffer_id],
+                    solution.placements[buffer_id],
+                    f"@{solution.placements[buffer_id].pool}",
+                    str(owners[buffer_id][1].interval),
+                )
+                for buffer_id in (first, second)
+            ]
+            messages.append(f"{parts[0]} and {parts[1]} are live together but share bytes")
+            continue
+        message = finding.message
+        for buffer_id, label in labels.items():
+            message = message.replace(f"buffer '{buffer_id}'", label)
+            message = message.replace(f"'{buffer_id}'", label)
+        messages.append(message)
+    return messages
+
+
+def _storage_findings(function: FunctionLifetimes, storage: StorageLifetime) -> list[str]:
+    """Tensors of one static storage: overlaps of conflicting tensors, bounds, alignment."""
+    size = storage.size
+    assert size is not None
+    placed: list[TensorLifetime] = [
+        tensor
+        for tensor in storage.tensors
+        if tensor.offset is not None and tensor.size is not None
+    ]
+    if len(placed) == 0:
+        return []
+    pool = Pool(name=storage.name, size=size)
+    buffers = tuple(tensor.buffer() for tensor in placed)
+    solution = Solution(
+        {tensor.name: Placement(storage.name, tensor.offset) for tensor in placed}  # type: ignore[misc]
+    )
+    by_name = {tensor.name: tensor for tensor in placed}
+    where = f"storage {storage.label} in @{function.name}"
+    messages: list[str] = []
+    for finding in validate(Problem(buffers, (pool,)), solution):
+        if finding.kind == "overlap":
+            parts = []
+            for name in finding.buffers:
+                tensor = by_name[name]
+                buffer = tensor.buffer()
+                parts.append(
+                    _describe(
+                        f"tensor {tensor.label}",
+                        buffer,
+                        solution.placements[name],
+                        where,
+                        str(tensor.interval),
+                    )
+                )
+            messages.append(f"{parts[0]} and {parts[1]} are live together but share bytes")
+            continue
+        message = finding.message.replace(f"@{storage.name}", where)
+        for name in finding.buffers:
+            message = message.replace(f"buffer '{name}'", f"tensor {by_name[name].label}")
+        messages.append(message)
+    return messages
+
+
+def plan_findings(lifetimes: ModuleLifetimes, *, require_pinned: bool = False) -> list[str]:
+    """Every way the plan in the IR breaks the rules, as complete diagnostics."""
+    messages = _pool_findings(lifetimes)
+    for function in lifetimes.functions:
+        for storage in function.static_storages:
+            if require_pinned and storage.pinned is None:
+                messages.append(
+                    f"storage {storage.label} in @{function.name} ({storage.size} bytes) "
+                    "is not pinned to a pool"
+                )
+            messages.extend(_storage_findings(function, storage))
+    return messages
+
+
+@dataclass(frozen=True)
+class VerifyPlanPass(ModulePass):
+    """Check the memory plan in the IR, independently of the planner that made it.
+
+    Lifetimes come from the one lifetime definition (`passes.analysis`);
+    the rules are `passes.planning.validate`'s. Two checks:
+
+    - Pools: pinned storages (`at @pool[offset]`) of the whole module, on
+      the module time line (functions one after another; a called function
+      spans its callers). Two storages that conflict (live together and not
+      in different regions of one `scf.if`) must not share bytes of a pool;
+      each offset is a multiple of the storage's and the pool's alignment;
+      it fits a bounded pool; the pool is one of the storage's candidates
+      (`pools [...]`), accepts its device, and is `rw` unless the storage is
+      never written.
+    - Storages: tensors carved at static offsets of one static storage must
+      not share bytes while they conflict, and must fit.
+
+    Unpinned storages are not checked against pools unless `require-pinned`
+    is set, which makes each of them an error. Tensors with a dynamic offset
+    or shape, and dynamic-size storages, are skipped.
+
+    Each diagnostic names both values, their byte ranges and their lifetimes
+    (op numbers of their function). All problems are reported together and
+    the pass fails (non-zero exit). The IR is never changed.
+
+    Options:
+    - `require-pinned` (bool, default false): every static storage must be pinned.
+    """
+
+    name = "verify-plan"
+
+    require_pinned: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        messages = plan_findings(analyze_module(op), require_pinned=self.require_pinned)
+        if not messages:
+            return
+        if len(messages) == 1:
+            raise PassFailedException(f"verify-plan: {messages[0]}")
+        listing = "\n".join(f"  {message}" for message in messages)
+        raise PassFailedException(f"verify-plan: {len(messages)} problems:\n{listing}")
