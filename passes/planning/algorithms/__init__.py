@@ -12,13 +12,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from passes.planning.algorithms.exact import exact
+from passes.planning.algorithms.exact_search import exact
 from passes.planning.algorithms.greedy import (
     GreedyPlacer,
     greedy_by_conflicts,
     greedy_by_size,
 )
-from passes.planning.algorithms.hill_climb import hill_climb
+from passes.planning.algorithms.hill_climbing import hill_climb
 from passes.planning.algorithms.options import PlanOptions
 from passes.planning.model import Problem, Solution
 

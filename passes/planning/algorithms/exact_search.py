@@ -42,7 +42,9 @@ import sys
 import time
 from collections.abc import Sequence
 from math import gcd
-from operator import add
+from bisect import bisect_left
+from itertools import accumulate, repeat
+from operator import add, mul
 
 from passes.planning.algorithms.greedy import GreedyPlacer, GreedyResult
 from passes.planning.algorithms.options import PlanOptions
@@ -55,6 +57,7 @@ ABORTED = 2  # node limit of one portfolio round exhausted
 TIMED_OUT = 3
 
 _TIME_CHECK_MASK = 127  # check the clock every 128 nodes
+_PLACED = 1 << 62  # minimum offset recorded for placed buffers: above any floor
 
 
 class SearchTimeout(Exception):
@@ -81,6 +84,8 @@ class PoolSearch:
         self.plain_sizes = [0 if b.branch else b.size for b in buffers]
         self.conflicts = self._conflicts()
         self._sections()
+        self.span = self.count + 1  # sort keys are min_offset * span + rank
+        self.rank = [0] * self.count
         self.nodes = 0
         self.visited = 0
         self.deadline = 0.0
@@ -223,13 +228,37 @@ class PoolSearch:
             sys.setrecursionlimit(old_limit)
 
     def _sub_solve(self, members: list[int], low: int, high: int) -> int:
+        """Search one independent partition in the current heuristic's preorder."""
         ordering = self._preorder(members, self.heuristic)
-        return self._search(ordering, low, high, 0, 0)
+        rank = self.rank
+        # Ranks are per partition: restore the enclosing partition's afterwards.
+        saved = [rank[i] for i in ordering]
+        for position, index in enumerate(ordering):
+            rank[index] = position
+        try:
+            return self._search(ordering, ordering, low, high, 0, 0)
+        finally:
+            for index, old in zip(ordering, saved):
+                rank[index] = old
 
     def _search(
-        self, ordering: list[int], low: int, high: int, min_offset: int, min_rank: int
+        self,
+        ordering: list[int],
+        unplaced: list[int],
+        low: int,
+        high: int,
+        min_offset: int,
+        min_rank: int,
     ) -> int:
-        """One node: try each unplaced buffer of this partition at its minimum offset."""
+        """One node: try each unplaced buffer of this partition at its minimum offset.
+
+        ``ordering`` is the partition's preorder (rank -> buffer), ``unplaced``
+        its unplaced buffers in that order; buffers
+        go in order of (minimum offset, rank), never below ``(min_offset,
+        min_rank)``, the position of the previous placement.
+        """
+        if not unplaced:
+            return FOUND
         self.nodes -= 1
         if self.nodes < 0:
             return ABORTED
@@ -239,13 +268,15 @@ class PoolSearch:
         offsets = self.offsets
         min_offsets = self.min_offsets
         sizes = self.sizes
-        span = len(ordering) + 1
-        keys = [min_offsets[i] * span + r for r, i in enumerate(ordering) if offsets[i] < 0]
-        if not keys:
-            return FOUND
+        span = self.span
+        own_min_offsets = list(map(min_offsets.__getitem__, unplaced))
+        keys = list(
+            map(add, map(mul, own_min_offsets, repeat(span)), map(self.rank.__getitem__, unplaced))
+        )
         keys.sort()
         # Dominance: nothing goes at or above the lowest top an unplaced buffer can reach.
-        min_height = min(min_offsets[i] + sizes[i] for i in ordering if offsets[i] < 0)
+        min_height = min(map(add, own_min_offsets, map(sizes.__getitem__, unplaced)))
+        max_plain = max(map(self.plain_sizes.__getitem__, unplaced))
         capacity = self.capacity
         conflicts = self.conflicts
         alignments = self.alignments
@@ -257,19 +288,53 @@ class PoolSearch:
         end_section = self.end_section
         cuts = self.cuts
         solution = self.solution
+        members_of = self.section_members
         floor_key = min_offset * span + min_rank
-        for key in keys:
-            if key < floor_key:
-                continue  # canonical order: offsets never decrease
+        # Section data of this partition, with prefix and suffix maxima so that
+        # each candidate's check only recomputes the sections it lives in.
+        part_totals = totals[low:high]
+        part_values = list(map(add, floors[low:high], part_totals))
+        value_prefix = list(accumulate(part_values, max))
+        value_suffix = list(accumulate(reversed(part_values), max))[::-1]
+        total_prefix = list(accumulate(part_totals, max))
+        total_suffix = list(accumulate(reversed(part_totals), max))[::-1]
+        width = high - low
+        max_total = total_prefix[-1]
+        for key in keys[bisect_left(keys, floor_key) :]:
             offset = key // span
             if offset >= min_height:
                 break
+            if offset + max_total - max_plain > capacity:
+                break  # every later candidate sits at least this high
             rank = key - offset * span
             index = ordering[rank]
             if pinned[index] is not None and offset != pinned[index]:
                 continue
             size = sizes[index]
             top = offset + size
+            plain = plain_sizes[index]
+            first = first_section[index]
+            last = end_section[index]
+            # Cross-section check (floor + unplaced total <= capacity), before
+            # touching any state: most candidates fail here.
+            inner_low = first - low
+            inner_high = last - low
+            outside_value = -1
+            outside_total = -1
+            if inner_low > 0:
+                outside_value = value_prefix[inner_low - 1]
+                outside_total = total_prefix[inner_low - 1]
+            if inner_high < width:
+                if value_suffix[inner_high] > outside_value:
+                    outside_value = value_suffix[inner_high]
+                if total_suffix[inner_high] > outside_total:
+                    outside_total = total_suffix[inner_high]
+            if outside_value > capacity or offset + outside_total > capacity:
+                continue
+            inner_value = max(part_values[inner_low:inner_high])
+            raised = top + max(part_totals[inner_low:inner_high])
+            if (inner_value if inner_value > raised else raised) - plain > capacity:
+                continue
             offsets[index] = offset
             solution[index] = offset
             # Raise the minimum offsets of unplaced conflicting buffers.
@@ -285,34 +350,66 @@ class PoolSearch:
                 changed.append(other)
                 changed.append(min_offsets[other])
                 alignment = alignments[other]
-                raised = top if alignment == 1 else -(-top // alignment) * alignment
-                min_offsets[other] = raised
-                if raised + sizes[other] > capacity or (
-                    pinned[other] is not None and raised > pinned[other]
+                lifted = top if alignment == 1 else -(-top // alignment) * alignment
+                min_offsets[other] = lifted
+                if lifted + sizes[other] > capacity or (
+                    pinned[other] is not None and lifted > pinned[other]
                 ):
                     failed = True
                     break
             status = NOT_FOUND
             if not failed:
+                # A placed buffer no longer bounds any section's floor from below.
+                own_min_offset = min_offsets[index]
+                min_offsets[index] = _PLACED
                 # Sections of this buffer: raise floors, drop its size from totals.
-                first = first_section[index]
-                last = end_section[index]
                 saved_floors = floors[first:last]
                 floors[first:last] = [f if f > top else top for f in saved_floors]
-                plain = plain_sizes[index]
                 if plain:
                     totals[first:last] = [t - plain for t in totals[first:last]]
-                part_totals = totals[low:high]
-                if (
-                    offset + max(part_totals) <= capacity
-                    and max(map(add, floors[low:high], part_totals)) <= capacity
-                ):
+                # Unallocated floor: a section's floor is at least the lowest
+                # minimum offset of its unplaced buffers; check the sections
+                # whose buffers were just pushed up.
+                # The new floor is at most the highest raised minimum offset:
+                # where even that plus the section's total fits, no later check
+                # could fail on the raised floor (totals only shrink), so the
+                # exact minimum is only computed where it can prune.
+                raised_floors: list[int] = []
+                if changed:
+                    touched: set[int] = set()
+                    for position in range(0, len(changed), 2):
+                        other = changed[position]
+                        touched.update(range(first_section[other], end_section[other]))
+                    highest = capacity - max(map(min_offsets.__getitem__, changed[::2]))
+                    for section in touched:
+                        if totals[section] <= highest:
+                            continue
+                        lowest = min(map(min_offsets.__getitem__, members_of[section]))
+                        if lowest > floors[section]:
+                            raised_floors.append(section)
+                            raised_floors.append(floors[section])
+                            floors[section] = lowest
+                            if lowest + totals[section] > capacity:
+                                failed = True
+                                break
+                if not failed:
+                    position = unplaced.index(index)
                     status = self._descend(
-                        ordering, low, high, offset, rank, index, first, last
+                        ordering,
+                        unplaced[:position] + unplaced[position + 1 :],
+                        low,
+                        high,
+                        offset,
+                        rank,
+                        first,
+                        last,
                     )
+                for position in range(len(raised_floors) - 2, -1, -2):
+                    floors[raised_floors[position]] = raised_floors[position + 1]
                 floors[first:last] = saved_floors
                 if plain:
                     totals[first:last] = [t + plain for t in totals[first:last]]
+                min_offsets[index] = own_min_offset
             for position in range(len(changed) - 2, -1, -2):
                 min_offsets[changed[position]] = changed[position + 1]
             offsets[index] = -1
@@ -325,15 +422,19 @@ class PoolSearch:
     def _descend(
         self,
         ordering: list[int],
+        unplaced: list[int],
         low: int,
         high: int,
         offset: int,
         rank: int,
-        index: int,
         first: int,
         last: int,
     ) -> int:
-        """Recurse, splitting the partition where the placed buffer was the last crossing."""
+        """Recurse after placing a buffer spanning sections ``[first, last)``.
+
+        Where that buffer was the last one crossing between two sections, the
+        partition splits there and each side is solved on its own.
+        """
         cuts = self.cuts
         cut_points: list[int] = []
         for s in range(first, last - 1):
@@ -342,18 +443,15 @@ class PoolSearch:
                 cut_points.append(s + 1)
         try:
             if not cut_points:
-                return self._search(ordering, low, high, offset, rank)
-            offsets = self.offsets
+                return self._search(ordering, unplaced, low, high, offset, rank)
             first_section = self.first_section
             end_section = self.end_section
             bounds = [low] + cut_points + [high]
             for part_low, part_high in zip(bounds, bounds[1:]):
                 members = [
                     i
-                    for i in ordering
-                    if offsets[i] < 0
-                    and first_section[i] < part_high
-                    and end_section[i] > part_low
+                    for i in unplaced
+                    if first_section[i] < part_high and end_section[i] > part_low
                 ]
                 if not members:
                     continue
