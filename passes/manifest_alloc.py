@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from typing import NoReturn
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, memref, scf, tensor
+from xdsl.dialects import arith, bufferization, func, memref, scf, tensor
 from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
@@ -333,6 +333,13 @@ class _ManifestAlloc:
             _check_ranked(op, f"constant {describe(op.result)}", op.result.type)
         elif isinstance(op, tensor.DimOp):
             _check_ranked(op, f"tensor.dim operand {describe(op.source)}", op.source.type)
+        elif isinstance(op, bufferization.ToTensorOp):
+            if not isinstance(op.memref.owner, memref.GetGlobalOp):
+                _fail(
+                    op,
+                    f"bufferization.to_tensor {describe(op.tensor)}: only tensors of a "
+                    "memref.get_global (an imported constant) are supported",
+                )
         elif isinstance(op, scf.IfOp):
             for result in op.results:
                 if _is_tensor(result.type):
@@ -445,6 +452,11 @@ class _ManifestAlloc:
             elif isinstance(op, tensor.DimOp):
                 dim = memref.DimOp(op.source, op.index)
                 Rewriter.replace_op(op, dim)
+            elif isinstance(op, bufferization.ToTensorOp):
+                # A constant read from a global (memplan-import-onnx): its
+                # memref is the tensor's memory already, never workspace.
+                op.tensor.replace_all_uses_with(op.memref)
+                Rewriter.erase_op(op)
             elif isinstance(op, scf.IfOp):
                 for result in op.results:
                     if isa(result.type, TensorType[Attribute]):
@@ -664,7 +676,9 @@ class ManifestAllocPass(ModulePass):
     module-level `memref.global "private" constant @__constant_<func>_<n>`
     (aligned by the same rule, `<n>` counting per function from 0 and skipping
     names already taken) read with `memref.get_global`: constants never take
-    workspace.
+    workspace. A `bufferization.to_tensor` of a `memref.get_global` (how
+    `memplan-import-onnx` reads its weights) is dropped and its uses read the
+    global's memref directly; `to_tensor` of anything else is rejected.
 
     Kernel declarations are rewritten to the destination-passing signature
     `(ins..., outs...) -> ()` on memrefs (result attributes become the trailing

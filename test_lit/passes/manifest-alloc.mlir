@@ -533,3 +533,37 @@ func.func @unknown_callee(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // CHECK-LABEL: '@nowhere' could not be found in symbol table
 // NOVERIFY:    call to @nowhere: unknown callee (no such symbol)
+
+// -----
+
+// Constants imported by memplan-import-onnx are `memref.global`s read with
+// `memref.get_global` and `bufferization.to_tensor`: the to_tensor is dropped
+// and every use (the kernel's `ins`, the return) reads the global's memref
+// directly, so a constant never takes workspace: only %y gets a storage.
+"memref.global"() <{sym_name = "w", sym_visibility = "private", type = memref<2x2xf32>, initial_value, constant}> : () -> ()
+func.func private @add(tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+func.func @imported_constants(%x: tensor<2x2xf32>) -> (tensor<2x2xf32>, tensor<2x2xf32>) {
+  %m = memref.get_global @w : memref<2x2xf32>
+  %w = bufferization.to_tensor %m restrict : memref<2x2xf32> to tensor<2x2xf32>
+  %y = func.call @add(%x, %w) : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  func.return %y, %w : tensor<2x2xf32>, tensor<2x2xf32>
+}
+
+// CHECK-LABEL: func.func @imported_constants(%x: memref<2x2xf32>) -> (memref<2x2xf32>, memref<2x2xf32>) {
+// CHECK-NEXT:    %m = memref.get_global @w : memref<2x2xf32>
+// CHECK-NEXT:    %y_storage = memory.alloc_storage : !memory.storage<16>
+// CHECK-NEXT:    %y = memory.alloc_tensor %y_storage[0] : !memory.storage<16> -> memref<2x2xf32>
+// CHECK-NEXT:    memory.invoke @add ins(%x, %m : memref<2x2xf32>, memref<2x2xf32>) outs(%y : memref<2x2xf32>)
+// CHECK-NEXT:    func.return %y, %m : memref<2x2xf32>, memref<2x2xf32>
+// CHECK-NEXT:  }
+
+// -----
+
+// Error: `bufferization.to_tensor` is accepted only on a global's memref (a
+// constant); of any other memref it would hide memory the planner must see.
+func.func @to_tensor_of_argument(%m: memref<4xf32>) -> tensor<4xf32> {
+  %t = bufferization.to_tensor %m restrict : memref<4xf32> to tensor<4xf32>
+  func.return %t : tensor<4xf32>
+}
+
+// CHECK-LABEL: bufferization.to_tensor %t: only tensors of a memref.get_global (an imported constant) are supported
