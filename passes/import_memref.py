@@ -27,7 +27,8 @@ code below; all are unsafe or impossible to place at a static offset):
 - allocations that escape the function: returned (directly, through views,
   ``scf.if`` results, calls or ops memplan does not know), or stored into
   memory as a value, or whose address is taken
-  (``memref.extract_aligned_pointer_as_index``, ``!llvm.ptr`` results);
+  (``memref.extract_aligned_pointer_as_index``, ``extract_strided_metadata``,
+  ``!llvm.ptr`` results);
 - allocations inside a loop (``scf.for``/``while``, ``affine.for``, a CFG
   cycle) whose value is carried out of the iteration (yielded, passed to an
   iteration argument or branched back): every iteration would reuse the
@@ -90,9 +91,10 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import IsTerminator, MemoryFreeEffect
 from xdsl.utils.exceptions import PassFailedException
 
-from memdialect.aliases import is_view_of_operand, underlying_root
+from memdialect.aliases import underlying_root
 from memdialect.ops import AllocStorageOp, AllocTensorOp, KillOp
 from memdialect.types import default_alignment
+from passes.analysis.flow import POINTER_ESCAPE_OPS, UseKind, classify_use
 
 SEQUENTIAL_REGION_OPS: frozenset[str] = frozenset(
     {
@@ -115,7 +117,7 @@ FOREIGN_FREE_OPS: frozenset[str] = frozenset({"bufferization.dealloc", "gpu.deal
 are released by them, which no storage kill can express."""
 
 LOOP_OPS: frozenset[str] = frozenset({"scf.for", "scf.while", "affine.for"})
-"""Sequential ops whose regions run repeatedly."""
+"""Sequential ops whose regions run repeatedly (the ones memplan imports in)."""
 
 
 def is_memref_like(value: SSAValue) -> bool:
@@ -172,28 +174,40 @@ def _region_values(parent: Operation) -> Iterator[SSAValue]:
             yield from (a for a in block.args if is_memref_like(a))
 
 
-def _is_region_terminator(op: Operation) -> bool:
-    """A terminator that hands values to its parent op (``scf.yield``, ...).
-
-    Unknown ops have no traits: the last op of a nested block counts.
-    """
-    block = op.parent_block()
-    parent = op.parent_op()
-    if block is None or parent is None or isinstance(parent, func.FuncOp):
-        return False
-    return op.has_trait(IsTerminator) or op is block.last_op
-
-
 def _takes_address(op: Operation) -> bool:
     """Ops that turn a memref into a raw address memplan cannot follow."""
-    if op.name == "memref.extract_aligned_pointer_as_index":
+    if op.name in POINTER_ESCAPE_OPS:
         return True
     return any(r.type.name.startswith("llvm.") for r in op.results)
 
 
+def _loop_carried(user: Operation, origin: Operation) -> str | None:
+    """Does passing a value through ``user`` carry ``origin``'s buffer into
+    the next run of the code that allocates it?"""
+    for successor in user.successors:
+        region = successor.parent
+        assert region is not None
+        anchor = _ancestor_in_region(origin, region)
+        anchor_block = None if anchor is None else anchor.parent_block()
+        if anchor_block is not None and _reachable(successor, anchor_block):
+            return "carried around a control-flow cycle"
+    parent = user.parent_op()
+    if user.has_trait(IsTerminator) and parent is not None:
+        if parent.name in LOOP_OPS and parent.is_ancestor(origin):
+            return f"carried out of an iteration of {parent.name}"
+    return None
+
+
 def trace_flow(buffers: Sequence[SSAValue], origin: Operation) -> ValueFlow:
     """Follow ``buffers`` (the values of one buffer, defined by ``origin``)
-    through their function; see ``ValueFlow``."""
+    through their function; see ``ValueFlow``.
+
+    Aliases are those of the lifetime analysis (``passes.analysis.flow``).
+    Where the analysis stops at an escape (a call or an unknown op returning
+    memrefs, a terminator or branch it does not model), this keeps following
+    the memref values that may hold the buffer, to see whether it leaves the
+    function.
+    """
     flow = ValueFlow()
     seen: set[SSAValue] = set()
     roots = set(buffers)
@@ -211,51 +225,50 @@ def trace_flow(buffers: Sequence[SSAValue], origin: Operation) -> ValueFlow:
         index += 1
         for use in value.uses:
             user = use.operation
-            parent = user.parent_op()
             if isinstance(user, memref.DeallocOp):
                 if underlying_root(value) in roots:
                     flow.deallocs.append(user)
                 else:
                     flow.blockers.append("freed through a value that may hold other buffers")
-            elif user.has_trait(MemoryFreeEffect) or user.name in FOREIGN_FREE_OPS:
+                continue
+            if user.has_trait(MemoryFreeEffect) or user.name in FOREIGN_FREE_OPS:
                 flow.blockers.append(f"freed by {user.name}")
-            elif isinstance(user, func.ReturnOp):
+                continue
+            if isinstance(user, func.ReturnOp):
                 flow.returned = True
                 flow.blockers.append("returned from the function")
-            elif user.name in ("memref.store", "llvm.store") and use.index == 0:
+                continue
+            if user.name in ("memref.store", "llvm.store") and use.index == 0:
                 flow.blockers.append(f"stored into memory by {user.name}")
-            elif _takes_address(user):
+                continue
+            if _takes_address(user):
                 flow.blockers.append(f"its address is taken by {user.name}")
-            elif is_view_of_operand(user, use.index):
-                for result in user.results:
+                continue
+            kind, targets = classify_use(use)
+            if kind is UseKind.PLAIN or kind is UseKind.KILL:
+                continue
+            carried = _loop_carried(user, origin)
+            if carried is not None:
+                flow.blockers.append(carried)
+            if kind is UseKind.ALIAS:
+                for target in targets:
+                    add(target)
+                continue
+            # ESCAPE in the analysis' sense (live to the end of the function):
+            # anything the op hands on may be the buffer (conservative).
+            for successor in user.successors:
+                for argument in successor.args:
+                    if is_memref_like(argument):
+                        add(argument)
+            parent = user.parent_op()
+            if user.has_trait(IsTerminator) and parent is not None:
+                for carried_value in _region_values(parent):
+                    add(carried_value)
+            for result in user.results:
+                if is_memref_like(result):
                     add(result)
-            elif user.successors:
-                # A branch: the value may arrive in any successor's arguments;
-                # if the origin's block is reachable again, it is loop-carried.
-                for successor in user.successors:
-                    region = successor.parent
-                    assert region is not None
-                    anchor = _ancestor_in_region(origin, region)
-                    anchor_block = None if anchor is None else anchor.parent_block()
-                    if anchor_block is not None and _reachable(successor, anchor_block):
-                        flow.blockers.append("carried around a control-flow cycle")
-                    for argument in successor.args:
-                        if is_memref_like(argument):
-                            add(argument)
-            elif parent is not None and _is_region_terminator(user):
-                if parent.name in LOOP_OPS and parent.is_ancestor(origin):
-                    flow.blockers.append(f"carried out of an iteration of {parent.name}")
-                for carried in _region_values(parent):
-                    add(carried)
-            else:
-                # Calls, unknown ops, and anything else that returns memrefs:
-                # the results may alias the operand (conservative). An op with
-                # regions may also feed it to its region arguments (iter_args).
-                for result in user.results:
-                    if is_memref_like(result):
-                        add(result)
-                for carried in _region_values(user):
-                    add(carried)
+            for carried_value in _region_values(user):
+                add(carried_value)
     return flow
 
 

@@ -25,9 +25,11 @@ Description (as in MLIR's Passes.td; TVM's AOT lowering of USMP pools):
     Other references to such a function (``func.constant``) are not updated.
   - ``global``: the buffer is a private ``memref.global`` named like the pool
     (``uninitialized``, with the alignment), read with ``memref.get_global``.
-  In ``arg`` and ``global`` mode callers and callees share one buffer while
-  memplan plans each function separately, so a function that pins storages in
-  a pool and calls a function that uses the same pool is a diagnostic.
+  In ``arg`` and ``global`` mode all functions share one buffer per pool.
+  That is the plan's model: ``usmp`` plans the module on one time line, where
+  a callee's storages never overlap its callers' (``verify-plan`` checks it),
+  so nested calls are safe; recursion is rejected by the planner. In ``alloc``
+  mode each function allocates the whole pool for itself.
 
 - A pinned storage ``at @pool[off]`` becomes byte offsets into the pool's
   buffer: each ``memory.alloc_tensor %s[t]`` becomes
@@ -228,27 +230,6 @@ def _needed_pools(
                     mine |= callee
                     changed = True
     return {name: [p for p in buffers if p in pools] for name, pools in needed.items()}
-
-
-def _check_shared_buffers(
-    functions: Sequence[func.FuncOp],
-    needed: dict[str, list[str]],
-    kept: set[AllocStorageOp],
-    mode: str,
-) -> None:
-    """A caller's planned storages may overlap its callee's in a shared buffer."""
-    for function in functions:
-        own = _direct_pools(function, kept)
-        for call in _calls(function):
-            callee = call.callee.root_reference.data
-            shared = [p for p in needed.get(callee, []) if p in own]
-            if shared:
-                raise _fail(
-                    call,
-                    f"@{function.sym_name.data} pins storages in pool @{shared[0]} and calls "
-                    f"@{callee}, which also uses it: with pool-mode={mode} both share one "
-                    f"buffer but are planned separately; use pool-mode=alloc or different pools",
-                )
 
 
 @dataclass
@@ -565,8 +546,6 @@ class LowerToMemrefPass(ModulePass):
         for function in functions:
             kept |= _kept_in_pool(function, self.pool_mode)
         needed = _needed_pools(functions, buffers, kept)
-        if self.pool_mode != "alloc":
-            _check_shared_buffers(functions, needed, kept, self.pool_mode)
         _check_storage_uses(functions)
         kernel_calls = _plan_invokes(op)
         # Every check is done: the rewrites below cannot fail.

@@ -261,11 +261,12 @@ func.func @caller(%x: memref<4xf32>) {
 // -----
 
 // A caller that pins storages in a pool and calls a function using the same
-// pool: in alloc mode each call has its own buffer (fine); in arg and global
-// mode they would share one buffer although planned separately.
-memory.pool @ws size 64
+// pool. The plan is module-wide (the callee's storage at 64 does not overlap
+// the caller's at 0), so arg and global mode share one buffer; alloc mode
+// gives each call its own.
+memory.pool @ws used 128
 func.func @inner() {
-  %s = memory.alloc_storage at @ws[0] : !memory.storage<64>
+  %s = memory.alloc_storage at @ws[64] : !memory.storage<64>
   func.return
 }
 func.func @outer() {
@@ -274,13 +275,22 @@ func.func @outer() {
   func.return
 }
 
+// CHECK-LABEL: func.func @inner() {
+// CHECK-NEXT:    %ws = memref.alloc() {alignment = 64 : i64} : memref<128xi8>
+// CHECK-NEXT:    memref.dealloc %ws : memref<128xi8>
 // CHECK-LABEL: func.func @outer() {
-// CHECK-NEXT:    %ws = memref.alloc() {alignment = 64 : i64} : memref<64xi8>
+// CHECK-NEXT:    %ws = memref.alloc() {alignment = 64 : i64} : memref<128xi8>
 // CHECK-NEXT:    func.call @inner() : () -> ()
-// CHECK-NEXT:    memref.dealloc %ws : memref<64xi8>
+// CHECK-NEXT:    memref.dealloc %ws : memref<128xi8>
 
-// ARG:    @outer pins storages in pool @ws and calls @inner, which also uses it: with pool-mode=arg both share one buffer but are planned separately; use pool-mode=alloc or different pools
-// GLOBAL: @outer pins storages in pool @ws and calls @inner, which also uses it: with pool-mode=global both share one buffer but are planned separately; use pool-mode=alloc or different pools
+// ARG-LABEL:   func.func @outer(%ws: memref<128xi8> {memory.pool = "ws", llvm.align = 64 : i64}) {
+// ARG-NEXT:      func.call @inner(%ws) : (memref<128xi8>) -> ()
+
+// GLOBAL-LABEL: func.func @inner() {
+// GLOBAL-NEXT:    %ws = memref.get_global @ws : memref<128xi8>
+// GLOBAL-LABEL: func.func @outer() {
+// GLOBAL-NEXT:    %ws = memref.get_global @ws : memref<128xi8>
+// GLOBAL-NEXT:    func.call @inner() : () -> ()
 
 // -----
 
