@@ -55,9 +55,14 @@ if shutil.which("memplan-opt", path=bin_dir):
     config.available_features.add("memplan-installed")
 else:
     config.environment["PYTHONPATH"] = repo_root
+    # The tool sets PYTHONPATH itself: lit's internal shell overwrites it in
+    # the test's environment after every `cat` or `diff` command.
     for tool, module in MEMPLAN_TOOLS.items():
         config.substitutions.append(
-            (rf"(?<![\w-]){tool}(?![\w-])", f"{sys.executable} -m {module}")
+            (
+                rf"(?<![\w-]){tool}(?![\w-])",
+                f"env PYTHONPATH={repo_root} {sys.executable} -m {module}",
+            )
         )
 
 mlir_bin = "/usr/lib/llvm-22/bin"

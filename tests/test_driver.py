@@ -24,7 +24,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 import passes
 from tools import memplan_opt
-from tools.memplan_opt import main, split_flag_passes
+from tools.memplan_opt import main, pass_summary, split_flag_passes
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -293,6 +293,37 @@ def test_split_flag_passes_keeps_order_and_leaves_other_arguments() -> None:
     assert [f.spec for f in flags] == ["usmp{a=1 b=x,y}", "coalesce"]
     assert [f.flag for f in flags] == ["--usmp=a=1 b=x,y", "--coalesce"]
     assert rest == ["-p", "dce", "in.mlir", "-o", "out"]
+
+
+def test_pass_summary_is_the_first_sentence_unwrapped() -> None:
+    @dataclass(frozen=True)
+    class WrappedPass(ModulePass):
+        """Pin every ``static`` storage to a pool at an offset, trying the
+        candidates in order. Second sentence.
+
+        Description.
+        """
+
+        name = "wrapped"
+
+        def apply(self, ctx: Context, op: ModuleOp) -> None:
+            del ctx, op
+
+    @dataclass(frozen=True)
+    class UndocumentedPass(ModulePass):
+        name = "undocumented"
+        level: int = 1
+
+        def apply(self, ctx: Context, op: ModuleOp) -> None:
+            del ctx, op
+
+    assert pass_summary(WrappedPass) == (
+        "Pin every `static` storage to a pool at an offset, trying the "
+        "candidates in order."
+    )
+    # Not the dataclass-generated "UndocumentedPass(level: int = 1)", nor
+    # ModulePass's docstring.
+    assert pass_summary(UndocumentedPass) == ""
 
 
 def _upstream_prefix_clashes(pass_names: list[str], help_text: str) -> list[str]:

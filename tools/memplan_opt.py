@@ -42,6 +42,7 @@ import dataclasses
 import difflib
 import inspect
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -113,13 +114,21 @@ def _options_part(argv: Sequence[str]) -> Sequence[str]:
 
 
 def pass_summary(pass_class: type[ModulePass]) -> str:
-    """The first line of the pass's own docstring (not an inherited one)."""
+    """The one-line summary of the pass's own docstring (not an inherited one).
+
+    That is the first sentence of the first paragraph, unwrapped: a summary
+    too long for one source line is often wrapped onto the next.
+    """
     doc = pass_class.__dict__.get("__doc__") or ""
     # @dataclass invents "Name(field: type, ...)" when there is no docstring.
     if doc.startswith(f"{pass_class.__name__}("):
         return ""
-    lines = inspect.cleandoc(doc).splitlines()
-    return lines[0].strip() if lines else ""
+    paragraph = inspect.cleandoc(doc).split("\n\n", 1)[0]
+    summary = " ".join(paragraph.split())
+    sentence_end = re.search(r"\.(?=\s+[A-Z])", summary)
+    if sentence_end:
+        summary = summary[: sentence_end.end()]
+    return summary.replace("``", "`")
 
 
 @dataclasses.dataclass(frozen=True)
