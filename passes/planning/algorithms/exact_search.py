@@ -42,7 +42,7 @@ import sys
 import time
 from collections.abc import Sequence
 from math import gcd
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from itertools import accumulate, repeat
 from operator import add, mul
 
@@ -191,11 +191,15 @@ class PoolSearch:
         """Search offsets within ``capacity``: (FOUND | NOT_FOUND | TIMED_OUT, offsets)."""
         self._reset(capacity)
         self.deadline = deadline
+        if not self.count:
+            return FOUND, []
         if any(
             size > capacity or (p is not None and p + size > capacity)
             for size, p in zip(self.sizes, self.pinned)
         ):
             return NOT_FOUND, []
+        if max(self.totals, default=0) > capacity:
+            return NOT_FOUND, []  # more live bytes at some time than fit
         # Partitions: maximal runs of sections with no buffer crossing between them.
         partitions: list[tuple[list[int], int, int]] = []
         start = 0
@@ -294,43 +298,45 @@ class PoolSearch:
         # each candidate's check only recomputes the sections it lives in.
         part_totals = totals[low:high]
         part_values = list(map(add, floors[low:high], part_totals))
-        value_prefix = list(accumulate(part_values, max))
-        value_suffix = list(accumulate(reversed(part_values), max))[::-1]
+        # Every section already satisfies floor + total <= capacity (checked
+        # when its floor or total last changed). A candidate at ``offset`` can
+        # only keep offset + total <= capacity in the *critical* sections
+        # (total > capacity - offset) by covering all of them, and those form
+        # a range found by bisection on running maxima from either side.
         total_prefix = list(accumulate(part_totals, max))
-        total_suffix = list(accumulate(reversed(part_totals), max))[::-1]
+        negated_suffix = [-t for t in accumulate(reversed(part_totals), max)][::-1]
         width = high - low
         max_total = total_prefix[-1]
+        critical_offset = -1
+        critical_low = width
+        critical_high = -1
         for key in keys[bisect_left(keys, floor_key) :]:
             offset = key // span
             if offset >= min_height:
                 break
             if offset + max_total - max_plain > capacity:
                 break  # every later candidate sits at least this high
+            if offset != critical_offset:
+                critical_offset = offset
+                threshold = capacity - offset
+                critical_low = bisect_right(total_prefix, threshold)
+                critical_high = bisect_left(negated_suffix, -threshold) - 1
             rank = key - offset * span
             index = ordering[rank]
+            first = first_section[index]
+            last = end_section[index]
+            if critical_low < width and (
+                first - low > critical_low or last - low <= critical_high
+            ):
+                continue
             if pinned[index] is not None and offset != pinned[index]:
                 continue
             size = sizes[index]
             top = offset + size
             plain = plain_sizes[index]
-            first = first_section[index]
-            last = end_section[index]
-            # Cross-section check (floor + unplaced total <= capacity), before
-            # touching any state: most candidates fail here.
+            # Own sections: floors rise to this top, totals lose its size.
             inner_low = first - low
             inner_high = last - low
-            outside_value = -1
-            outside_total = -1
-            if inner_low > 0:
-                outside_value = value_prefix[inner_low - 1]
-                outside_total = total_prefix[inner_low - 1]
-            if inner_high < width:
-                if value_suffix[inner_high] > outside_value:
-                    outside_value = value_suffix[inner_high]
-                if total_suffix[inner_high] > outside_total:
-                    outside_total = total_suffix[inner_high]
-            if outside_value > capacity or offset + outside_total > capacity:
-                continue
             inner_value = max(part_values[inner_low:inner_high])
             raised = top + max(part_totals[inner_low:inner_high])
             if (inner_value if inner_value > raised else raised) - plain > capacity:

@@ -1,0 +1,182 @@
+"""Every algorithm: valid plans on random problems, optimality, determinism."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from passes.planning.algorithms import ALGORITHMS, PlanOptions, solve
+from passes.planning.algorithms.exact_search import FOUND, NOT_FOUND, PoolSearch
+from passes.planning.bounds import lower_bound
+from passes.planning.model import Buffer, Placement, Pool, Problem
+from passes.planning.validate import validate
+from tests.planning.strategies import brute_force_peak, buffers, problems
+
+FAST = PlanOptions(timeout=2.0, iterations=20)
+NAMES = sorted(ALGORITHMS)
+
+
+@pytest.mark.parametrize("algorithm", NAMES)
+@settings(max_examples=25, deadline=None)
+@given(problem=problems(max_buffers=12))
+def test_every_algorithm_returns_a_valid_plan(algorithm: str, problem: Problem) -> None:
+    solution = solve(problem, algorithm, FAST)
+    findings = validate(problem, solution)
+    if solution.status == "infeasible":
+        # Only buffers that fit nowhere may be missing; nothing else may be wrong.
+        assert {f.kind for f in findings} <= {"unplaced"}
+    else:
+        assert findings == [], [f.message for f in findings]
+        assert solution.status in ("optimal", "feasible")
+
+
+@pytest.mark.parametrize("algorithm", NAMES)
+@settings(max_examples=15, deadline=None)
+@given(problem=problems(max_buffers=10))
+def test_deterministic(algorithm: str, problem: Problem) -> None:
+    first = solve(problem, algorithm, FAST)
+    second = solve(problem, algorithm, FAST)
+    assert first.placements == second.placements
+    assert first.status == second.status
+
+
+@settings(max_examples=60, deadline=None)
+@given(buffers(max_buffers=6), st.sampled_from([1, 8]))
+def test_exact_matches_brute_force(items: list[Buffer], pool_alignment: int) -> None:
+    problem = Problem(tuple(items), (Pool("mem", alignment=pool_alignment),))
+    solution = solve(problem, "exact", PlanOptions(timeout=20))
+    assert validate(problem, solution) == []
+    assert solution.status == "optimal"
+    assert solution.used(problem)["mem"] == brute_force_peak(items, pool_alignment)
+
+
+@settings(max_examples=40, deadline=None)
+@given(buffers(max_buffers=6))
+def test_exact_decision_is_tight(items: list[Buffer]) -> None:
+    items = [b for b in items if b.size > 0]
+    optimum = brute_force_peak(items)
+    search = PoolSearch(items, [b.alignment for b in items], ["WAT", "TAW", "TWA"])
+    assert search.decide(optimum, float("inf"))[0] == FOUND
+    if optimum > 0:
+        assert search.decide(optimum - 1, float("inf"))[0] == NOT_FOUND
+
+
+@settings(max_examples=30, deadline=None)
+@given(buffers(max_buffers=7, branches=False), st.integers(0, 3))
+def test_exact_feasibility_under_capacity(items: list[Buffer], slack: int) -> None:
+    optimum = brute_force_peak(items)
+    fits = Problem(tuple(items), (Pool("mem", size=optimum + slack),))
+    solution = solve(fits, "exact", PlanOptions(timeout=20, minimize=False))
+    assert validate(fits, solution) == []
+    if optimum > 0:
+        too_small = Problem(tuple(items), (Pool("mem", size=optimum - 1),))
+        assert solve(too_small, "exact", PlanOptions(timeout=20, minimize=False)).status == "infeasible"
+
+
+def test_gap_filling_not_stacking() -> None:
+    # 'y' sits at 100 above 'x'; 'z' conflicts only with 'y' and fits in the
+    # gap below it. USMP's stacking greedy would put 'z' at 190.
+    problem = Problem(
+        (
+            Buffer("x", 100, 0, 4),
+            Buffer("y", 90, 3, 10),
+            Buffer("z", 80, 5, 10),
+        )
+    )
+    for algorithm in ("greedy-by-size", "greedy-by-conflicts"):
+        solution = solve(problem, algorithm)
+        assert validate(problem, solution) == []
+        assert solution.placements["z"].offset == 0 or solution.placements["y"].offset == 0
+        assert solution.used(problem)["workspace"] == 190
+
+
+def test_fallback_to_next_candidate_pool() -> None:
+    pools = (Pool("sram", size=100, alignment=16), Pool("dram", alignment=64))
+    problem = Problem(
+        (
+            Buffer("a", 80, 0, 4, candidates=("sram", "dram")),
+            Buffer("b", 40, 0, 4, candidates=("sram", "dram")),
+            Buffer("c", 20, 0, 4, candidates=("sram", "dram")),
+        ),
+        pools,
+    )
+    for algorithm in NAMES:
+        solution = solve(problem, algorithm, FAST)
+        assert validate(problem, solution) == []
+        assert solution.placements["a"] == Placement("sram", 0)
+        assert solution.placements["b"].pool == "dram"
+        # 'c' still fits above 'a' in sram (80 is a multiple of sram's 16).
+        assert solution.placements["c"] == Placement("sram", 80)
+
+
+def test_devices_and_read_only_pools() -> None:
+    pools = (
+        Pool("npu_sram", size=64, targets=("npu",)),
+        Pool("flash", access="ro"),
+        Pool("dram", targets=("cpu",)),
+    )
+    problem = Problem(
+        (
+            Buffer("weights", 32, 0, 9, read_only=True, candidates=("flash", "dram")),
+            Buffer("npu_act", 32, 0, 4, device="npu"),
+            Buffer("cpu_act", 32, 0, 4),
+        ),
+        pools,
+    )
+    for algorithm in NAMES:
+        solution = solve(problem, algorithm, FAST)
+        assert validate(problem, solution) == []
+        assert solution.placements["weights"].pool == "flash"
+        assert solution.placements["npu_act"].pool == "npu_sram"
+        assert solution.placements["cpu_act"].pool == "dram"
+
+
+def test_exclusive_branches_share_bytes() -> None:
+    problem = Problem(
+        (
+            Buffer("then", 64, 0, 4, branch=((1, 0),)),
+            Buffer("else", 64, 0, 4, branch=((1, 1),)),
+        )
+    )
+    for algorithm in NAMES:
+        solution = solve(problem, algorithm, FAST)
+        assert solution.used(problem)["workspace"] == 64
+        assert solution.status == "optimal"
+
+
+def test_pinned_buffers_stay_put() -> None:
+    problem = Problem(
+        (
+            Buffer("pinned", 16, 0, 4, pinned_offset=32),
+            Buffer("a", 16, 0, 4),
+            Buffer("b", 16, 0, 4),
+            Buffer("c", 16, 0, 4),
+        )
+    )
+    for algorithm in NAMES:
+        solution = solve(problem, algorithm, FAST)
+        assert validate(problem, solution) == []
+        assert solution.placements["pinned"].offset == 32
+        assert solution.used(problem)["workspace"] == 64
+
+
+def test_buffer_that_fits_nowhere_is_reported() -> None:
+    problem = Problem((Buffer("huge", 1000, 0, 1),), (Pool("tiny", size=10),))
+    for algorithm in NAMES:
+        solution = solve(problem, algorithm, FAST)
+        assert solution.status == "infeasible"
+        assert solution.unplaced(problem) == ["huge"]
+
+
+def test_auto_stops_at_the_lower_bound() -> None:
+    problem = Problem(tuple(Buffer(f"b{i}", 8, i, i + 2) for i in range(50)))
+    solution = solve(problem, "auto")
+    assert solution.status == "optimal"
+    assert solution.stats["stage"] == "greedy"
+    assert solution.used(problem)["workspace"] == lower_bound(problem)["workspace"]
+
+
+def test_unknown_algorithm() -> None:
+    with pytest.raises(KeyError, match="unknown algorithm 'nope'"):
+        solve(Problem(()), "nope")
