@@ -82,6 +82,10 @@ from memdialect.ops import (
 POISON_BYTE = 0xFF
 """Fills fresh and killed memory: NaN in floats, -1 in signed integers."""
 
+VIEW_ATTR = "memory.view"
+"""Unit attribute of a view kernel declaration: its one result aliases its one
+tensor operand (`manifest-alloc` turns calls into `memref.reinterpret_cast`)."""
+
 Kernel = Callable[[Sequence[Any], Sequence[np.ndarray], Mapping[str, Attribute]], None]
 """``kernel(ins, outs, attributes)``: reads ``ins``, writes ``outs`` in place."""
 
@@ -351,6 +355,8 @@ class MemoryFunctions(InterpreterFunctions):
         declaration = self._declaration(op, op.callee)
         if declaration is None:
             return interpreter.call_op(op.callee, args)
+        if VIEW_ATTR in declaration.attributes:
+            return (self._view_call(op, declaration, args),)
         outs: list[np.ndarray] = []
         for result in op.results:
             spec = _shaped_spec(result.type)
@@ -363,6 +369,29 @@ class MemoryFunctions(InterpreterFunctions):
             outs.append(buffer.view(spec[0]).reshape(spec[1]))
         self._call_kernel(op, declaration, args, outs)
         return tuple(outs)
+
+    def _view_call(
+        self, op: func.CallOp, declaration: func.FuncOp, args: PythonValues
+    ) -> np.ndarray:
+        """A view kernel in value semantics: a copy of its one tensor, reshaped."""
+        name = declaration.sym_name.data
+        sources = [
+            a for a, t in zip(args, op.arguments.types) if isinstance(t, TensorType | MemRefType)
+        ]
+        spec = _shaped_spec(op.results[0].type) if len(op.results) == 1 else None
+        if len(sources) != 1 or spec is None:
+            raise ExecutionError(
+                f"view kernel @{name} must take one tensor and return one tensor"
+            )
+        source = np.asarray(sources[0])
+        if source.dtype != spec[0] or source.size != prod(spec[1]):
+            raise ExecutionError(
+                f"view kernel @{name}: {_describe_array(source)} cannot be viewed as "
+                f"{op.results[0].type}"
+            )
+        if self.trace is not None:
+            self.trace.append(KernelCall(name, (digest(source),)))
+        return np.array(source, copy=True).reshape(spec[1])
 
     @impl(arith.ConstantOp)
     def run_constant(
@@ -586,6 +615,7 @@ def run_function(
 
 __all__ = [
     "POISON_BYTE",
+    "VIEW_ATTR",
     "ExecutionError",
     "ExecutionResult",
     "Kernel",

@@ -103,12 +103,11 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.printer import Printer
 
-from memdialect.interpreter import Kernel, numpy_dtype
+from memdialect.interpreter import VIEW_ATTR, Kernel, numpy_dtype
 
 WeightsMode = Literal["external", "inline"]
 
 ONNX_ATTR_PREFIX = "memory.onnx."
-VIEW_ATTR = "memory.view"
 
 VIEW_OPS: frozenset[str] = frozenset(
     {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"}
@@ -529,8 +528,8 @@ def _infer_types(
     live_nodes: Sequence[Any],
     constant_names: Iterable[str],
     graph_inputs: Sequence[Any],
-) -> dict[str, Any]:
-    """ONNX ``TypeProto`` per tensor name, after strict shape inference."""
+) -> _InferredTypes:
+    """ONNX ``TypeProto`` per tensor name, after shape inference."""
     onnx = _onnx()
     helper = onnx.helper
     graph = model.graph
@@ -560,23 +559,43 @@ def _infer_types(
         inferred = onnx.shape_inference.infer_shapes(
             inference_model, check_type=True, strict_mode=True, data_prop=True
         )
+        problem = None
     except Exception as error:  # InferenceError / ValidationError
-        message = str(error).strip().splitlines()
-        raise OnnxImportError(
-            "ONNX shape inference failed: " + (message[0] if message else type(error).__name__)
-        ) from error
+        # Custom-domain ops have no shape function: keep going without them
+        # (the model's own value_info may type their outputs), and name the
+        # problem if a tensor ends up untyped.
+        lines = str(error).strip().splitlines()
+        problem = lines[0] if lines else type(error).__name__
+        try:
+            inferred = onnx.shape_inference.infer_shapes(
+                inference_model, check_type=False, strict_mode=False, data_prop=True
+            )
+        except Exception:  # noqa: BLE001 - report the strict run's reason
+            raise OnnxImportError(f"ONNX shape inference failed: {problem}") from error
     types: dict[str, Any] = {}
     inferred_graph = inferred.graph
     for info in [*inferred_graph.input, *inferred_graph.value_info, *inferred_graph.output]:
-        types.setdefault(info.name, info.type)
-    return types
+        if info.type.HasField("tensor_type") or info.name not in types:
+            types[info.name] = info.type
+    return _InferredTypes(types, problem)
 
 
-def _tensor_info(name: str, type_proto: Any | None, what: str) -> _TensorInfo:
+@dataclass(frozen=True)
+class _InferredTypes:
+    """Types from shape inference, and why strict inference failed (if it did)."""
+
+    types: dict[str, Any]
+    problem: str | None
+
+
+def _tensor_info(
+    name: str, type_proto: Any | None, what: str, problem: str | None = None
+) -> _TensorInfo:
     if type_proto is None or not type_proto.HasField("tensor_type"):
         kind = "no type" if type_proto is None else f"a {type_proto.WhichOneof('value')} type"
+        because = f" (shape inference: {problem})" if problem else ""
         raise OnnxImportError(
-            f"tensor '{name}' ({what}) has {kind} after shape inference; "
+            f"tensor '{name}' ({what}) has {kind} after shape inference{because}; "
             "only tensors with static shapes can be imported"
         )
     tensor_type = type_proto.tensor_type
@@ -591,8 +610,11 @@ def _tensor_info(name: str, type_proto: Any | None, what: str) -> _TensorInfo:
             dims.append(dim.dim_value)
             continue
         symbol = f" '{dim.dim_param}'" if dim.dim_param else ""
+        example = "x".join(
+            str(d.dim_value) if d.HasField("dim_value") else "1" for d in tensor_type.shape.dim
+        )
         hint = (
-            f"fix it with --input-shape {name}=..."
+            f"fix it with --input-shape, e.g. --input-shape {name}={example}"
             if what == "graph input"
             else "give the graph inputs static shapes with --input-shape"
         )
@@ -736,6 +758,63 @@ def import_model(
     return import_model_and_constants(model, input_shapes, weights)[0]
 
 
+@dataclass(frozen=True)
+class _NodePlan:
+    """How one live node becomes a call."""
+
+    index: int
+    node: Any
+    opset: int
+    operands: list[str]
+    """ONNX names of the call's operands (a view keeps only its data input)."""
+    outputs: list[str]
+    """The node's outputs, ``""`` where an optional output was dropped."""
+    view: bool
+
+    @property
+    def results(self) -> list[str]:
+        return [n for n in self.outputs if n]
+
+
+def _plan_nodes(
+    live: Sequence[tuple[int, Any]],
+    opsets: Mapping[str, int],
+    consumed: set[str],
+    info_of: Callable[[str, str], _TensorInfo],
+    constants: Mapping[str, np.ndarray],
+) -> list[_NodePlan]:
+    plans: list[_NodePlan] = []
+    for index, node in live:
+        where = _describe_node(node, index)
+        domain = _node_domain(node)
+        if domain not in opsets:
+            raise OnnxImportError(f"{where}: domain '{domain}' is not in the model's opset_import")
+        opset = opsets[domain]
+        outputs = list(node.output)
+        optional = _schema_outputs_optional(node, opset)
+        if optional is not None:
+            outputs = [
+                n if n in consumed or i >= len(optional) or not optional[i] else ""
+                for i, n in enumerate(outputs)
+            ]
+        while outputs and not outputs[-1]:
+            outputs.pop()
+        operands = [n for n in node.input if n]
+        view = bool(operands) and _is_view(node, len([n for n in outputs if n]), constants)
+        if view:
+            source = info_of(operands[0], f"input of {where}")
+            target = info_of(outputs[0], f"output of {where}")
+            count = int(np.prod(source.shape, dtype=np.int64))
+            view = source.element_type == target.element_type and count == int(
+                np.prod(target.shape, dtype=np.int64)
+            )
+        if view:
+            # The result type says everything the shape/axes inputs said.
+            operands = operands[:1]
+        plans.append(_NodePlan(index, node, opset, operands, outputs, view))
+    return plans
+
+
 def import_model_and_constants(
     model: Any,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
@@ -754,17 +833,12 @@ def import_model_and_constants(
 
     live = [(i, node) for i, node in enumerate(graph.node) if i not in folded.folded_nodes]
     graph_inputs = [i for i in graph.input if i.name not in initializer_names]
-    # The constants the IR reads: inputs of live nodes and constant graph outputs.
-    used_constants: list[str] = []
-    seen_constants: set[str] = set()
-    for name in [*(n for _, node in live for n in node.input), *(o.name for o in graph.output)]:
-        if name in constants and name not in seen_constants:
-            seen_constants.add(name)
-            used_constants.append(name)
-
     for graph_input in graph_inputs:
         _tensor_info(graph_input.name, graph_input.type, "graph input")
-    types = _infer_types(model, folded, [node for _, node in live], used_constants, graph_inputs)
+    read_constants = _ordered_unique(
+        n for _, node in live for n in node.input if n in constants
+    )
+    inferred = _infer_types(model, folded, [node for _, node in live], read_constants, graph_inputs)
 
     def info_of(name: str, what: str) -> _TensorInfo:
         if name in constants:
@@ -775,7 +849,16 @@ def import_model_and_constants(
                 )
             element = element_type_for(_onnx_elem_type(array.dtype), name)
             return _TensorInfo(element, tuple(array.shape))
-        return _tensor_info(name, types.get(name), what)
+        return _tensor_info(name, inferred.types.get(name), what, inferred.problem)
+
+    consumed = {n for _, node in live for n in node.input if n} | {o.name for o in graph.output}
+    plans = _plan_nodes(live, opsets, consumed, info_of, constants)
+    # The constants the IR reads: operands of calls and constant graph outputs.
+    used_constants = _ordered_unique(
+        n
+        for n in [*(n for plan in plans for n in plan.operands), *(o.name for o in graph.output)]
+        if n in constants
+    )
 
     emitter = _Emitter(weights, constants)
     arg_infos = [info_of(i.name, "graph input") for i in graph_inputs]
@@ -787,57 +870,29 @@ def import_model_and_constants(
     for name in used_constants:
         values[name] = emitter.constant(name, info_of(name, "constant"), block)
 
-    consumed = {n for _, node in live for n in node.input if n} | {o.name for o in graph.output}
-    for index, node in live:
-        where = _describe_node(node, index)
-        domain = _node_domain(node)
-        if domain not in opsets:
-            raise OnnxImportError(f"{where}: domain '{domain}' is not in the model's opset_import")
-        opset = opsets[domain]
+    for plan in plans:
+        where = _describe_node(plan.node, plan.index)
         operands: list[SSAValue] = []
-        for name in node.input:
-            if not name:
-                continue
+        for name in plan.operands:
             if name not in values:
                 raise OnnxImportError(
                     f"{where} reads tensor '{name}', which nothing defines before it "
                     "(the graph must be topologically sorted)"
                 )
             operands.append(values[name])
-        outputs = list(node.output)
-        optional = _schema_outputs_optional(node, opset)
-        if optional is not None:
-            outputs = [
-                n if n in consumed or i >= len(optional) or not optional[i] else ""
-                for i, n in enumerate(outputs)
-            ]
-        while outputs and not outputs[-1]:
-            outputs.pop()
-        present = [n for n in outputs if n]
-        result_infos = [info_of(n, f"output of {where}") for n in present]
-        view = _is_view(node, len(present), constants)
-        if view and operands:
-            source = operands[0].type
-            assert isinstance(source, TensorType)
-            target = result_infos[0]
-            if source.get_element_type() != target.element_type or int(
-                np.prod(source.get_shape(), dtype=np.int64)
-            ) != int(np.prod(target.shape, dtype=np.int64)):
-                view = False
+        result_types = [info_of(n, f"output of {where}").tensor_type for n in plan.results]
         declaration = emitter.declaration(
-            node,
-            index,
-            opset,
+            plan.node,
+            plan.index,
+            plan.opset,
             [o.type for o in operands],
-            [info.tensor_type for info in result_infos],
-            _slots(node.input),
-            _slots(outputs),
-            view,
+            result_types,
+            None if plan.view else _slots(plan.node.input),
+            _slots(plan.outputs),
+            plan.view,
         )
-        call = func.CallOp(
-            declaration.sym_name.data, operands, [info.tensor_type for info in result_infos]
-        )
-        for name, result in zip(present, call.results):
+        call = func.CallOp(declaration.sym_name.data, operands, result_types)
+        for name, result in zip(plan.results, call.results):
             result.name_hint = sanitize_name(name)
             values[name] = result
         block.add_op(call)
@@ -856,6 +911,10 @@ def import_model_and_constants(
     main.attributes[ONNX_ATTR_PREFIX + "inputs"] = ArrayAttr(StringAttr(i.name) for i in graph_inputs)
     main.attributes[ONNX_ATTR_PREFIX + "outputs"] = ArrayAttr(StringAttr(o.name) for o in graph.output)
     return ModuleOp([*emitter.globals, main, *emitter.declarations]), constants
+
+
+def _ordered_unique(names: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(names))
 
 
 def import_onnx(
