@@ -16,8 +16,27 @@
 // RUN: diff %t.flag %t.p
 // RUN: filecheck %s --input-file %t.flag --check-prefix=LOWERED
 //
+// insert-kills only kills memory values, so it must come after manifest-alloc:
+// RUN: memplan-opt %s --manifest-alloc --insert-kills | filecheck %s --check-prefix=KILLS
+// RUN: memplan-opt %s --insert-kills --manifest-alloc | filecheck %s --check-prefix=NOKILLS
+//
+// Flags mixed with a -p list: the flags run first, then the -p passes. The
+// report of the -p list's plan-report sees the kills the flag inserted, and
+// is the same as the one requested by a flag with the option syntax
+// (`output` is a path, so it is quoted as in -p):
+// RUN: memplan-opt %s -p 'insert-kills,plan-report{format=json output="%t.p.json"}' --manifest-alloc > /dev/null
+// RUN: memplan-opt %s --manifest-alloc --insert-kills --plan-report='format=json output="%t.flag.json"' > /dev/null
+// RUN: diff %t.p.json %t.flag.json
+// RUN: filecheck %s --input-file %t.flag.json --check-prefix=JSON
+// Position matters among flags: a report requested before --manifest-alloc
+// sees no storage yet:
+// RUN: memplan-opt %s --plan-report='format=json' --manifest-alloc 2>&1 > /dev/null | filecheck %s --check-prefix=EMPTY
+//
 // Flags must be spelled in full, and options must exist and have the right type:
 // RUN: not memplan-opt %s --manifest 2>&1 | filecheck %s --check-prefix=ABBREV
+// RUN: not memplan-opt %s --plan 2>&1 | filecheck %s --check-prefix=ABBREV-PLAN
+// RUN: not memplan-opt %s --plan-report=fromat=json 2>&1 | filecheck %s --check-prefix=UNKNOWN-OPTION
+// RUN: not memplan-opt %s --plan-report='format=json output=%t.json' 2>&1 | filecheck %s --check-prefix=UNQUOTED
 // RUN: not memplan-opt %s --lower-to-memref=mode=arg 2>&1 | filecheck %s --check-prefix=OPTION
 // RUN: not memplan-opt %s --lower-to-memref=pool-mode=bogus 2>&1 | filecheck %s --check-prefix=VALUE
 // Options go after '=', not in the next argument:
@@ -35,7 +54,28 @@
 // PLANNED:         memory.alloc_storage
 // PLANNED:         memory.invoke @relu
 
+// KILLS-LABEL: func.func @net
+// KILLS:         memory.invoke @relu ins(%y : memref<16xf32>)
+// KILLS-NEXT:    memory.kill %y : memref<16xf32>
+// KILLS-NEXT:    memory.kill %y_storage : !memory.storage<64>
+// NOKILLS-LABEL: func.func @net
+// NOKILLS-NOT:   memory.kill
+
+// The kill of %y_storage right after its last use ends its lifetime at op 7,
+// while %z_storage escapes (returned) and lives to the end.
+// JSON:      "name": "net"
+// JSON:      {"name": "y_storage", "size": 64, "alignment": 64, "start": 0, "end": 7,
+// JSON-SAME:   "escapes": false
+// JSON:      {"name": "z_storage", "size": 64, "alignment": 64, "start": 3, "end": 9,
+// JSON-SAME:   "escapes": true
+
+// EMPTY:      "functions": [
+// EMPTY-NOT:  "name": "y_storage"
+
 // ABBREV:   memplan-opt: error: abbreviated pass flag --manifest; write --manifest-alloc in full
+// ABBREV-PLAN: memplan-opt: error: abbreviated pass flag --plan; write --plan-report in full
+// UNKNOWN-OPTION: memplan-opt: error: in --plan-report=fromat=json: invalid options for pass 'plan-report': Provided arguments ["fromat"] not found in expected arguments ["format", "output"]
+// UNQUOTED:  memplan-opt: error: in --plan-report=format=json output={{.*}}: malformed pass pipeline at column {{[0-9]+}}: unknown token
 // OPTION:   memplan-opt: error: in --lower-to-memref=mode=arg: invalid options for pass 'lower-to-memref': Provided arguments ["mode"] not found in expected arguments ["pool_mode"]
 // VALUE:    memplan-opt: error: in --lower-to-memref=pool-mode=bogus: invalid options for pass 'lower-to-memref': Incompatible types: given ('bogus',)
 // DETACHED: memplan-opt: error: options of --lower-to-memref must be attached with '=': write --lower-to-memref='pool-mode=arg'
