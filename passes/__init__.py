@@ -45,6 +45,12 @@ def _plan_report() -> type[ModulePass]:
     return PlanReportPass
 
 
+def _usmp() -> type[ModulePass]:
+    from passes.usmp import UsmpPass
+
+    return UsmpPass
+
+
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Return the memplan passes by name, each behind a lazy importer."""
 
@@ -53,6 +59,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "import-memref": _import_memref,
         "lower-to-memref": _lower_to_memref,
         "insert-kills": _insert_kills,
+        "usmp": _usmp,
         "verify-plan": _verify_plan,
         "plan-report": _plan_report,
     }

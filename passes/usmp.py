@@ -1,0 +1,639 @@
+"""``usmp``: pin every static storage to a memory pool at a byte offset (TVM USMP)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from math import lcm
+from typing import Literal
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import SymbolOpInterface
+from xdsl.utils.exceptions import PassFailedException
+
+from memdialect.ops import AllocStorageOp, AllocTensorOp, KillOp, PoolOp
+from passes.analysis import (
+    FunctionLifetimes,
+    LiveInterval,
+    ModuleLifetimes,
+    StorageLifetime,
+    TensorLifetime,
+    analyze_function,
+    analyze_module,
+)
+from passes.planning.algorithms import PlanOptions, solve
+from passes.planning.bounds import buffers_lower_bound, forced_pool
+from passes.planning.model import Buffer, Placement, Pool, Problem, Solution
+from passes.planning.validate import validate
+
+AlgorithmName = Literal[
+    "greedy-by-size", "greedy-by-conflicts", "hill-climb", "exact", "auto"
+]
+"""The names of ``passes.planning.algorithms.ALGORITHMS``."""
+
+PlanningScope = Literal["function", "module"]
+
+DEFAULT_POOL_PREFIX = "workspace_"
+"""Pools made for a module without any: ``@workspace_<device>``."""
+
+
+@dataclass
+class Group:
+    """Functions planned together: one ``Problem`` on one time line."""
+
+    functions: list[FunctionLifetimes]
+    storages: dict[str, tuple[FunctionLifetimes, StorageLifetime]]
+    problem: Problem
+
+
+@dataclass
+class Plan:
+    """A plan of a whole module: where each storage goes and what each pool uses.
+
+    ``placements`` is keyed by the storage's ``alloc_storage`` op; ``used``
+    holds every pool of the module (0 when nothing went there). ``failure``
+    is a complete diagnostic when some storage could not be placed.
+    """
+
+    placements: dict[AllocStorageOp, Placement] = field(default_factory=dict)
+    used: dict[str, int] = field(default_factory=dict)
+    failure: str | None = None
+    unplaced: int = 0
+
+    def cost(self) -> tuple[int, int, tuple[int, ...]]:
+        """Smaller is better: storages left unplaced, total bytes, bytes per pool."""
+        return (self.unplaced, sum(self.used.values()), tuple(self.used.values()))
+
+
+def planning_groups(
+    lifetimes: ModuleLifetimes, scope: PlanningScope
+) -> list[list[FunctionLifetimes]]:
+    """The functions to plan together, in module order.
+
+    With ``scope="module"`` that is every function. With ``"function"`` it is
+    each function on its own, except that functions whose spans on the module
+    time line overlap (one calls the other, so their storages can be live
+    together) form one group: planning them apart could give a caller's and
+    a callee's live storages the same bytes.
+    """
+    functions = lifetimes.functions
+    if scope == "module" or not functions:
+        return [list(functions)] if functions else []
+    spans: list[tuple[LiveInterval, int]] = []
+    for index, function in enumerate(functions):
+        span = lifetimes.called_span.get(function.name)
+        if span is None:
+            start = lifetimes.time_offset[function.name]
+            span = LiveInterval(start, start + max(function.end, 1))
+        spans.append((span, index))
+    spans.sort(key=lambda item: (item[0].start, item[1]))
+    groups: list[list[int]] = []
+    reach = -1
+    for span, index in spans:
+        if groups and span.start < reach:
+            groups[-1].append(index)
+            reach = max(reach, span.end)
+        else:
+            groups.append([index])
+            reach = span.end
+    return [[functions[i] for i in sorted(group)] for group in sorted(groups, key=min)]
+
+
+def build_group(
+    lifetimes: ModuleLifetimes, functions: Sequence[FunctionLifetimes], *, pin: bool = True
+) -> Group:
+    """The static storages of ``functions`` as one ``Problem`` on the module time line."""
+    storages: dict[str, tuple[FunctionLifetimes, StorageLifetime]] = {}
+    buffers: list[Buffer] = []
+    for function in functions:
+        for storage in function.static_storages:
+            buffer = lifetimes.module_buffer(function, storage, pin=pin)
+            storages[buffer.id] = (function, storage)
+            buffers.append(buffer)
+    return Group(list(functions), storages, Problem(tuple(buffers), lifetimes.pools))
+
+
+def _storage_label(function: FunctionLifetimes, storage: StorageLifetime) -> str:
+    return f"storage {storage.label} in @{function.name}"
+
+
+def _lifetime_text(function: FunctionLifetimes, storage: StorageLifetime) -> str:
+    return f"live {storage.interval}"
+
+
+def _live_set_text(
+    group: Group, members: Sequence[Buffer]
+) -> str:
+    parts = []
+    for buffer in members:
+        function, storage = group.storages[buffer.id]
+        parts.append(f"{storage.label} ({buffer.size} B, {_lifetime_text(function, storage)})")
+    return ", ".join(parts)
+
+
+def _blocking_set(
+    problem: Problem, buffer: Buffer, pool: Pool
+) -> tuple[int, list[Buffer]] | None:
+    """A proof that ``buffer`` cannot fit ``pool``, when one is cheap to find.
+
+    Looks at the buffers that can only go to ``pool`` and conflict with
+    ``buffer``. At each time in ``buffer``'s lifetime where one starts, the
+    ones live then and ``buffer`` must be stacked; when the bytes they need
+    (``buffers_lower_bound``: ``scf.if`` regions as max, alignment rounding)
+    exceed the pool's size, returns those bytes and the live buffers.
+    """
+    if pool.size is None:
+        return None
+    neighbours = [
+        other
+        for other in problem.buffers
+        if other.id != buffer.id
+        and other.conflicts_with(buffer)
+        and forced_pool(problem, other) == pool
+    ]
+    times = sorted({buffer.start, *(max(o.start, buffer.start) for o in neighbours)})
+    best: tuple[int, list[Buffer]] | None = None
+    for moment in times:
+        live = [o for o in neighbours if o.start <= moment < o.end]
+        point = [
+            Buffer(b.id, b.size, moment, moment + 1, b.alignment, branch=b.branch)
+            for b in [buffer, *live]
+        ]
+        need = buffers_lower_bound(point, pool.alignment)
+        if need > pool.size and (best is None or need > best[0]):
+            best = (need, live)
+    return best
+
+
+def _peak_during(
+    problem: Problem, solution: Solution, buffer: Buffer, pool: Pool
+) -> int:
+    """The highest top, in ``pool``, of placed buffers that conflict with ``buffer``."""
+    top = 0
+    for other in problem.buffers:
+        placement = solution.placements.get(other.id)
+        if placement is None or placement.pool != pool.name:
+            continue
+        if other.id != buffer.id and other.conflicts_with(buffer):
+            top = max(top, placement.offset + other.size)
+    return top
+
+
+def unplaced_diagnostic(
+    group: Group, solution: Solution, algorithm: str, unplaced: Sequence[str]
+) -> str:
+    """Why the storages ``unplaced`` fit nowhere: names, sizes, lifetimes, pools.
+
+    Names the storage, its size and lifetime, and for every candidate pool its
+    size and its peak in the attempted plan (while the storage is live, and
+    overall), plus the set of live storages that makes the pool impossible
+    when one is cheap to find.
+    """
+    problem = group.problem
+    by_id = {b.id: b for b in problem.buffers}
+    proofs: dict[str, dict[str, tuple[int, list[Buffer]]]] = {}
+    for buffer_id in unplaced:
+        buffer = by_id[buffer_id]
+        proofs[buffer_id] = {}
+        for pool in problem.candidate_pools(buffer):
+            proof = _blocking_set(problem, buffer, pool)
+            if proof is not None:
+                proofs[buffer_id][pool.name] = proof
+    # Name first a storage that provably fits nowhere, else the largest.
+    def rank(buffer_id: str) -> tuple[int, int, int]:
+        buffer = by_id[buffer_id]
+        proven = len(proofs[buffer_id]) == len(problem.candidate_pools(buffer))
+        return (0 if proven else 1, -buffer.size, list(by_id).index(buffer_id))
+
+    culprit_id = min(unplaced, key=rank)
+    culprit = by_id[culprit_id]
+    function, storage = group.storages[culprit_id]
+    head = (
+        f"usmp: {_storage_label(function, storage)} ({culprit.size} bytes, "
+        f"align {culprit.alignment}, device \"{culprit.device}\", "
+        f"{_lifetime_text(function, storage)}) fits in none of its candidate pools"
+    )
+    candidates = problem.candidate_pools(culprit)
+    lines: list[str] = []
+    if not candidates:
+        named = culprit.candidates or tuple(p.name for p in problem.pools)
+        reasons = []
+        for name in named:
+            try:
+                pool = problem.pool(name)
+            except KeyError:
+                reasons.append(f"@{name}: no such pool")
+                continue
+            if pool.targets is not None and culprit.device not in pool.targets:
+                reasons.append(f"@{name}: targets {list(pool.targets)}")
+            elif pool.access == "ro":
+                reasons.append(f"@{name}: read-only and the storage is written")
+        head = head.replace("fits in none of its candidate pools", "has no pool it may use")
+        lines = reasons
+    used = solution.used(problem)
+    for pool in candidates:
+        size = "unbounded" if pool.size is None else f"size {pool.size}"
+        line = (
+            f"@{pool.name}: {size}, peak {used.get(pool.name, 0)} "
+            f"({_peak_during(problem, solution, culprit, pool)} while it is live)"
+        )
+        proof = proofs[culprit_id].get(pool.name)
+        if proof is not None:
+            need, live = proof
+            line += (
+                f"; impossible: live with {_live_set_text(group, live) or 'nothing'} "
+                f"it needs {need} bytes"
+            )
+        elif pool.size is not None and culprit.size > pool.size:
+            line += "; the storage is larger than the pool"
+        else:
+            line += f"; no gap found by algorithm={algorithm}"
+        lines.append(line)
+    others = len(unplaced) - 1
+    if others:
+        lines.append(f"({others} other storage{'s' if others > 1 else ''} did not fit either)")
+    return head + ("" if not lines else ":\n" + "\n".join(f"  {line}" for line in lines))
+
+
+def _invalid_plan_diagnostic(group: Group, messages: Sequence[str]) -> str:
+    """Findings of ``validate`` with buffer ids replaced by storage names."""
+    texts = []
+    for message in messages:
+        for buffer_id, (function, storage) in group.storages.items():
+            message = message.replace(f"'{buffer_id}'", _storage_label(function, storage))
+        texts.append(message)
+    return "usmp: the plan is invalid:\n" + "\n".join(f"  {text}" for text in texts)
+
+
+def default_pools(module: ModuleOp) -> list[PoolOp]:
+    """One unbounded pool per device of a static storage, in order of first use.
+
+    Named ``@workspace_<device>`` (with a numeric suffix should that symbol
+    already exist), with ``targets [device]``.
+    """
+    taken = {
+        op.properties["sym_name"].data  # type: ignore[union-attr]
+        for op in module.ops
+        if op.has_trait(SymbolOpInterface) and "sym_name" in op.properties
+    }
+    devices: list[str] = []
+    for op in module.walk():
+        if isinstance(op, AllocStorageOp) and op.byte_size is not None:
+            if op.device_name not in devices:
+                devices.append(op.device_name)
+    pools: list[PoolOp] = []
+    for device in devices:
+        name = DEFAULT_POOL_PREFIX + device
+        suffix = 0
+        while name in taken:
+            suffix += 1
+            name = f"{DEFAULT_POOL_PREFIX}{device}_{suffix}"
+        taken.add(name)
+        pools.append(PoolOp(name, targets=[device]))
+    return pools
+
+
+@dataclass(frozen=True)
+class UsmpPass(ModulePass):
+    """Pin every static storage to a memory pool at a byte offset (TVM's USMP).
+
+    Builds one planning `Problem` per group of functions from the lifetime
+    analysis (`passes.analysis`), solves it with an algorithm of
+    `passes.planning.algorithms`, and writes the plan back:
+    every static `memory.alloc_storage` gets `at @pool[offset]` and every
+    `memory.pool` gets `used N` (the highest byte any function uses in it;
+    bounded and unbounded pools alike). Dynamic-size storages are left as
+    they are.
+
+    Pools are the module's `memory.pool` ops. A module without any gets one
+    unbounded pool per device of its static storages, `memory.pool
+    @workspace_<device> targets ["<device>"]`, inserted at the top of the
+    module in order of the devices' first use. A storage's candidates are its
+    `pools [...]`, else every pool whose targets include its device, in
+    module order; `ro` pools only take storages that are never written
+    (the analysis' `read_only`). A storage that does not fit its first
+    candidate falls back to the next (the algorithms do this). A storage that
+    fits nowhere fails the pass with a diagnostic that names it, its size
+    and lifetime, and for each candidate pool its size and peak; when the
+    storages forced into a pool and live with it provably exceed the pool,
+    it names them.
+
+    Planning scope: with `scope=function` (default) each function is planned
+    on its own and a pool's `used` is the maximum over functions: a
+    workspace shared between models run one at a time (the USMP RFC's U2).
+    Functions that call each other are planned together, since a callee's
+    storages are live while the caller's are. `scope=module` plans every
+    function as one program on the module time line (functions one after
+    another; a callee spans its callers).
+
+    Already pinned storages stay where they are and are planned around
+    (pre-placed), unless `replan=true`, which first removes every pin.
+
+    Coalesced storages: a static storage holding several tensors at static
+    offsets (what `coalesce` and `reuse` produce) is also planned split
+    into one storage per group of tensors that share bytes while live
+    together. When that plan is strictly smaller (fewer unplaced storages,
+    then fewer total bytes), the split storages are written to the IR,
+    each created right before its first tensor and killed right after its
+    last use; otherwise the storages are kept as they are. So running
+    `coalesce` first never costs memory: the split form of a coalesced
+    program is the uncoalesced one. `split-storages=false` keeps every
+    storage whole.
+
+    The output is deterministic, except where `timeout` cuts a search short.
+
+    Options:
+    - `algorithm` (default `auto`): `greedy-by-size`, `greedy-by-conflicts`,
+      `hill-climb`, `exact` or `auto` (heuristics, then `exact` or
+      `hill-climb` until the lower bound or the timeout).
+    - `timeout` (seconds, default 10): time budget of the whole pass, shared
+      among the problems it solves.
+    - `seed` (default 0): seed of `hill-climb`'s random moves.
+    - `scope` (default `function`): `function` or `module`, as above.
+    - `replan` (default false): re-plan storages that are already pinned.
+    - `split-storages` (default true): consider splitting multi-tensor
+      storages, as above.
+    """
+
+    name = "usmp"
+
+    algorithm: AlgorithmName = "auto"
+    timeout: float = 10.0
+    seed: int = 0
+    scope: PlanningScope = "function"
+    replan: bool = False
+    split_storages: bool = True
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.timeout < 0:
+            raise PassFailedException(f"usmp: timeout must be non-negative, got {self.timeout}")
+        if not any(isinstance(child, PoolOp) for child in op.ops):
+            pools = default_pools(op)
+            if pools:
+                first = op.body.block.first_op
+                point = (
+                    InsertPoint.before(first)
+                    if first is not None
+                    else InsertPoint.at_end(op.body.block)
+                )
+                Rewriter.insert_op(pools, point)
+        if self.replan:
+            for storage in op.walk():
+                if isinstance(storage, AllocStorageOp) and storage.pinned is not None:
+                    storage.pool = None
+                    storage.offset = None
+        deadline = time.perf_counter() + self.timeout
+        lifetimes = analyze_module(op)
+        splits = storage_splits(lifetimes) if self.split_storages else []
+        plan = self._plan(lifetimes, deadline, 2 if splits else 1)
+        if splits:
+            # Plan the split form on a copy; keep it only if it is better.
+            clone = op.clone()
+            apply_splits(clone, storage_splits(analyze_module(clone)))
+            split_plan = self._plan(analyze_module(clone), deadline, 1)
+            if split_plan.cost() < plan.cost():
+                apply_splits(op, splits)
+                # The same deterministic rewrite on the same IR: the storages
+                # of the original and of the copy correspond in walk order.
+                matching = dict(zip(_storage_ops(clone), _storage_ops(op), strict=True))
+                plan = Plan(
+                    {matching[s]: p for s, p in split_plan.placements.items()},
+                    split_plan.used,
+                    split_plan.failure,
+                    split_plan.unplaced,
+                )
+        if plan.failure is not None:
+            raise PassFailedException(plan.failure)
+        for storage, placement in plan.placements.items():
+            storage.pin(placement.pool, placement.offset)
+        for pool in op.ops:
+            if isinstance(pool, PoolOp):
+                pool.used = IntegerAttr(plan.used.get(pool.pool_name, 0), 64)
+
+    def _plan(self, lifetimes: ModuleLifetimes, deadline: float, rounds: int) -> Plan:
+        """Plan every group of the analysed module (the IR is not changed).
+
+        ``rounds`` is how many whole-module plans (this one included) still
+        share the time left before ``deadline``.
+        """
+        groups = [
+            build_group(lifetimes, functions)
+            for functions in planning_groups(lifetimes, self.scope)
+        ]
+        plan = Plan(used={pool.name: 0 for pool in lifetimes.pools})
+        solves = [group for group in groups if group.problem.buffers]
+        for position, group in enumerate(solves):
+            left = len(solves) - position + (rounds - 1) * len(solves)
+            budget = max(0.0, deadline - time.perf_counter()) / max(left, 1)
+            options = PlanOptions(timeout=budget, seed=self.seed)
+            solution = solve(group.problem, self.algorithm, options)
+            unplaced = solution.unplaced(group.problem)
+            if unplaced:
+                plan.unplaced += len(unplaced)
+                if plan.failure is None:
+                    plan.failure = unplaced_diagnostic(
+                        group, solution, self.algorithm, unplaced
+                    )
+                continue
+            findings = validate(group.problem, solution)
+            if findings:
+                plan.unplaced += len(group.problem.buffers)
+                if plan.failure is None:
+                    plan.failure = _invalid_plan_diagnostic(
+                        group, [finding.message for finding in findings]
+                    )
+                continue
+            for buffer_id, placement in solution.placements.items():
+                plan.placements[group.storages[buffer_id][1].alloc] = placement
+            for pool, used in solution.used(group.problem).items():
+                plan.used[pool] = max(plan.used.get(pool, 0), used)
+        return plan
+
+
+def _storage_ops(module: ModuleOp) -> list[AllocStorageOp]:
+    return [op for op in module.walk() if isinstance(op, AllocStorageOp)]
+
+
+# ---------------------------------------------------------------------------
+# Seeing through multi-tensor storages (coalesce, reuse)
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class Fragment:
+    """Tensors of one storage that must stay together, and the bytes they span.
+
+    ``base`` is where the fragment starts in the old storage: the lowest
+    tensor offset rounded down to a multiple of the storage's alignment and
+    of every element size, so that the offsets relative to it keep their
+    alignment. ``size`` runs from ``base`` to the highest tensor end.
+    """
+
+    tensors: list[TensorLifetime]
+    base: int
+    size: int
+
+
+@dataclass
+class StorageSplit:
+    """A storage to replace by one storage per fragment."""
+
+    storage: StorageLifetime
+    fragments: list[Fragment]
+
+
+def _anchor_in_block(op: Operation, block: Block) -> Operation | None:
+    """The op of ``block`` that is ``op`` or holds it, if any."""
+    current: Operation | None = op
+    while current is not None and current.parent_block() is not block:
+        current = current.parent_op()
+    return current
+
+
+def _fragments(storage: StorageLifetime) -> list[Fragment] | None:
+    """The storage's tensors grouped into fragments, or ``None`` if it cannot split.
+
+    It can split when it is static and not pinned, its value is only used by
+    ``memory.alloc_tensor`` (static offset and shape, in its block or nested
+    in an op of its block) and ``memory.kill``, and it holds two or more
+    tensors. Two tensors are in one fragment when they share bytes while they
+    conflict (an intended alias: they must keep their relative offsets); a
+    valid plan inside a storage has no such pair, so usually every tensor is
+    a fragment of its own.
+    """
+    if storage.size is None or storage.pinned is not None or len(storage.tensors) < 2:
+        return None
+    block = storage.alloc.parent_block()
+    if block is None:
+        return None
+    tensors_by_op = {tensor.alloc: tensor for tensor in storage.tensors}
+    for use in storage.value.uses:
+        user = use.operation
+        if isinstance(user, KillOp):
+            continue
+        if not isinstance(user, AllocTensorOp) or user not in tensors_by_op:
+            return None
+        tensor = tensors_by_op[user]
+        if tensor.offset is None or tensor.size is None:
+            return None
+        if _anchor_in_block(user, block) is None:
+            return None
+    tensors = storage.tensors
+    buffers = [tensor.buffer() for tensor in tensors]
+    offsets = [tensor.offset for tensor in tensors]
+    parent = list(range(len(tensors)))
+
+    def find(index: int) -> int:
+        while parent[index] != index:
+            parent[index] = parent[parent[index]]
+            index = parent[index]
+        return index
+
+    for i in range(len(tensors)):
+        for j in range(i + 1, len(tensors)):
+            low_i, low_j = offsets[i], offsets[j]
+            assert low_i is not None and low_j is not None
+            shares_bytes = (
+                low_i < low_j + buffers[j].size and low_j < low_i + buffers[i].size
+            )
+            if shares_bytes and buffers[i].conflicts_with(buffers[j]):
+                parent[find(j)] = find(i)
+    members: dict[int, list[int]] = {}
+    for index in range(len(tensors)):
+        members.setdefault(find(index), []).append(index)
+    fragments: list[Fragment] = []
+    for group in members.values():
+        step = storage.alignment
+        for index in group:
+            step = lcm(step, tensors[index].alignment)
+        low = min(offsets[i] for i in group)  # type: ignore[type-var]
+        high = max(offsets[i] + buffers[i].size for i in group)  # type: ignore[operator]
+        base = low - low % step
+        fragments.append(Fragment([tensors[i] for i in group], base, high - base))
+    if len(fragments) < 2:
+        return None
+    return fragments
+
+
+def storage_splits(lifetimes: ModuleLifetimes) -> list[StorageSplit]:
+    """The storages of the module that split into two or more fragments."""
+    splits: list[StorageSplit] = []
+    for _, storage in lifetimes.storages():
+        fragments = _fragments(storage)
+        if fragments is not None:
+            splits.append(StorageSplit(storage, fragments))
+    return splits
+
+
+def _function_of(op: Operation) -> FuncOp | None:
+    current = op.parent_op()
+    while current is not None and not isinstance(current, FuncOp):
+        current = current.parent_op()
+    return current
+
+
+def apply_splits(module: ModuleOp, splits: Sequence[StorageSplit]) -> None:
+    """Replace each split storage by one storage per fragment.
+
+    A fragment's storage copies the old one's alignment, device and
+    candidate pools, is created right before the op (of the old storage's
+    block) holding its first tensor, and its tensors move to it at their
+    offsets minus the fragment's base. If the old storage was killed, the
+    old kills go and each new storage is killed where `insert-kills` would
+    put it (right after its last use); if not, none is.
+    """
+    if not splits:
+        return
+    touched: list[FuncOp] = []
+    new_storages: list[SSAValue] = []
+    for split in splits:
+        old = split.storage.alloc
+        block = old.parent_block()
+        assert block is not None
+        killed = bool(split.storage.kills)
+        for fragment in split.fragments:
+            # Tensors are in pre-order: the first one's anchor comes first.
+            tensors = fragment.tensors
+            first = _anchor_in_block(tensors[0].alloc, block)
+            assert first is not None
+            new = AllocStorageOp(fragment.size)
+            for key in ("alignment", "device", "pools"):
+                if key in old.properties:
+                    new.properties[key] = old.properties[key]
+            hints = [t.value.name_hint for t in tensors]
+            if len(tensors) == 1 and hints[0]:
+                new.storage.name_hint = f"{hints[0]}_storage"
+            elif old.storage.name_hint:
+                new.storage.name_hint = old.storage.name_hint
+            Rewriter.insert_op(new, InsertPoint.before(first))
+            for tensor in tensors:
+                op = tensor.alloc
+                offset = tensor.offset
+                assert offset is not None
+                op.operands[0] = new.storage
+                op.set_static_offset(offset - fragment.base)
+            if killed:
+                new_storages.append(new.storage)
+        for use in list(old.storage.uses):
+            assert isinstance(use.operation, KillOp)
+            Rewriter.erase_op(use.operation)
+        func = _function_of(old)
+        Rewriter.erase_op(old)
+        if func is not None and func not in touched:
+            touched.append(func)
+    if not new_storages:
+        return
+    wanted = set(new_storages)
+    for func in touched:
+        lifetimes = analyze_function(func)
+        for storage in lifetimes.storages:
+            if storage.value not in wanted:
+                continue
+            for point in lifetimes.kill_points(storage):
+                Rewriter.insert_op(KillOp(storage.value), point.insert_point())
