@@ -45,6 +45,18 @@ def _plan_report() -> type[ModulePass]:
     return PlanReportPass
 
 
+def _coalesce() -> type[ModulePass]:
+    from passes.coalesce import CoalescePass
+
+    return CoalescePass
+
+
+def _reuse() -> type[ModulePass]:
+    from passes.reuse import ReusePass
+
+    return ReusePass
+
+
 def _usmp() -> type[ModulePass]:
     from passes.usmp import UsmpPass
 
@@ -60,6 +72,8 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "lower-to-memref": _lower_to_memref,
         "insert-kills": _insert_kills,
         "usmp": _usmp,
+        "coalesce": _coalesce,
+        "reuse": _reuse,
         "verify-plan": _verify_plan,
         "plan-report": _plan_report,
     }

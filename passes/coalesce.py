@@ -1,0 +1,378 @@
+"""``coalesce``: one storage per control-free region and device (Relay VM StorageCoalesce).
+
+TVM's Relay VM memory planner (PR 5144, "part 1") grouped the allocations of
+each basic-block-like region into one storage, laid end to end; the promised
+"part 2", overlapping allocations that are never live together, never
+shipped. This pass does both: ``overlap=false`` is part 1, ``overlap=true``
+(the default) is part 2, with the offsets chosen by ``passes.planning``.
+
+``plan_function`` computes the plan of one function without touching the IR
+(the benchmark and the tests call it); ``CoalescePass`` applies it. The
+helpers ``storage_only_feeds_tensors`` and ``retarget_storage`` are shared
+with ``reuse``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from xdsl.context import Context
+from xdsl.dialects.arith import AddiOp, ConstantOp
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import IsTerminator
+from xdsl.utils.exceptions import PassFailedException
+
+from memdialect.ops import (
+    DEFAULT_DEVICE,
+    DEFAULT_STORAGE_ALIGNMENT,
+    AllocStorageOp,
+    AllocTensorOp,
+    KillOp,
+    ancestor_in_region,
+)
+from passes.analysis import FunctionLifetimes, StorageLifetime, analyze_function
+from passes.planning.algorithms import ALGORITHMS, PlanOptions, solve
+from passes.planning.bounds import buffers_lower_bound
+from passes.planning.model import Buffer, Pool, Problem, align_up
+
+AlgorithmName = Literal["auto", "exact", "greedy-by-size", "greedy-by-conflicts", "hill-climb"]
+
+REGION_POOL = "region"
+"""Name of the one unbounded pool a region's members are planned into."""
+
+
+# ---------------------------------------------------------------------------
+# Helpers shared with `reuse`
+# ---------------------------------------------------------------------------
+
+
+def storage_only_feeds_tensors(storage: StorageLifetime) -> bool:
+    """True when the storage value itself is only carved (``alloc_tensor``) or killed.
+
+    A storage passed to a branch, yielded or given to any other op would
+    need that op's types changed along with it; such storages are left alone.
+    """
+    for use in storage.value.uses:
+        user = use.operation
+        if isinstance(user, KillOp):
+            continue
+        if isinstance(user, AllocTensorOp) and use.index == 0:
+            continue
+        return False
+    return True
+
+
+def retarget_storage(old: AllocStorageOp, new: SSAValue, shift: int) -> None:
+    """Move every tensor of ``old`` into ``new``, ``shift`` bytes further; drop ``old``'s kills.
+
+    A static tensor offset becomes ``offset + shift``; a dynamic one gets an
+    ``arith.addi`` of ``shift`` right before its ``alloc_tensor``. ``old``
+    itself is left without uses (the caller erases it).
+    """
+    for use in tuple(old.storage.uses):
+        user = use.operation
+        if isinstance(user, KillOp):
+            Rewriter.erase_op(user)
+            continue
+        assert isinstance(user, AllocTensorOp)
+        user.operands[0] = new
+        if shift == 0:
+            continue
+        offset = user.static_offset
+        if offset is not None:
+            user.set_static_offset(offset + shift)
+            continue
+        dynamic = user.dynamic_offset
+        assert dynamic is not None
+        constant = ConstantOp(IntegerAttr(shift, IndexType()))
+        shifted = AddiOp(dynamic, constant)
+        Rewriter.insert_op([constant, shifted], InsertPoint.before(user))
+        user.operands[1] = shifted.result
+
+
+def new_storage_op(
+    size: int, alignment: int, device: str, candidates: tuple[str, ...], name: str
+) -> AllocStorageOp:
+    """An ``alloc_storage`` with defaults left implicit (so it prints like hand-written IR)."""
+    op = AllocStorageOp(
+        size,
+        alignment=None if alignment == DEFAULT_STORAGE_ALIGNMENT else alignment,
+        device=None if device == DEFAULT_DEVICE else device,
+        pools=candidates or None,
+    )
+    op.storage.name_hint = name
+    return op
+
+
+def is_terminator(op: Operation) -> bool:
+    return op.has_trait(IsTerminator)
+
+
+# ---------------------------------------------------------------------------
+# Planning (no IR changes)
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RegionPlan:
+    """How one group of storages of one region becomes one storage.
+
+    ``members`` are in IR order; ``offsets[i]`` is where member ``i`` starts
+    in the merged storage of ``size`` bytes and ``alignment`` (the largest
+    member alignment). ``lower_bound`` is the peak of live member bytes
+    (``passes.planning.bounds``); ``status`` is ``end-to-end`` for
+    ``overlap=false`` or the planning ``Solution.status`` (``optimal``: the
+    size is proven minimal). ``kill_after`` is the op after which the merged
+    storage is killed (None: no kill).
+    """
+
+    block: Block
+    members: tuple[StorageLifetime, ...]
+    offsets: tuple[int, ...]
+    size: int
+    alignment: int
+    device: str
+    candidates: tuple[str, ...]
+    lower_bound: int
+    status: str
+    kill_after: Operation | None
+
+    @property
+    def member_bytes(self) -> int:
+        """The members' sizes added up (what the region cost before the pass)."""
+        return sum(m.size or 0 for m in self.members)
+
+
+def unmergeable_reason(storage: StorageLifetime) -> str | None:
+    """Why ``storage`` cannot join its block's merged storage, or None if it can."""
+    if storage.size is None:
+        return "its size is dynamic"
+    if storage.pinned is not None:
+        return "it is pinned to a pool"
+    if storage.escapes:
+        return "it escapes the function"
+    if storage.leaves_region:
+        return "it is used outside the region that allocates it"
+    if not storage_only_feeds_tensors(storage):
+        return "the storage value flows into an op other than alloc_tensor or kill"
+    block = storage.alloc.parent_block()
+    region = storage.alloc.parent_region()
+    assert block is not None and region is not None
+    for use, _ in storage.uses:
+        anchor = ancestor_in_region(use.operation, region)
+        if anchor is None or anchor.parent_block() is not block:
+            return "it is used in another block"
+    return None
+
+
+def _latest_anchor(members: Sequence[StorageLifetime], lifetimes: FunctionLifetimes) -> Operation:
+    """The last op of the members' block holding a use of a member or of an alias."""
+    index = lifetimes.numbering.index
+    latest: Operation = members[0].alloc
+    for member in members:
+        region = member.alloc.parent_region()
+        assert region is not None
+        for use, _ in member.uses:
+            anchor = ancestor_in_region(use.operation, region)
+            assert anchor is not None
+            if index[anchor] > index[latest]:
+                latest = anchor
+    return latest
+
+
+def _segments(lifetimes: FunctionLifetimes) -> list[list[StorageLifetime]]:
+    """Storages of each block, cut at every dynamic-size storage (TVM's rule), in IR order."""
+    by_block: dict[Block, list[list[StorageLifetime]]] = {}
+    for storage in lifetimes.storages:
+        block = storage.alloc.parent_block()
+        assert block is not None
+        segments = by_block.setdefault(block, [[]])
+        if storage.size is None:
+            segments.append([])
+            continue
+        segments[-1].append(storage)
+    return [segment for segments in by_block.values() for segment in segments if segment]
+
+
+def _end_to_end(members: Sequence[StorageLifetime]) -> tuple[list[int], int]:
+    """TVM part 1: each member after the previous one, at a multiple of its alignment."""
+    offsets: list[int] = []
+    top = 0
+    for member in members:
+        assert member.size is not None
+        offset = align_up(top, member.alignment)
+        offsets.append(offset)
+        top = offset + member.size
+    return offsets, top
+
+
+def _member_buffer(member: StorageLifetime) -> Buffer:
+    # One unbounded pool per region: candidates and pins do not apply inside it.
+    return replace(member.buffer(pin=False), candidates=(), pinned_offset=None)
+
+
+def plan_group(
+    members: Sequence[StorageLifetime],
+    lifetimes: FunctionLifetimes,
+    *,
+    overlap: bool,
+    algorithm: str,
+    options: PlanOptions,
+) -> RegionPlan:
+    """The merged storage for ``members`` (same block, device and candidates)."""
+    buffers = [_member_buffer(member) for member in members]
+    lower_bound = buffers_lower_bound(buffers)
+    offsets, size = _end_to_end(members)
+    status = "end-to-end"
+    if overlap:
+        problem = Problem(tuple(buffers), (Pool(REGION_POOL),))
+        solution = solve(problem, algorithm, options)
+        planned = solution.peak(problem)
+        # Never worse than part 1 (a heuristic with odd alignments could be).
+        if not solution.unplaced(problem) and planned <= size:
+            offsets = [solution.placements[b.id].offset for b in buffers]
+            size = planned
+            status = solution.status
+    killed = any(member.killed for member in members)
+    latest = _latest_anchor(members, lifetimes)
+    block = members[0].alloc.parent_block()
+    assert block is not None
+    return RegionPlan(
+        block=block,
+        members=tuple(members),
+        offsets=tuple(offsets),
+        size=size,
+        alignment=max(member.alignment for member in members),
+        device=members[0].device,
+        candidates=members[0].candidates,
+        lower_bound=lower_bound,
+        status=status,
+        kill_after=latest if killed and not is_terminator(latest) else None,
+    )
+
+
+def plan_function(
+    lifetimes: FunctionLifetimes,
+    *,
+    overlap: bool = True,
+    algorithm: str = "auto",
+    options: PlanOptions | None = None,
+) -> list[RegionPlan]:
+    """Every merge ``coalesce`` makes in one function, in IR order (the IR is not changed)."""
+    options = options or PlanOptions()
+    plans: list[RegionPlan] = []
+    for segment in _segments(lifetimes):
+        groups: dict[tuple[str, tuple[str, ...]], list[StorageLifetime]] = {}
+        for storage in segment:
+            if unmergeable_reason(storage) is not None:
+                continue
+            groups.setdefault((storage.device, storage.candidates), []).append(storage)
+        for members in groups.values():
+            if len(members) < 2:
+                continue
+            plans.append(
+                plan_group(
+                    members, lifetimes, overlap=overlap, algorithm=algorithm, options=options
+                )
+            )
+    return plans
+
+
+# ---------------------------------------------------------------------------
+# Rewriting
+# ---------------------------------------------------------------------------
+
+
+def apply_plan(plan: RegionPlan) -> AllocStorageOp:
+    """Rewrite the IR for one ``RegionPlan``; returns the merged ``alloc_storage``."""
+    first = plan.members[0].alloc
+    merged = new_storage_op(plan.size, plan.alignment, plan.device, plan.candidates, "region")
+    Rewriter.insert_op(merged, InsertPoint.before(first))
+    if plan.kill_after is not None:
+        Rewriter.insert_op(KillOp(merged.storage), InsertPoint.after(plan.kill_after))
+    for member, offset in zip(plan.members, plan.offsets):
+        retarget_storage(member.alloc, merged.storage, offset)
+        Rewriter.erase_op(member.alloc)
+    return merged
+
+
+@dataclass(frozen=True)
+class CoalescePass(ModulePass):
+    """Merge the static storages of each control-free region into one storage per device.
+
+    Relay VM StorageCoalesce (TVM PR 5144), with its promised part 2.
+
+    Regions: every block of every function is a region: the function's
+    blocks, each branch of an `scf.if`, each loop body. Within a block the
+    storages are taken in IR order; a dynamic-size storage
+    (`!memory.storage<?>`) is never merged and, as in TVM, cuts the block:
+    the storages before it and after it are merged separately (whatever
+    their device). The storages of one piece are grouped by device and by
+    candidate pools (`pools [...]`, identical lists only, so that the merged
+    storage keeps the same candidates), and every group of two or more
+    becomes one `memory.alloc_storage`:
+
+    - its size covers the members at their offsets, its alignment is the
+      largest member alignment, and every member sits at a multiple of its
+      own alignment (TVM asserted equal alignments; mixed ones are fine);
+    - it is allocated where the first member was (which dominates the other
+      members and all their uses: they are in the same block, and only
+      storages used in that block are merged);
+    - each member's tensors are re-pointed at it: a static `alloc_tensor`
+      offset becomes old offset + the member's offset, a dynamic one gets an
+      `arith.addi`;
+    - the members' own kills are dropped and, if any member had one, the
+      merged storage is killed right after the last op of the block that
+      uses a member or a value aliasing it (the last member kill, after
+      `insert-kills`), so no use follows the kill.
+
+    Placement: with `overlap=false` the members are laid end to end in IR
+    order (TVM part 1). With `overlap=true` (part 2) members whose lifetimes
+    (`passes.analysis`) never conflict may share bytes: the offsets come
+    from `passes.planning` (`algorithm`, default `auto`: greedy, then the
+    exact search up to the `timeout`), so the merged size equals the
+    region's lower bound (its peak of live member bytes) whenever the exact
+    search reaches it in time. A plan is never bigger than the end-to-end
+    layout (if a heuristic's were, the end-to-end layout is kept).
+
+    Left alone: dynamic-size storages; storages pinned to a pool;
+    storages that escape the function, are used outside their block
+    (another `cf` block, or yielded out of an `scf.if`/loop region), or
+    whose storage value is used by anything but `alloc_tensor`/`kill`; and
+    groups of a single storage (nothing to merge).
+
+    Options:
+    - `overlap` (bool, default true): let non-conflicting members share bytes.
+    - `algorithm` (default `auto`): the planning algorithm for `overlap=true`.
+    - `timeout` (float seconds, default 10): search time per region.
+    """
+
+    name = "coalesce"
+
+    overlap: bool = True
+    algorithm: AlgorithmName = "auto"
+    timeout: float = 10.0
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.algorithm not in ALGORITHMS:
+            raise PassFailedException(
+                f"coalesce: unknown algorithm '{self.algorithm}' "
+                f"(choose from {', '.join(ALGORITHMS)})"
+            )
+        if self.timeout < 0:
+            raise PassFailedException(f"coalesce: timeout must be >= 0, got {self.timeout}")
+        options = PlanOptions(timeout=self.timeout)
+        functions = [f for f in op.walk() if isinstance(f, FuncOp) and not f.is_declaration]
+        for func in functions:
+            lifetimes = analyze_function(func, pools=())
+            plans = plan_function(
+                lifetimes, overlap=self.overlap, algorithm=self.algorithm, options=options
+            )
+            for plan in plans:
+                apply_plan(plan)
