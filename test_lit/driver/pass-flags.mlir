@@ -39,6 +39,8 @@
 // RUN: not memplan-opt %s --plan-report='format=json output=%t.json' 2>&1 | filecheck %s --check-prefix=UNQUOTED
 // RUN: not memplan-opt %s --lower-to-memref=mode=arg 2>&1 | filecheck %s --check-prefix=OPTION
 // RUN: not memplan-opt %s --lower-to-memref=pool-mode=bogus 2>&1 | filecheck %s --check-prefix=VALUE
+// A pass that rejects its input (PassFailedException) gives its message:
+// RUN: not memplan-opt %s --plan-report=format=xml 2>&1 | filecheck %s --check-prefix=PASS-FAILED
 // Options go after '=', not in the next argument:
 // RUN: not memplan-opt %s --lower-to-memref pool-mode=arg 2>&1 | filecheck %s --check-prefix=DETACHED
 //
@@ -78,6 +80,8 @@
 // UNQUOTED:  memplan-opt: error: in --plan-report=format=json output={{.*}}: malformed pass pipeline at column {{[0-9]+}}: unknown token
 // OPTION:   memplan-opt: error: in --lower-to-memref=mode=arg: invalid options for pass 'lower-to-memref': Provided arguments ["mode"] not found in expected arguments ["pool_mode"]
 // VALUE:    memplan-opt: error: in --lower-to-memref=pool-mode=bogus: invalid options for pass 'lower-to-memref': Incompatible types: given ('bogus',)
+// PASS-FAILED: memplan-opt: error: plan-report: unknown format 'xml'
+// PASS-FAILED-NOT: Traceback
 // DETACHED: memplan-opt: error: options of --lower-to-memref must be attached with '=': write --lower-to-memref='pool-mode=arg'
 
 // HELP:      memplan passes:
