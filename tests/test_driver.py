@@ -8,8 +8,10 @@ real passes (which lit covers in test_lit/driver/).
 
 from __future__ import annotations
 
+import io
 import os
 import re
+import stat
 import subprocess
 import sys
 from collections.abc import Callable
@@ -181,7 +183,8 @@ def test_flag_with_empty_options_uses_defaults(
         ("--trace-al", "abbreviated pass flag --trace-al; write --trace-alpha in full"),
         (
             "--trace",
-            "abbreviated pass flag --trace; write --trace-alpha or --trace-beta in full",
+            "abbreviated pass flag --trace; "
+            "write --trace-alpha or --trace-beta in full",
         ),
         (
             "--trace-al=count=2",
@@ -423,7 +426,9 @@ def test_split_input_file_reports_each_failing_chunk_and_continues(
     assert "@bad" not in out
     # Line numbers count from the start of the file, not of the chunk.
     assert err.startswith(f"{path}:7:23: error: attribute expected\n")
-    assert "memplan-opt: error: storage %s: alignment must be a power of two, got 48" in err
+    assert (
+        "memplan-opt: error: storage %s: alignment must be a power of two, got 48"
+    ) in err
 
 
 def test_parse_error_names_the_input_file(
@@ -467,7 +472,10 @@ def test_verifier_error_message_comes_first(
         ),
         (["-p", "dce{"], "in -p 'dce{': malformed pass pipeline at column 5"),
         (["-t", "nope"], "argument -t/--target: invalid choice: 'nope'"),
-        (["--frobnicate"], "unrecognized arguments: --frobnicate (see memplan-opt --help)"),
+        (
+            ["--frobnicate"],
+            "unrecognized arguments: --frobnicate (see memplan-opt --help)",
+        ),
     ],
 )
 def test_command_line_errors(
@@ -489,7 +497,9 @@ def test_unreadable_input(capsys: pytest.CaptureFixture[str], tmp_path: Path) ->
     )
     code, _, err = _run(capsys, tmp_path)
     assert code == 1
-    assert err == f"memplan-opt: error: cannot read input file '{tmp_path}': Is a directory\n"
+    assert err == (
+        f"memplan-opt: error: cannot read input file '{tmp_path}': Is a directory\n"
+    )
 
 
 def test_unknown_extension_and_bad_utf8(
@@ -513,7 +523,9 @@ def test_unknown_extension_and_bad_utf8(
     assert err.startswith("memplan-opt: error: input is not valid UTF-8")
 
 
-def test_deeply_nested_input(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_deeply_nested_input(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     depth = 5000
     path = tmp_path / "deep.mlir"
     path.write_text('"test.op"() ({\n' * depth + "}) : () -> ()\n" * depth)
@@ -526,12 +538,8 @@ def test_deeply_nested_input(capsys: pytest.CaptureFixture[str], tmp_path: Path)
 def test_stdin_input(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import io
-
-    class _Stdin(io.TextIOWrapper):
-        pass
-
-    monkeypatch.setattr(sys, "stdin", _Stdin(io.BytesIO(b'"test.op"() : () -> (\n')))
+    stdin = io.TextIOWrapper(io.BytesIO(b'"test.op"() : () -> (\n'))
+    monkeypatch.setattr(sys, "stdin", stdin)
     code, _, err = _run(capsys, "-")
     assert code == 1
     assert err.startswith("<stdin>:2:1: error: type expected")
@@ -579,6 +587,15 @@ def test_output_file_not_created_on_failure(
     code, _, _ = _run(capsys, bad, "-o", tmp_path / "new.mlir")
     assert code == 1
     assert _directory_entries(tmp_path) == ["bad.mlir"]
+
+
+def test_output_to_a_device_writes_through_it(
+    capsys: pytest.CaptureFixture[str], valid_file: Path
+) -> None:
+    # Replacing /dev/null by a regular file would break the machine.
+    code, _, err = _run(capsys, valid_file, "-o", os.devnull)
+    assert (code, err) == (0, "")
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
 
 
 def test_output_file_in_missing_directory(

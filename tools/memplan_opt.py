@@ -4,7 +4,7 @@ Every upstream xDSL dialect and pass stays available (``-p canonicalize``,
 ``test.op``, ``memref``, ...). On top of that, each memplan pass gets an
 MLIR-style flag::
 
-    memplan-opt --manifest-alloc --insert-kills --usmp='algorithm=exact timeout=5' in.mlir
+    memplan-opt --manifest-alloc --insert-kills --usmp='algorithm=exact' in.mlir
 
 * Flag passes run first, in command-line order, then the ``-p`` list.
 * Options are attached with ``=`` and written as inside ``{}``:
@@ -426,8 +426,10 @@ class MemplanOptMain(xDSLOptMain):
                     with chunk:
                         if index > 0:
                             output.write("// -----\n")
-                        if not self._run_chunk(chunk, file_extension, line_offset, output):
-                            failed = True
+                        succeeded = self._run_chunk(
+                            chunk, file_extension, line_offset, output
+                        )
+                        failed = failed or not succeeded
                 if self.args.shrink:
                     print("Failure, can't shrink")
                     return EXIT_USER_ERROR
@@ -446,7 +448,9 @@ class MemplanOptMain(xDSLOptMain):
     ) -> bool:
         """Parse, transform and print one chunk; False if it failed."""
         try:
-            module: ModuleOp | None = self.parse_chunk(chunk, file_extension, line_offset)
+            module: ModuleOp | None = self.parse_chunk(
+                chunk, file_extension, line_offset
+            )
             if module is not None:
                 self.apply_passes(module)
                 output.write(self.output_resulting_program(module))
@@ -534,7 +538,10 @@ def describe_error(error: BaseException) -> str | None:
     if isinstance(error, RecursionError):
         return f"{PROG}: error: input nested too deeply"
     if isinstance(error, UnicodeDecodeError):
-        return f"{PROG}: error: input is not valid UTF-8 ({error.reason} at byte {error.start})"
+        return (
+            f"{PROG}: error: input is not valid UTF-8 "
+            f"({error.reason} at byte {error.start})"
+        )
     return None
 
 
