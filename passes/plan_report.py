@@ -20,7 +20,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from passes.analysis import FunctionLifetimes, ModuleLifetimes, analyze_module
-from passes.planning.bounds import buffers_lower_bound
+from passes.planning.bounds import buffers_lower_bound, peak_live_bytes
 from passes.planning.model import Buffer
 
 UNPLANNED = "(unplanned)"
@@ -109,15 +109,19 @@ def _pool_record(
     labels: dict[str, str],
 ) -> PoolRecord:
     if offsets is None:
+        # Unplanned: one allocation each, so the sum of the sizes; compared
+        # with the plain peak of live bytes (no alignment rounding either).
         used = sum(b.size for b in buffers)
+        bound = peak_live_bytes(buffers) if buffers else 0
     else:
         used = max((offsets[b.id] + b.size for b in buffers), default=0)
+        bound = buffers_lower_bound(buffers, alignment) if buffers else 0
     largest = sorted(buffers, key=lambda b: (-b.size, b.id))[:LARGEST_SHOWN]
     return PoolRecord(
         name=name,
         size=size,
         used=used,
-        lower_bound=buffers_lower_bound(buffers, alignment) if buffers else 0,
+        lower_bound=bound,
         buffer_count=len(buffers),
         largest=tuple((labels[b.id], b.size) for b in largest),
     )
@@ -238,6 +242,8 @@ def _table(rows: list[list[str]]) -> list[str]:
 
 
 def _pool_rows(pools: Sequence[PoolRecord]) -> list[str]:
+    if not pools:
+        return ["  no storages in any pool"]
     rows = [["pool", "size", "used", "lower bound", "used/lb", "buffers", "largest"]]
     for record in pools:
         name = record.name if record.name.startswith("(") else f"@{record.name}"
@@ -259,9 +265,13 @@ def format_text(report: PlanReport) -> str:
     """A table per function (and one for the module): used vs. lower bound per pool."""
     lines: list[str] = []
     for function in report.functions:
-        lines.append(f"function @{function.name}: {len(function.buffers)} storages, {function.ops} ops")
-        if function.pools:
-            lines.extend(_pool_rows(function.pools))
+        count = len(function.buffers)
+        lines.append(
+            f"function @{function.name}: {count} storage{'' if count == 1 else 's'}, "
+            f"{function.ops} ops"
+        )
+        # Pools this function does not use are left out of its table.
+        lines.extend(_pool_rows([p for p in function.pools if p.buffer_count]))
         dynamic = [b.name for b in function.buffers if b.pool == DYNAMIC]
         if dynamic:
             lines.append(f"  dynamic-size storages (not planned): {', '.join(dynamic)}")
@@ -365,8 +375,9 @@ class PlanReportPass(ModulePass):
     (`passes.planning`: peak of live bytes of the same storages, rounded for
     alignment), their ratio, the number of storages and the largest ones.
     Static storages not yet pinned go to the pseudo-pool `(unplanned)`,
-    whose `used` is the sum of their sizes (memory without planning), so the
-    ratio shows what planning could gain. Dynamic-size storages are listed
+    whose `used` is the sum of their sizes (memory without planning) and
+    whose bound is their plain peak of live bytes (no alignment rounding, as
+    the sum has none), so the ratio shows what planning could gain. Dynamic-size storages are listed
     apart. With several functions, a module table follows (functions share
     the pools one after another in time).
 
