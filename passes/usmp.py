@@ -39,6 +39,8 @@ AlgorithmName = Literal[
 
 PlanningScope = Literal["function", "module"]
 
+GREEDY_ALGORITHMS = ("greedy-by-size", "greedy-by-conflicts")
+
 DEFAULT_POOL_PREFIX = "workspace_"
 """Pools made for a module without any: ``@workspace_<device>``."""
 
@@ -127,14 +129,31 @@ def _lifetime_text(function: FunctionLifetimes, storage: StorageLifetime) -> str
     return f"live {storage.interval}"
 
 
-def _live_set_text(
-    group: Group, members: Sequence[Buffer]
-) -> str:
+def _live_set_text(group: Group, members: Sequence[Buffer]) -> str:
+    """``%a (64 bytes, live [0, 3)) and %b (...)``, in the group's terms."""
     parts = []
     for buffer in members:
         function, storage = group.storages[buffer.id]
-        parts.append(f"{storage.label} ({buffer.size} B, {_lifetime_text(function, storage)})")
-    return ", ".join(parts)
+        where = "" if len(group.functions) == 1 else f" in @{function.name}"
+        parts.append(
+            f"{storage.label}{where} ({buffer.size} bytes, {_lifetime_text(function, storage)})"
+        )
+    if len(parts) < 2:
+        return "".join(parts)
+    return ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def _only_pool(problem: Problem, buffer: Buffer) -> Pool | None:
+    """The one pool ``buffer`` can go to, counting only pools large enough for it."""
+    forced = forced_pool(problem, buffer)
+    if forced is not None:
+        return forced
+    fitting = [
+        pool
+        for pool in problem.candidate_pools(buffer)
+        if pool.size is None or pool.size >= buffer.size
+    ]
+    return fitting[0] if len(fitting) == 1 else None
 
 
 def _blocking_set(
@@ -142,7 +161,8 @@ def _blocking_set(
 ) -> tuple[int, list[Buffer]] | None:
     """A proof that ``buffer`` cannot fit ``pool``, when one is cheap to find.
 
-    Looks at the buffers that can only go to ``pool`` and conflict with
+    Looks at the buffers that can only go to ``pool`` (the only candidate
+    large enough for them) and conflict with
     ``buffer``. At each time in ``buffer``'s lifetime where one starts, the
     ones live then and ``buffer`` must be stacked; when the bytes they need
     (``buffers_lower_bound``: ``scf.if`` regions as max, alignment rounding)
@@ -155,7 +175,7 @@ def _blocking_set(
         for other in problem.buffers
         if other.id != buffer.id
         and other.conflicts_with(buffer)
-        and forced_pool(problem, other) == pool
+        and _only_pool(problem, other) == pool
     ]
     times = sorted({buffer.start, *(max(o.start, buffer.start) for o in neighbours)})
     best: tuple[int, list[Buffer]] | None = None
@@ -231,7 +251,8 @@ def unplaced_diagnostic(
                 reasons.append(f"@{name}: no such pool")
                 continue
             if pool.targets is not None and culprit.device not in pool.targets:
-                reasons.append(f"@{name}: targets {list(pool.targets)}")
+                targets = ", ".join(f'"{target}"' for target in pool.targets)
+                reasons.append(f"@{name}: targets [{targets}]")
             elif pool.access == "ro":
                 reasons.append(f"@{name}: read-only and the storage is written")
         head = head.replace("fits in none of its candidate pools", "has no pool it may use")
@@ -244,14 +265,14 @@ def unplaced_diagnostic(
             f"({_peak_during(problem, solution, culprit, pool)} while it is live)"
         )
         proof = proofs[culprit_id].get(pool.name)
-        if proof is not None:
+        if pool.size is not None and culprit.size > pool.size:
+            line += "; the storage is larger than the pool"
+        elif proof is not None:
             need, live = proof
             line += (
-                f"; impossible: live with {_live_set_text(group, live) or 'nothing'} "
+                f"; impossible: live together with {_live_set_text(group, live)}, "
                 f"it needs {need} bytes"
             )
-        elif pool.size is not None and culprit.size > pool.size:
-            line += "; the storage is larger than the pool"
         else:
             line += f"; no gap found by algorithm={algorithm}"
         lines.append(line)
@@ -437,9 +458,7 @@ class UsmpPass(ModulePass):
             if unplaced:
                 plan.unplaced += len(unplaced)
                 if plan.failure is None:
-                    plan.failure = unplaced_diagnostic(
-                        group, solution, self.algorithm, unplaced
-                    )
+                    plan.failure = self._unplaced_failure(group, solution)
                 continue
             findings = validate(group.problem, solution)
             if findings:
@@ -454,6 +473,22 @@ class UsmpPass(ModulePass):
             for pool, used in solution.used(group.problem).items():
                 plan.used[pool] = max(plan.used.get(pool, 0), used)
         return plan
+
+    def _unplaced_failure(self, group: Group, solution: Solution) -> str:
+        """The diagnostic for a group whose plan leaves storages unplaced.
+
+        A search that proves a pool infeasible places none of its buffers;
+        the greedy plan then shows better which storage is left over, so the
+        diagnostic describes whichever of the two places more.
+        """
+        attempt, algorithm = solution, self.algorithm
+        if self.algorithm not in GREEDY_ALGORITHMS:
+            greedy = solve(group.problem, "greedy-by-size")
+            if len(greedy.unplaced(group.problem)) < len(solution.unplaced(group.problem)):
+                attempt, algorithm = greedy, "greedy-by-size"
+        return unplaced_diagnostic(
+            group, attempt, algorithm, attempt.unplaced(group.problem)
+        )
 
 
 def _storage_ops(module: ModuleOp) -> list[AllocStorageOp]:
