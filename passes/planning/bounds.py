@@ -102,16 +102,22 @@ def _events(buffers: Sequence[Buffer]) -> list[tuple[int, int, int]]:
     return events
 
 
-def peak_live_bytes(buffers: Sequence[Buffer], sizes: Sequence[int] | None = None) -> int:
+def peak_live_bytes(
+    buffers: Sequence[Buffer],
+    sizes: Sequence[int] | None = None,
+    events: list[tuple[int, int, int]] | None = None,
+) -> int:
     """Max over time of the largest sum of ``sizes`` of pairwise conflicting live buffers.
 
-    ``sizes`` defaults to the buffer sizes. Exclusive ``scf.if`` regions
+    ``sizes`` defaults to the buffer sizes; ``events`` may pass the sorted
+    sweep events of ``buffers`` when the caller already has them. Exclusive ``scf.if`` regions
     combine as ``max``. When branch paths do not nest consistently, falls back
     to (unbranched live bytes + the largest branched live buffer), still valid.
     """
     if sizes is None:
         sizes = [b.size for b in buffers]
-    events = _events(buffers)
+    if events is None:
+        events = _events(buffers)
     best = 0
     if not any(b.branch for b in buffers):
         live = 0
@@ -161,15 +167,17 @@ def buffers_lower_bound(buffers: Iterable[Buffer], pool_alignment: int = 1) -> i
     buffers = list(buffers)
     if not buffers:
         return 0
-    plain = peak_live_bytes(buffers)
+    events = _events(buffers)
+    plain = peak_live_bytes(buffers, events=events)
+    pool = Pool("_", alignment=pool_alignment)
     step = 0
     for buffer in buffers:
-        step = gcd(step, Pool("_", alignment=pool_alignment).alignment_for(buffer))
+        step = gcd(step, pool.alignment_for(buffer))
     if step <= 1:
         return plain
     rounded = [align_up(b.size, step) for b in buffers]
     slack = max(r - b.size for r, b in zip(rounded, buffers))
-    return max(plain, peak_live_bytes(buffers, rounded) - slack)
+    return max(plain, peak_live_bytes(buffers, rounded, events) - slack)
 
 
 def forced_pool(problem: Problem, buffer: Buffer) -> Pool | None:

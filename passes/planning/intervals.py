@@ -48,24 +48,39 @@ class PrefixMaxTree:
         self.set(slot, EMPTY)
 
     def report(self, limit: int, threshold: int) -> list[int]:
-        """Active slots ``< limit`` whose key is ``> threshold``, in slot order."""
+        """Active slots ``< limit`` whose key is ``> threshold`` (in no particular order)."""
         tree = self._tree
         leaves = self._leaves
         if limit <= 0 or tree[1] <= threshold:
             return []
+        # The prefix [0, limit) is the union of O(log n) canonical subtrees,
+        # collected bottom-up; then descend only into subtrees whose max
+        # key exceeds the threshold, each of which holds at least one answer.
+        pending: list[int] = []
+        low = leaves
+        high = leaves + min(limit, leaves)
+        while low < high:
+            if low & 1:
+                if tree[low] > threshold:
+                    pending.append(low)
+                low += 1
+            if high & 1:
+                high -= 1
+                if tree[high] > threshold:
+                    pending.append(high)
+            low >>= 1
+            high >>= 1
         found: list[int] = []
-        # Explicit stack of (node, first slot covered, slots covered).
-        stack = [(1, 0, leaves)]
-        while stack:
-            node, first, width = stack.pop()
-            if first >= limit or tree[node] <= threshold:
+        while pending:
+            node = pending.pop()
+            if node >= leaves:
+                found.append(node - leaves)
                 continue
-            if width == 1:
-                found.append(first)
-                continue
-            half = width // 2
-            stack.append((2 * node + 1, first + half, half))
-            stack.append((2 * node, first, half))
+            left = 2 * node
+            if tree[left] > threshold:
+                pending.append(left)
+            if tree[left + 1] > threshold:
+                pending.append(left + 1)
         return found
 
 
