@@ -589,7 +589,11 @@ class _InferredTypes:
 
 
 def _tensor_info(
-    name: str, type_proto: Any | None, what: str, problem: str | None = None
+    name: str,
+    type_proto: Any | None,
+    what: str,
+    problem: str | None = None,
+    advice: str | None = None,
 ) -> _TensorInfo:
     if type_proto is None or not type_proto.HasField("tensor_type"):
         kind = "no type" if type_proto is None else f"a {type_proto.WhichOneof('value')} type"
@@ -597,6 +601,7 @@ def _tensor_info(
         raise OnnxImportError(
             f"tensor '{name}' ({what}) has {kind} after shape inference{because}; "
             "only tensors with static shapes can be imported"
+            + (f" ({advice})" if advice else "")
         )
     tensor_type = type_proto.tensor_type
     element = element_type_for(tensor_type.elem_type, name)
@@ -840,7 +845,7 @@ def import_model_and_constants(
     )
     inferred = _infer_types(model, folded, [node for _, node in live], read_constants, graph_inputs)
 
-    def info_of(name: str, what: str) -> _TensorInfo:
+    def info_of(name: str, what: str, advice: str | None = None) -> _TensorInfo:
         if name in constants:
             array = np.asarray(constants[name])
             if array.dtype == object:
@@ -849,7 +854,7 @@ def import_model_and_constants(
                 )
             element = element_type_for(_onnx_elem_type(array.dtype), name)
             return _TensorInfo(element, tuple(array.shape))
-        return _tensor_info(name, inferred.types.get(name), what, inferred.problem)
+        return _tensor_info(name, inferred.types.get(name), what, inferred.problem, advice)
 
     consumed = {n for _, node in live for n in node.input if n} | {o.name for o in graph.output}
     plans = _plan_nodes(live, opsets, consumed, info_of, constants)
@@ -880,7 +885,16 @@ def import_model_and_constants(
                     "(the graph must be topologically sorted)"
                 )
             operands.append(values[name])
-        result_types = [info_of(n, f"output of {where}").tensor_type for n in plan.results]
+        advice = None
+        if _schema_outputs_optional(plan.node, plan.opset) is None:
+            domain = _node_domain(plan.node)
+            advice = (
+                f"ONNX has no shape function for {domain + '.' if domain else ''}"
+                f"{plan.node.op_type}: give its outputs a value_info"
+            )
+        result_types = [
+            info_of(n, f"output of {where}", advice).tensor_type for n in plan.results
+        ]
         declaration = emitter.declaration(
             plan.node,
             plan.index,
@@ -1080,6 +1094,7 @@ class _ArgumentParser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _ArgumentParser(
         prog="memplan-import-onnx",
+        allow_abbrev=False,
         description="Import an ONNX model as a value-semantic func.func @main "
         "for manifest-alloc.",
     )

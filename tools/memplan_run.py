@@ -566,6 +566,7 @@ class _ArgumentParser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _ArgumentParser(
         prog="memplan-run",
+        allow_abbrev=False,
         description="Execute a memory-dialect module (or an ONNX model) with NumPy, "
         "planned and unplanned, and compare.",
     )

@@ -1,0 +1,399 @@
+"""memplan-import-onnx: every light model, the fixtures, attributes, errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from math import prod
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import AttributeProto, TensorProto, helper
+from xdsl.context import Context
+from xdsl.dialects import bufferization, func, memref
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+)
+from xdsl.parser import Parser
+
+from memdialect import Memory
+from memdialect.interpreter import VIEW_ATTR, numpy_dtype
+from tools import memplan_import_onnx as importer
+from tools.memplan_opt import main as memplan_opt_main
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "tests" / "fixtures" / "onnx"
+LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+LIGHT_MODELS = sorted(p.stem for p in LIGHT.glob("light_*.onnx"))
+
+# What the importer makes of each light model: kernel calls, calls of view
+# kernels, and constant globals. The weights of these models come from
+# ConstantOfShape nodes, which fold into globals (e.g. resnet50: 53 conv
+# weights + 53 x 4 batch-norm parameters + fc weight and bias = 267), as do
+# the Unsqueeze of constants (densenet121, inception_v2) and the Reshape of
+# inception_v1's classifier weight; shape tensors read only by views vanish.
+GOLDEN = {
+    "light_bvlc_alexnet": (24, 3, 16),
+    "light_densenet121": (668, 0, 848),
+    "light_inception_v1": (143, 2, 116),
+    "light_inception_v2": (371, 1, 485),
+    "light_resnet50": (176, 1, 267),
+    "light_shufflenet": (203, 33, 248),
+    "light_squeezenet": (66, 1, 52),
+    "light_vgg19": (46, 3, 38),
+    "light_zfnet512": (22, 1, 16),
+}
+
+
+def _context() -> Context:
+    from xdsl.dialects import get_all_dialects
+
+    ctx = Context()
+    for name, factory in get_all_dialects().items():
+        ctx.register_dialect(name, factory)
+    ctx.load_dialect(Memory)
+    return ctx
+
+
+def _parse(text: str) -> ModuleOp:
+    return Parser(_context(), text).parse_module()
+
+
+def _import_cli(
+    args: list[str], capsys: pytest.CaptureFixture[str]
+) -> tuple[int, str, str]:
+    code = importer.main(args)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _main(module: ModuleOp) -> func.FuncOp:
+    main = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
+    return main
+
+
+def _declarations(module: ModuleOp) -> dict[str, func.FuncOp]:
+    return {
+        op.sym_name.data: op
+        for op in module.ops
+        if isinstance(op, func.FuncOp) and op.is_declaration
+    }
+
+
+def _calls(module: ModuleOp) -> list[func.CallOp]:
+    return [op for op in _main(module).walk() if isinstance(op, func.CallOp)]
+
+
+def _tensor_bytes(type_: TensorType) -> int:  # type: ignore[type-arg]
+    return prod(type_.get_shape()) * numpy_dtype(type_.get_element_type()).itemsize
+
+
+def _independent_plan_facts(module: ModuleOp) -> tuple[int, int, int, int]:
+    """Buffers manifest-alloc must create, their bytes, and the peak of live
+    bytes (raw and rounded up to 64), from the value-semantic module alone.
+
+    Straight-line liveness: a kernel result is live from its call to the last
+    use of it or of a view of it (both ends included: a kernel reads its
+    inputs while writing its outputs); returned values live to the end.
+    """
+    declarations = _declarations(module)
+    body = list(_main(module).body.block.ops)
+    position = {op: i for i, op in enumerate(body)}
+    root: dict[object, object] = {}
+    sizes: dict[object, int] = {}
+    start: dict[object, int] = {}
+    end: dict[object, int] = {}
+    for op in body:
+        if not isinstance(op, func.CallOp):
+            continue
+        if VIEW_ATTR in declarations[op.callee.string_value()].attributes:
+            root[op.results[0]] = root.get(op.arguments[0], op.arguments[0])
+            continue
+        for result in op.results:
+            root[result] = result
+            sizes[result] = _tensor_bytes(result.type)  # type: ignore[arg-type]
+            start[result] = end[result] = position[op]
+    for op in body:
+        for operand in op.operands:
+            buffer = root.get(operand)
+            if buffer in sizes:
+                end[buffer] = len(body) if isinstance(op, func.ReturnOp) else max(end[buffer], position[op])
+    raw_peak = rounded_peak = 0
+    for time in range(len(body) + 1):
+        live = [b for b in sizes if start[b] <= time <= end[b]]
+        raw_peak = max(raw_peak, sum(sizes[b] for b in live))
+        rounded_peak = max(rounded_peak, sum(-(-sizes[b] // 64) * 64 for b in live))
+    return len(sizes), sum(sizes.values()), raw_peak, rounded_peak
+
+
+@pytest.mark.parametrize("name", LIGHT_MODELS)
+def test_light_model_imports_and_plans(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every light model imports, and manifest-alloc + insert-kills + plan-report
+    agree with buffer counts, bytes and peaks computed here independently."""
+    assert len(LIGHT_MODELS) == 9
+    imported = tmp_path / f"{name}.mlir"
+    code, _, err = _import_cli([str(LIGHT / f"{name}.onnx"), "-o", str(imported)], capsys)
+    assert code == 0, err
+    module = _parse(imported.read_text())
+    calls = _calls(module)
+    declarations = _declarations(module)
+    views = [c for c in calls if VIEW_ATTR in declarations[c.callee.string_value()].attributes]
+    globals_ = [op for op in module.ops if isinstance(op, memref.GlobalOp)]
+    assert (len(calls), len(views), len(globals_)) == GOLDEN[name]
+    assert all(isinstance(g.initial_value, UnitAttr) for g in globals_)
+
+    report = tmp_path / "report.json"
+    planned = tmp_path / "planned.mlir"
+    code = memplan_opt_main(
+        [
+            str(imported),
+            "--manifest-alloc",
+            "--insert-kills",
+            f'--plan-report=format=json output="{report}"',
+            "-o",
+            str(planned),
+        ]
+    )
+    assert code == 0, capsys.readouterr().err
+    [function] = json.loads(report.read_text())["functions"]
+    [pool] = function["pools"]
+    count, total, raw_peak, rounded_peak = _independent_plan_facts(module)
+    assert pool["name"] == "(unplanned)"
+    assert pool["buffer_count"] == count == len(function["buffers"])
+    assert pool["used"] == total
+    assert raw_peak <= pool["lower_bound"] <= rounded_peak
+    assert pool["lower_bound"] < total
+
+
+def test_convnet_constants_fold_into_globals(capsys: pytest.CaptureFixture[str]) -> None:
+    """Initializers, a Constant node, a ConstantOfShape and a Reshape+Transpose
+    of a weight all become globals; no kernel computes a constant."""
+    code, out, err = _import_cli([str(FIXTURES / "convnet.onnx")], capsys)
+    assert code == 0, err
+    module = _parse(out)
+    ops = {d.attributes["memory.onnx.op_type"].data for d in _declarations(module).values()}  # type: ignore[union-attr]
+    assert not ops & {"Constant", "ConstantOfShape", "Reshape", "Transpose"}
+    globals_ = {op.sym_name.data: op for op in module.ops if isinstance(op, memref.GlobalOp)}
+    assert sorted(globals_) == sorted(
+        ["conv1_w", "conv1_b", "squeeze_w", "e1_w", "e1_b", "e3_w", "scale", "bias", "fc_w", "fc_b"]
+    )
+    assert str(globals_["e3_w"].type) == "memref<8x4x3x3xf32>"
+    for op in globals_.values():
+        assert op.constant is not None and op.sym_visibility.data == "private"
+        assert op.attributes["memory.onnx.name"] == StringAttr(op.sym_name.data)
+    # Each global is read once, through get_global + to_tensor.
+    reads = [op for op in _main(module).walk() if isinstance(op, bufferization.ToTensorOp)]
+    assert len(reads) == len(globals_)
+    assert all(isinstance(r.memref.owner, memref.GetGlobalOp) for r in reads)
+
+
+def test_views_unused_outputs_and_slots(capsys: pytest.CaptureFixture[str]) -> None:
+    """View kernels keep only their data operand; Dropout's unused mask is
+    dropped so Dropout is a view; Clip's empty min input is recorded."""
+    module = _parse(_import_cli([str(FIXTURES / "convnet.onnx")], capsys)[1])
+    declarations = _declarations(module)
+    views = {
+        name: decl.attributes["memory.onnx.op_type"].data  # type: ignore[union-attr]
+        for name, decl in declarations.items()
+        if VIEW_ATTR in decl.attributes
+    }
+    assert sorted(views.values()) == ["Dropout", "Flatten", "Identity", "Squeeze", "Unsqueeze"]
+    for call in _calls(module):
+        if call.callee.string_value() in views:
+            assert len(call.arguments) == 1 and len(call.results) == 1
+    mlp = _parse(_import_cli([str(FIXTURES / "mlp.onnx")], capsys)[1])
+    assert not any(op.sym_name.data == "shape3d" for op in mlp.ops if isinstance(op, memref.GlobalOp))
+
+    int_ops = _parse(_import_cli([str(FIXTURES / "int_ops.onnx")], capsys)[1])
+    clip = _declarations(int_ops)["onnx.Clip"]
+    assert str(clip.attributes["memory.onnx.input_slots"]) == "array<i64: 0, 2>"
+    assert str(clip.function_type) == "(tensor<3x6xf32>, tensor<f32>) -> tensor<3x6xf32>"
+    types = {str(t) for c in _calls(int_ops) for t in c.result_types}
+    assert {"tensor<3x6xi1>", "tensor<3x6xi32>", "tensor<3x6xui8>", "tensor<3xi32>"} <= types
+
+
+def test_kernel_declarations_carry_the_node(capsys: pytest.CaptureFixture[str]) -> None:
+    """One declaration per signature; op type, domain, opset and attributes."""
+    module = _parse(_import_cli([str(FIXTURES / "convnet.onnx")], capsys)[1])
+    declarations = _declarations(module)
+    conv = declarations["onnx.Conv"]
+    assert conv.attributes["memory.onnx.op_type"] == StringAttr("Conv")
+    assert conv.attributes["memory.onnx.domain"] == StringAttr("")
+    assert str(conv.attributes["memory.onnx.opset"]) == "13 : i64"
+    assert str(conv.attributes["memory.onnx.pads"]) == "array<i64: 1, 1, 1, 1>"
+    assert str(declarations["onnx.Gemm"].attributes["memory.onnx.transB"]) == "1 : i64"
+    relu_calls = [c for c in _calls(module) if c.callee.string_value() == "onnx.Relu"]
+    assert len(relu_calls) == 3  # relu1, relu_e1, relu_e3 share one signature
+    assert not any(c.attributes for c in _calls(module))
+
+
+def test_inline_weights_are_bit_exact(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--weights inline` embeds every constant exactly; a splat stays a splat."""
+    code, out, err = _import_cli([str(FIXTURES / "convnet.onnx"), "--weights", "inline"], capsys)
+    assert code == 0, err
+    assert "initial_value = dense<2.500000e-01> : tensor<1x16x1x1xf32>" in out
+    module = _parse(out)
+    constants = importer.constant_values(onnx.load(FIXTURES / "convnet.onnx"))
+    for op in module.ops:
+        if not isinstance(op, memref.GlobalOp):
+            continue
+        assert isinstance(op.initial_value, DenseIntOrFPElementsAttr)
+        data = importer.dense_to_array(op.initial_value)
+        expected = np.asarray(constants[op.attributes["memory.onnx.name"].data])  # type: ignore[union-attr]
+        assert data.dtype == expected.dtype and data.tobytes() == np.ascontiguousarray(expected).tobytes()
+
+
+def test_input_shape_fixes_symbolic_dims(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _import_cli(
+        [str(FIXTURES / "dynamic_batch.onnx"), "--input-shape", "x=3x8"], capsys
+    )
+    assert code == 0, err
+    assert "func.func @main(%x: tensor<3x8xf32>) -> tensor<3x4xf32>" in out
+    assert "tensor<3x4x4xf32>" in out  # the Reshape to [-1, 4, 4] follows the batch
+
+
+def test_import_is_deterministic(capsys: pytest.CaptureFixture[str]) -> None:
+    first = _import_cli([str(LIGHT / "light_inception_v1.onnx")], capsys)[1]
+    second = _import_cli([str(LIGHT / "light_inception_v1.onnx")], capsys)[1]
+    assert first == second
+
+
+def test_custom_domain_op_typed_by_value_info(capsys: pytest.CaptureFixture[str]) -> None:
+    """ONNX cannot infer a project's own op; the model's value_info types it,
+    and without that the error names the tensor and the inference problem."""
+    code, out, err = _import_cli([str(FIXTURES / "custom_op.onnx")], capsys)
+    assert code == 0, err
+    scale = _declarations(_parse(out))["onnx.com.example.Scale"]
+    assert scale.attributes["memory.onnx.domain"] == StringAttr("com.example")
+    assert str(scale.attributes["memory.onnx.factor"]) == "3.000000e+00 : f32"
+
+    model = onnx.load(FIXTURES / "custom_op.onnx")
+    del model.graph.value_info[:]
+    message = (
+        r"tensor 's' \(output of node 'scale' \(Scale\)\) has no type after shape "
+        r"inference; only tensors with static shapes can be imported \(ONNX has no "
+        r"shape function for com.example.Scale: give its outputs a value_info\)"
+    )
+    with pytest.raises(importer.OnnxImportError, match=message):
+        importer.import_model(model)
+
+
+@pytest.mark.parametrize(
+    "attribute",
+    [
+        helper.make_attribute("i", 7),
+        helper.make_attribute("f", 0.1),
+        helper.make_attribute("s", "SAME_UPPER"),
+        helper.make_attribute("ints", [1, -2, 3]),
+        helper.make_attribute("floats", [0.5, 1e-7]),
+        helper.make_attribute("strings", ["a", "b"]),
+        helper.make_attribute("empty", [], attr_type=AttributeProto.INTS),
+        helper.make_attribute("empty_floats", [], attr_type=AttributeProto.FLOATS),
+        helper.make_attribute(
+            "t", helper.make_tensor("v", TensorProto.INT32, [2, 2], [1, 2, 3, 4])
+        ),
+        helper.make_attribute("splat", helper.make_tensor("v", TensorProto.FLOAT, [1], [0.02])),
+    ],
+    ids=lambda a: a.name,
+)
+def test_attributes_round_trip(attribute: AttributeProto) -> None:
+    """ONNX attribute -> builtin attribute -> ONNX attribute is the identity
+    (what the runtime kernels rebuild their one-node models from)."""
+    encoded = importer.encode_attribute(attribute, "node")
+    # Through the printer and parser too, as an attribute of a declaration.
+    decl = func.FuncOp.external("k", [], [])
+    decl.attributes["memory.onnx.x"] = encoded
+    reparsed = _parse(str(ModuleOp([decl]))).body.block.first_op
+    assert isinstance(reparsed, func.FuncOp)
+    decoded = importer.decode_attribute(attribute.name, reparsed.attributes["memory.onnx.x"])
+    if attribute.type == AttributeProto.TENSOR:
+        assert onnx.numpy_helper.to_array(decoded.t).tobytes() == onnx.numpy_helper.to_array(attribute.t).tobytes()
+        assert decoded.t.data_type == attribute.t.data_type
+    else:
+        assert decoded == attribute
+
+
+def test_graph_attributes_are_rejected() -> None:
+    then = helper.make_graph([], "then", [], [])
+    attribute = helper.make_attribute("then_branch", then)
+    with pytest.raises(importer.OnnxImportError, match="attribute 'then_branch' of type GRAPH is not supported"):
+        importer.encode_attribute(attribute, "node 'if' (If)")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["truncated.onnx"], "truncated.onnx is not an ONNX model (or is truncated)"),
+        (["not_onnx.onnx"], "not_onnx.onnx is not an ONNX model (or is truncated)"),
+        (["missing.onnx"], "cannot read"),
+        (
+            ["string_input.onnx"],
+            "tensor 'words' has unsupported element type STRING (supported: FLOAT,",
+        ),
+        (
+            ["dynamic_batch.onnx"],
+            "tensor 'x' (graph input) has symbolic dim 'N' at axis 0; fix it with "
+            "--input-shape, e.g. --input-shape x=1x8",
+        ),
+        (
+            ["dynamic_batch.onnx", "--input-shape", "N=2"],
+            "--input-shape names 'N', which is not a graph input (inputs: x)",
+        ),
+        (
+            ["dynamic_batch.onnx", "--input-shape", "x=2x8x1"],
+            "--input-shape gives input 'x' rank 3, the model says rank 2",
+        ),
+        (
+            ["mlp.onnx", "--input-shape", "x=2x9"],
+            "--input-shape gives input 'x' size 9 at axis 1, the model fixes it to 8",
+        ),
+        (
+            ["mlp.onnx", "--input-shape", "x=2xeight"],
+            "--input-shape 'x=2xeight': dims must be positive integers separated by 'x'",
+        ),
+        (["mlp.onnx", "--input-shape", "x"], "--input-shape 'x' must look like NAME=1x3x224x224"),
+        (["mlp.onnx", "--weights", "embedded"], "argument --weights: invalid choice: 'embedded'"),
+    ],
+)
+def test_bad_input_is_one_line_error(
+    args: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exit 1, `memplan-import-onnx: error: ...`, no traceback, no output file."""
+    out = tmp_path / "out.mlir"
+    argv = [str(FIXTURES / args[0]), *args[1:], "-o", str(out)]
+    try:
+        code, stdout, err = _import_cli(argv, capsys)
+    except SystemExit as exit_:  # argparse errors
+        code, captured = exit_.code, capsys.readouterr()
+        stdout, err = captured.out, captured.err
+    assert code == 1
+    last = err.splitlines()[-1]  # argparse errors print the usage first
+    assert last.startswith("memplan-import-onnx: error: ") and message in last
+    assert "Traceback" not in err and stdout == ""
+    assert not out.exists()
+
+
+def test_console_entry_point_reports_without_traceback(tmp_path: Path) -> None:
+    """The module as a program (what the console script runs)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    result = subprocess.run(
+        [sys.executable, "-m", "tools.memplan_import_onnx", str(FIXTURES / "truncated.onnx")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert result.stderr.startswith("memplan-import-onnx: error: ")
+    assert "Traceback" not in result.stderr
