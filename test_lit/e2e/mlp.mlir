@@ -13,8 +13,22 @@
 // RUN: %python %S/Inputs/arena_report.py %t.buffers.mlir %t.planned.mlir | filecheck %s --check-prefix=ARENA
 // The same pipeline printed in generic form also lowers and runs.
 // RUN: memplan-opt %t.buffers.mlir --import-memref --insert-kills --usmp --lower-to-memref --print-op-generic | %mlir_bin/mlir-opt --verify-each %lower_to_llvm | %mlir_runner | %strip_addresses | diff %t.expected -
+// pool-mode=global: the pool is one memref.global; same results.
+// RUN: memplan-opt %t.buffers.mlir --import-memref --insert-kills --usmp --lower-to-memref='pool-mode=global' | %mlir_bin/mlir-opt --verify-each %lower_to_llvm | %mlir_runner | %strip_addresses | diff %t.expected -
+// pool-mode=arg: @mlp and its caller @main take the pool as a leading
+// argument (so @main is no longer an entry point mlir-runner can call); the
+// module still verifies and lowers to LLVM.
+// RUN: memplan-opt %t.buffers.mlir --import-memref --insert-kills --usmp --lower-to-memref='pool-mode=arg' > %t.arg.mlir
+// RUN: filecheck %s --input-file %t.arg.mlir --check-prefix=ARG
+// RUN: %mlir_bin/mlir-opt %t.arg.mlir --verify-each %lower_to_llvm > /dev/null
 // The planned, unlowered module in generic form is valid MLIR for mlir-opt.
 // RUN: memplan-opt %t.buffers.mlir --import-memref --insert-kills --usmp --print-op-generic | %mlir_bin/mlir-opt --allow-unregistered-dialect --verify-each > /dev/null
+// @mlp planned on its own (no caller, see the note in the README): its four
+// 1024-byte buffers are never more than two live at once, and the plan
+// reaches that lower bound, 2048 B.
+// RUN: %mlir_bin/mlir-opt %t.buffers.mlir --symbol-privatize=exclude=mlp --symbol-dce --mlir-print-op-generic > %t.alone.mlir
+// RUN: memplan-opt %t.alone.mlir --import-memref --insert-kills --usmp --lower-to-memref > %t.alone.planned.mlir
+// RUN: %python %S/Inputs/arena_report.py %t.alone.mlir %t.alone.planned.mlir | filecheck %s --check-prefix=ALONE
 
 #map = affine_map<(i, j) -> (i, j)>
 #row = affine_map<(i, j) -> (0, j)>
@@ -105,4 +119,8 @@ func.func private @printMemrefF32(tensor<*xf32>)
 
 // OUT: rank = 2 offset = 0 sizes = [4, 16] strides = [16, 1] data =
 // OUT-NEXT: [
-// ARENA: @mlp: 5 allocations (4352 B) -> 1 arena of {{[0-9]+}} B + 1 kept (256 B); 4 imported (4096 B)
+// ARENA: @mlp: 5 allocations (4352 B) -> 1 arena of {{[0-9]+}} B + 1 kept (256 B); 4 imported (4096 B), {{[0-9]+}} B saved
+// ALONE: @mlp: 5 allocations (4352 B) -> 1 arena of 2048 B + 1 kept (256 B); 4 imported (4096 B), 2048 B saved
+// ARG: func.func @mlp(%workspace_cpu: memref<{{[0-9]+}}xi8> {memory.pool = "workspace_cpu", llvm.align = 64 : i64}, %arg0: memref<4x32xf32
+// ARG: func.func @main(%workspace_cpu: memref<{{[0-9]+}}xi8> {memory.pool = "workspace_cpu", llvm.align = 64 : i64}) {
+// ARG: func.call @mlp(%workspace_cpu,

@@ -6,11 +6,11 @@ BUFFERIZED is what `mlir-opt --one-shot-bufferize ...` printed; PLANNED is
 `memplan-opt --import-memref ... --lower-to-memref` of it. For every function
 with allocations, prints one line
 
-    @f: N allocations (B B) -> A arena(s) of S B + K kept (KB B); I imported (IB B)
+    @f: N allocations (B B) -> A arena of S B + K kept (KB B); I imported (IB B), D B saved
 
 where an arena is a static `memref<Sxi8>` allocation whose every use is a
 `memref.view` or its dealloc, "kept" are the allocations memplan left alone,
-and "imported" the ones it planned (before minus kept). Only static
+and "imported" the ones it planned (before minus kept); D = IB - S. Only static
 allocations are counted; functions with none are not listed. Exits with
 status 1 when a function has more than one arena, or when its arena is
 larger than the allocations it replaced.
@@ -88,7 +88,7 @@ def main() -> int:
         print(
             f"@{name}: {len(allocs)} allocations ({original} B) -> "
             f"{len(arenas)} arena of {sum(arenas)} B + {len(kept)} kept ({sum(kept)} B); "
-            f"{imported_count} imported ({imported} B)"
+            f"{imported_count} imported ({imported} B), {imported - sum(arenas)} B saved"
         )
         if len(arenas) > 1 or sum(arenas) > imported:
             print(f"@{name}: FAIL: expected one arena no larger than {imported} B")
