@@ -357,7 +357,8 @@ class CoalescePass(ModulePass):
 
     overlap: bool = True
     algorithm: AlgorithmName = "auto"
-    timeout: float = 10.0
+    # `int` too: xDSL's option parser rejects `timeout=5` for a plain float.
+    timeout: float | int = 10.0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.algorithm not in ALGORITHMS:

@@ -151,11 +151,11 @@ def reusable(storage: StorageLifetime) -> bool:
     )
 
 
-def _ancestor_blocks(op: Operation) -> list[Block]:
-    """The block of ``op``, the block of its parent op, ... (innermost first)."""
+def _ancestor_blocks(op: Operation, func: Operation) -> list[Block]:
+    """The block of ``op``, the block of its parent op, ... up to ``func``'s body."""
     blocks: list[Block] = []
     current: Operation | None = op
-    while current is not None:
+    while current is not None and current is not func:
         block = current.parent_block()
         if block is None:
             break
@@ -179,7 +179,7 @@ def _home(
     """Where the slot is allocated and killed: (block, insert before, kill after)."""
     ops = _footprint(members)
     index = lifetimes.numbering.index
-    for block in _ancestor_blocks(members[0].alloc):
+    for block in _ancestor_blocks(members[0].alloc, lifetimes.func):
         region = block.parent
         assert region is not None
         anchors = [ancestor_in_region(op, region) for op in ops]
