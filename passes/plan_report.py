@@ -22,6 +22,9 @@ from xdsl.utils.exceptions import PassFailedException
 from passes.analysis import FunctionLifetimes, ModuleLifetimes, analyze_module
 from passes.planning.bounds import buffers_lower_bound, peak_live_bytes
 from passes.planning.model import Buffer
+from passes.report_formats.c_header import format_c_header
+from passes.report_formats.svg import format_svg
+from passes.report_formats.trace import format_trace
 
 UNPLANNED = "(unplanned)"
 """Pseudo-pool of static storages not pinned to a pool: used = sum of sizes."""
@@ -68,6 +71,7 @@ class PoolRecord:
     ``used`` is the highest byte used (the sum of sizes for ``(unplanned)``);
     ``lower_bound`` is ``passes.planning``'s bound for the same buffers (the
     peak of live bytes, with alignment rounding): no plan can use less.
+    ``alignment`` is the pool's (1 for pseudo-pools).
     """
 
     name: str
@@ -76,6 +80,7 @@ class PoolRecord:
     lower_bound: int
     buffer_count: int
     largest: tuple[tuple[str, int], ...]
+    alignment: int = 1
 
     @property
     def ratio(self) -> float | None:
@@ -94,10 +99,14 @@ class FunctionReport:
 
 @dataclass(frozen=True)
 class PlanReport:
-    """The plan of a module: per function, and per pool for the whole module."""
+    """The plan of a module: per function, and per pool for the whole module.
+
+    ``module_name`` is the module's ``sym_name`` (None without one).
+    """
 
     functions: tuple[FunctionReport, ...]
     pools: tuple[PoolRecord, ...] = field(default=())
+    module_name: str | None = None
 
 
 def _pool_record(
@@ -124,6 +133,7 @@ def _pool_record(
         lower_bound=bound,
         buffer_count=len(buffers),
         largest=tuple((labels[b.id], b.size) for b in largest),
+        alignment=alignment,
     )
 
 
@@ -212,6 +222,7 @@ def gather_report(module: ModuleOp) -> PlanReport:
     return PlanReport(
         functions=tuple(_function_report(lifetimes, f) for f in lifetimes.functions),
         pools=_module_pools(lifetimes),
+        module_name=module.sym_name.data if module.sym_name is not None else None,
     )
 
 
@@ -362,6 +373,9 @@ def format_json(report: PlanReport) -> str:
 REPORT_WRITERS: dict[str, Callable[[PlanReport], str]] = {
     "text": format_text,
     "json": format_json,
+    "svg": format_svg,
+    "trace": format_trace,
+    "c-header": format_c_header,
 }
 """Report formats by name: one function each."""
 
@@ -385,20 +399,33 @@ class PlanReportPass(ModulePass):
     (`passes.analysis`), half-open `[start, end)`.
 
     Options:
-    - `format` (`text` | `json`, default `text`): `json` follows DESIGN.md's
+    - `format` (`text` | `json` | `svg` | `trace` | `c-header`, default
+      `text`): `json` follows DESIGN.md's
       schema `{"functions": [{"name", "pools": [{"name", "size", "used",
       "lower_bound"}], "buffers": [{"name", "size", "alignment", "start",
       "end", "pool", "offset"}]}]}` with extra keys (`ops`, `tensors`,
       `buffer_count`, `device`, `escapes`, `read_only`, `branch`, and a
       module-level `pools`).
+      `svg`: a memory map per function and pool (op number x byte offset,
+      one rect per storage coloured by kind, used and lower-bound lines;
+      `passes/report_formats/svg.py`). `trace`: Chrome trace-event JSON for
+      ui.perfetto.dev / chrome://tracing (live and used bytes counters and
+      one slice per storage, per function and pool; `.../trace.py`).
+      `c-header`: C99 macros for pool sizes, alignments and offsets and a
+      struct of pool base pointers (`.../c_header.py`). Unplanned storages
+      are drawn stacked in `svg`/`trace` and listed in a comment by
+      `c-header`.
     - `output` (path, default stderr): where to write; written only when
       the whole report was built.
+    - `prefix` (C identifier, `c-header` only; default the module's name,
+      or `memplan`): the start of every macro name.
     """
 
     name = "plan-report"
 
     format: str = "text"
     output: str | None = None
+    prefix: str | None = None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         writer = REPORT_WRITERS.get(self.format)
@@ -407,7 +434,12 @@ class PlanReportPass(ModulePass):
                 f"plan-report: unknown format '{self.format}'; expected one of "
                 f"{', '.join(sorted(REPORT_WRITERS))}"
             )
-        text = writer(gather_report(op))
+        if self.prefix is not None and self.format != "c-header":
+            raise PassFailedException(
+                f"plan-report: option 'prefix' applies to format=c-header, not '{self.format}'"
+            )
+        report = gather_report(op)
+        text = format_c_header(report, self.prefix) if self.format == "c-header" else writer(report)
         if self.output is None:
             sys.stderr.write(text)
             return

@@ -1,0 +1,234 @@
+"""``plan-report{format=c-header prefix=P}``: the plan as a C header for embedded builds.
+
+What the USMP RFC's generated ``metadata.h`` gives an application, for the
+memory plan: per pool ``#define P_<POOL>_SIZE`` (the bytes the plan uses in
+it, the module-wide ``used``) and ``#define P_<POOL>_ALIGNMENT``; per pinned
+storage and per tensor at a static offset of one, ``#define
+P_<FUNC>_<NAME>_OFFSET`` (bytes from the pool's base; a tensor's is its
+storage's offset plus its own) and ``P_<FUNC>_<NAME>_PTR(pools)``, its
+address given a ``struct p_pools *``; and ``typedef struct p_pools { uint8_t
+*<pool>; ... } p_pools;`` with one base pointer per pool, in module order.
+``P_PLANNED`` is 1 when every static storage is pinned, else 0 (so a build
+can ``#error`` on an unplanned header). The header has an include guard
+``P_MEMPLAN_H`` and compiles with ``gcc -std=c99 -Wall -Werror``.
+
+Names
+    Macro names are upper case, struct members lower case; every run of
+    characters outside ``[A-Za-z0-9]`` becomes ``_``. A name already taken
+    gets ``_2``, ``_3``, ... before its suffix, so every name is unique; a
+    member that is a C keyword gets a trailing ``_``, one starting with a
+    digit a ``pool_`` prefix. ``prefix`` must be a C identifier; the
+    default is the module's ``sym_name`` (sanitised; ``M_`` before a leading
+    digit) or ``memplan``.
+
+Unplanned modules
+    Storages without ``at @pool[offset]`` have no offset: they are listed in
+    a comment with their sizes (run ``--usmp``), ``P_PLANNED`` is 0, and each
+    pool's ``SIZE`` is the bytes the pinned storages use (0 when none are).
+    Dynamic-size storages are listed in a comment: they are sized at run
+    time. A module without ``memory.pool`` ops has no struct (C99 has no
+    empty structs).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from xdsl.utils.exceptions import PassFailedException
+
+from passes.report_formats.common import buffer_kind, pool_label
+
+if TYPE_CHECKING:
+    from passes.plan_report import FunctionReport, PlanReport
+
+DEFAULT_PREFIX = "memplan"
+
+C_KEYWORDS = frozenset(
+    "auto break case char const continue default do double else enum extern float for "
+    "goto if inline int long register restrict return short signed sizeof static struct "
+    "switch typedef union unsigned void volatile while".split()
+)
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def sanitise(name: str) -> str:
+    """``name`` with every run of non-alphanumerics as one ``_``, trimmed (may be empty)."""
+    return re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_")
+
+
+def default_prefix(module_name: str | None) -> str:
+    """The module's name as an identifier, or ``memplan``."""
+    name = sanitise(module_name or "")
+    if not name:
+        return DEFAULT_PREFIX
+    return f"M_{name}" if name[0].isdigit() else name
+
+
+def _comment(text: str) -> str:
+    """``text`` safe inside ``/* */``."""
+    return text.replace("*/", "* /").replace("/*", "/ *")
+
+
+class _Names:
+    """Hands out unique identifiers."""
+
+    def __init__(self) -> None:
+        self.taken: set[str] = set()
+
+    def unique(self, stem: str, suffixes: Iterable[str] = ("",)) -> str:
+        """The first of ``stem``, ``stem_2``, ... for which every ``stem + suffix`` is free."""
+        suffixes = tuple(suffixes)
+        candidate = stem
+        counter = 1
+        while any(candidate + suffix in self.taken for suffix in suffixes):
+            counter += 1
+            candidate = f"{stem}_{counter}"
+        self.taken.update(candidate + suffix for suffix in suffixes)
+        return candidate
+
+
+def _member_name(pool: str) -> str:
+    name = sanitise(pool).lower() or "pool"
+    if name[0].isdigit():
+        name = f"pool_{name}"
+    return f"{name}_" if name in C_KEYWORDS else name
+
+
+def _function_block(
+    function: FunctionReport,
+    macro_prefix: str,
+    members: dict[str, str],
+    names: _Names,
+) -> tuple[list[str], list[str], list[str]]:
+    """(offset lines, unplanned storages, dynamic storages) of one function."""
+    lines: list[str] = []
+    unplanned: list[str] = []
+    dynamic: list[str] = []
+    tensors_of: dict[str, list[int]] = {}
+    for index, tensor in enumerate(function.tensors):
+        tensors_of.setdefault(tensor.storage, []).append(index)
+    function_stem = sanitise(function.name).upper() or "FUNC"
+
+    def emit(name: str, what: str, offset: int, pool: str) -> None:
+        stem = names.unique(f"{macro_prefix}_{function_stem}_{sanitise(name).upper() or 'VALUE'}", ("_OFFSET", "_PTR"))
+        lines.append(f"/* {_comment(what)} */")
+        lines.append(f"#define {stem}_OFFSET {offset}")
+        member = members.get(pool)
+        if member is not None:
+            lines.append(f"#define {stem}_PTR(pools) ((pools)->{member} + {stem}_OFFSET)")
+
+    for storage in function.buffers:
+        if storage.size is None:
+            dynamic.append(f"%{storage.name} (@{function.name})")
+            continue
+        if storage.offset is None:
+            unplanned.append(f"%{storage.name} (@{function.name}): {storage.size} bytes")
+            continue
+        emit(
+            storage.name,
+            f"storage %{storage.name} ({buffer_kind(storage)}) in {pool_label(storage.pool)}: "
+            f"{storage.size} bytes, align {storage.alignment}, live [{storage.start}, {storage.end})",
+            storage.offset,
+            storage.pool,
+        )
+        for index in tensors_of.get(storage.name, ()):
+            tensor = function.tensors[index]
+            if tensor.offset is None:
+                lines.append(f"/* tensor %{_comment(tensor.name)}: dynamic offset in %{_comment(storage.name)} */")
+                continue
+            size = "dynamic size" if tensor.size is None else f"{tensor.size} bytes"
+            emit(
+                tensor.name,
+                f"tensor %{tensor.name} in %{storage.name} at +{tensor.offset}: {size}, "
+                f"live [{tensor.start}, {tensor.end})",
+                storage.offset + tensor.offset,
+                storage.pool,
+            )
+    return lines, unplanned, dynamic
+
+
+def format_c_header(report: PlanReport, prefix: str | None = None) -> str:
+    """``report`` as a C99 header: pool sizes and alignments, offsets, a pool struct.
+
+    ``prefix`` (a C identifier) starts every macro name; by default the
+    module's name or ``memplan``. A prefix that is not an identifier fails
+    the pass.
+    """
+    if prefix is not None and not _IDENTIFIER.match(prefix):
+        raise PassFailedException(
+            f"plan-report: prefix '{prefix}' is not a C identifier "
+            "(letters, digits and '_', not starting with a digit)"
+        )
+    base = prefix if prefix is not None else default_prefix(report.module_name)
+    macro_prefix = base.upper()
+    type_name = f"{base.lower()}_pools"
+    names = _Names()
+    guard = names.unique(f"{macro_prefix}_MEMPLAN_H")
+    planned_macro = names.unique(f"{macro_prefix}_PLANNED")
+
+    members: dict[str, str] = {}
+    member_names = _Names()
+    for pool in report.pools:
+        members[pool.name] = member_names.unique(_member_name(pool.name))
+
+    pool_lines: list[str] = []
+    for pool in report.pools:
+        stem = names.unique(f"{macro_prefix}_{sanitise(pool.name).upper() or 'POOL'}", ("_SIZE", "_ALIGNMENT"))
+        declared = "unbounded" if pool.size is None else f"declared size {pool.size}"
+        pool_lines += [
+            "",
+            f"/* Pool {_comment(pool_label(pool.name))}: {pool.used} bytes used by the plan "
+            f"(lower bound {pool.lower_bound}), {declared}, {pool.buffer_count} storages. */",
+            f"#define {stem}_SIZE {pool.used}",
+            f"#define {stem}_ALIGNMENT {pool.alignment}",
+        ]
+
+    offset_lines: list[str] = []
+    unplanned: list[str] = []
+    dynamic: list[str] = []
+    for function in report.functions:
+        lines, function_unplanned, function_dynamic = _function_block(
+            function, macro_prefix, members, names
+        )
+        if lines:
+            offset_lines += ["", f"/* @{_comment(function.name)}: byte offsets from the base of the pool. */", *lines]
+        unplanned += function_unplanned
+        dynamic += function_dynamic
+
+    module = f"module @{report.module_name}" if report.module_name else "the module"
+    out = [
+        f"/* Memory plan of {_comment(module)}: generated by memplan (plan-report format=c-header).",
+        " *",
+        f" * Allocate each pool as an array of {macro_prefix}_<POOL>_SIZE bytes aligned to",
+        f" * {macro_prefix}_<POOL>_ALIGNMENT and pass the base addresses in a {type_name};",
+        f" * the bytes of a storage or tensor start at {macro_prefix}_<FUNC>_<NAME>_PTR(&pools).",
+        " */",
+        f"#ifndef {guard}",
+        f"#define {guard}",
+        "",
+        "#include <stdint.h>",
+        "",
+        "/* 1 when every static storage is pinned to a pool (planned), else 0. */",
+        f"#define {planned_macro} {0 if unplanned else 1}",
+        *pool_lines,
+        *offset_lines,
+    ]
+    if unplanned:
+        out += ["", "/* Not planned (no offset; run memplan-opt --usmp):"]
+        out += [f" *   {_comment(item)}" for item in unplanned]
+        out.append(" */")
+    if dynamic:
+        out += ["", "/* Dynamic-size storages (sized at run time, not in any pool):"]
+        out += [f" *   {_comment(item)}" for item in dynamic]
+        out.append(" */")
+    if members:
+        out += ["", "/* The base address of each pool, in module order. */", f"typedef struct {type_name} {{"]
+        out += [f"    uint8_t *{member};" for member in members.values()]
+        out.append(f"}} {type_name};")
+    else:
+        out += ["", "/* No memory.pool in the module: no pool struct. */"]
+    out += ["", f"#endif /* {guard} */"]
+    return "\n".join(out) + "\n"
