@@ -30,7 +30,7 @@ from passes.analysis import (
 from passes.planning.algorithms import PlanOptions, solve
 from passes.planning.bounds import buffers_lower_bound, forced_pool
 from passes.planning.model import Buffer, Placement, Pool, Problem, Solution
-from passes.planning.validate import validate
+from passes.planning.validate import Finding, validate
 
 AlgorithmName = Literal[
     "greedy-by-size", "greedy-by-conflicts", "hill-climb", "exact", "auto"
@@ -207,13 +207,14 @@ def _peak_during(
 
 def unplaced_diagnostic(
     group: Group, solution: Solution, algorithm: str, unplaced: Sequence[str]
-) -> str:
+) -> tuple[str, bool]:
     """Why the storages ``unplaced`` fit nowhere: names, sizes, lifetimes, pools.
 
     Names the storage, its size and lifetime, and for every candidate pool its
-    size and its peak in the attempted plan (while the storage is live, and
-    overall), plus the set of live storages that makes the pool impossible
-    when one is cheap to find.
+    size and its peak in the attempted plan (overall, and while the storage
+    is live), plus the set of live storages that makes the pool impossible
+    when one is cheap to find. Returns the message and whether it proves
+    that the storage fits nowhere (no pool, or each candidate impossible).
     """
     problem = group.problem
     by_id = {b.id: b for b in problem.buffers}
@@ -241,6 +242,7 @@ def unplaced_diagnostic(
     )
     candidates = problem.candidate_pools(culprit)
     lines: list[str] = []
+    proven = True
     if not candidates:
         named = culprit.candidates or tuple(p.name for p in problem.pools)
         reasons = []
@@ -260,10 +262,11 @@ def unplaced_diagnostic(
     used = solution.used(problem)
     for pool in candidates:
         size = "unbounded" if pool.size is None else f"size {pool.size}"
-        line = (
-            f"@{pool.name}: {size}, peak {used.get(pool.name, 0)} "
-            f"({_peak_during(problem, solution, culprit, pool)} while it is live)"
-        )
+        peak = used.get(pool.name, 0)
+        line = f"@{pool.name}: {size}, peak {peak}"
+        reach = _peak_during(problem, solution, culprit, pool)
+        if reach != peak:
+            line += f", storages live with it reach {reach}"
         proof = proofs[culprit_id].get(pool.name)
         if pool.size is not None and culprit.size > pool.size:
             line += "; the storage is larger than the pool"
@@ -275,21 +278,44 @@ def unplaced_diagnostic(
             )
         else:
             line += f"; no gap found by algorithm={algorithm}"
+            proven = False
         lines.append(line)
     others = len(unplaced) - 1
     if others:
         lines.append(f"({others} other storage{'s' if others > 1 else ''} did not fit either)")
-    return head + ("" if not lines else ":\n" + "\n".join(f"  {line}" for line in lines))
+    text = head + ("" if not lines else ":\n" + "\n".join(f"  {line}" for line in lines))
+    return text, proven
 
 
-def _invalid_plan_diagnostic(group: Group, messages: Sequence[str]) -> str:
-    """Findings of ``validate`` with buffer ids replaced by storage names."""
+def _invalid_plan_diagnostic(group: Group, solution: Solution, findings: Sequence[Finding]) -> str:
+    """What is wrong with a plan that ``validate`` rejects, in storage names.
+
+    Storages are planned around pinned ones, so this only happens when the
+    input pins break the rules themselves (e.g. two pinned storages live
+    together at overlapping bytes).
+    """
+    by_id = {buffer.id: buffer for buffer in group.problem.buffers}
     texts = []
-    for message in messages:
-        for buffer_id, (function, storage) in group.storages.items():
-            message = message.replace(f"'{buffer_id}'", _storage_label(function, storage))
+    for finding in findings:
+        if finding.kind == "overlap":
+            parts = []
+            for buffer_id in finding.buffers:
+                function, storage = group.storages[buffer_id]
+                placement = solution.placements[buffer_id]
+                top = placement.offset + by_id[buffer_id].size
+                parts.append(
+                    f"{_storage_label(function, storage)} (bytes [{placement.offset}, {top}) "
+                    f"of @{placement.pool}, {_lifetime_text(function, storage)})"
+                )
+            texts.append(f"{parts[0]} and {parts[1]} are live together but share bytes")
+            continue
+        message = finding.message
+        for buffer_id in finding.buffers:
+            function, storage = group.storages[buffer_id]
+            message = message.replace(f"buffer '{buffer_id}'", _storage_label(function, storage))
         texts.append(message)
-    return "usmp: the plan is invalid:\n" + "\n".join(f"  {text}" for text in texts)
+    head = "usmp: the pinned storages break the plan's rules (fix the pins or use replan=true)"
+    return head + ":\n" + "\n".join(f"  {text}" for text in texts)
 
 
 def default_pools(module: ModuleOp) -> list[PoolOp]:
@@ -385,7 +411,8 @@ class UsmpPass(ModulePass):
     name = "usmp"
 
     algorithm: AlgorithmName = "auto"
-    timeout: float = 10.0
+    # `int` too: xDSL's option parser rejects `timeout=10` for a plain float.
+    timeout: float | int = 10.0
     seed: int = 0
     scope: PlanningScope = "function"
     replan: bool = False
@@ -464,9 +491,7 @@ class UsmpPass(ModulePass):
             if findings:
                 plan.unplaced += len(group.problem.buffers)
                 if plan.failure is None:
-                    plan.failure = _invalid_plan_diagnostic(
-                        group, [finding.message for finding in findings]
-                    )
+                    plan.failure = _invalid_plan_diagnostic(group, solution, findings)
                 continue
             for buffer_id, placement in solution.placements.items():
                 plan.placements[group.storages[buffer_id][1].alloc] = placement
@@ -486,9 +511,19 @@ class UsmpPass(ModulePass):
             greedy = solve(group.problem, "greedy-by-size")
             if len(greedy.unplaced(group.problem)) < len(solution.unplaced(group.problem)):
                 attempt, algorithm = greedy, "greedy-by-size"
-        return unplaced_diagnostic(
+        message, proven = unplaced_diagnostic(
             group, attempt, algorithm, attempt.unplaced(group.problem)
         )
+        stage = solution.stats.get("stage", solution.stats.get("algorithm"))
+        if proven:
+            pass
+        elif stage == "exact" and solution.status == "infeasible":
+            message += "\n  the exact search proved that no plan fits the pool sizes"
+        elif solution.status == "timeout":
+            message += f"\n  the search found no plan within timeout={self.timeout}"
+        elif self.algorithm != "exact":
+            message += "\n  (a heuristic's failure is no proof: algorithm=exact searches every plan)"
+        return message
 
 
 def _storage_ops(module: ModuleOp) -> list[AllocStorageOp]:

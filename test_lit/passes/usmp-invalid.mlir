@@ -1,0 +1,125 @@
+// RUN: not memplan-opt %s --usmp --split-input-file 2>&1 | filecheck %s --check-prefix=ERR
+
+// Three 64-byte storages live together at op 4 need 192 bytes; @sram has
+// 128. %big is left over (the other two fill the pool); the diagnostic
+// names it, its size and lifetime, the pool's size and peak, and the live
+// storages that make the pool impossible. No further hint: it is a proof.
+memory.pool @sram size 128
+func.func private @k3(memref<16xf32>, memref<16xf32>, memref<16xf32>)
+func.func @overflow() {
+  %a = memory.alloc_storage : !memory.storage<64>
+  %b = memory.alloc_storage : !memory.storage<64>
+  %ta = memory.alloc_tensor %a[0] : !memory.storage<64> -> memref<16xf32>
+  %tb = memory.alloc_tensor %b[0] : !memory.storage<64> -> memref<16xf32>
+  %big = memory.alloc_storage : !memory.storage<64>
+  %tbig = memory.alloc_tensor %big[0] : !memory.storage<64> -> memref<16xf32>
+  memory.invoke @k3 ins(%ta, %tb : memref<16xf32>, memref<16xf32>) outs(%tbig : memref<16xf32>)
+  memory.kill %a : !memory.storage<64>
+  memory.kill %b : !memory.storage<64>
+  memory.kill %big : !memory.storage<64>
+  func.return
+}
+// ERR:      usmp: storage %big in @overflow (64 bytes, align 64, device "cpu", live [4, 9)) fits in none of its candidate pools:
+// ERR-NEXT:   @sram: size 128, peak 128; impossible: live together with %a (64 bytes, live [0, 7)) and %b (64 bytes, live [1, 8)), it needs 192 bytes
+// ERR-NEXT: // -----
+
+// -----
+
+// Fallback does not help when every candidate is impossible: %big (96
+// bytes) is larger than @dtcm (64), so it may only use @sram, where %a and
+// %b (pinned to @sram by `pools`) are live with it: 64 + 64 + 96 = 224 >
+// 128. The greedy attempt placed %big first, so %a is the one named; %b is
+// left over too.
+memory.pool @dtcm size 64
+memory.pool @sram size 128
+func.func private @k3(memref<16xf32>, memref<16xf32>, memref<16xf32>)
+func.func @fallback_overflow() {
+  %a = memory.alloc_storage pools [@sram] : !memory.storage<64>
+  %b = memory.alloc_storage pools [@sram] : !memory.storage<64>
+  %ta = memory.alloc_tensor %a[0] : !memory.storage<64> -> memref<16xf32>
+  %tb = memory.alloc_tensor %b[0] : !memory.storage<64> -> memref<16xf32>
+  %big = memory.alloc_storage : !memory.storage<96>
+  %tbig = memory.alloc_tensor %big[0] : !memory.storage<96> -> memref<16xf32>
+  memory.invoke @k3 ins(%ta, %tb : memref<16xf32>, memref<16xf32>) outs(%tbig : memref<16xf32>)
+  memory.kill %a : !memory.storage<64>
+  memory.kill %b : !memory.storage<64>
+  memory.kill %big : !memory.storage<96>
+  func.return
+}
+// ERR:      usmp: storage %a in @fallback_overflow (64 bytes, align 64, device "cpu", live [0, 7)) fits in none of its candidate pools:
+// ERR-NEXT:   @sram: size 128, peak 96; impossible: live together with %b (64 bytes, live [1, 8)) and %big (96 bytes, live [4, 9)), it needs 224 bytes
+// ERR-NEXT:   (1 other storage did not fit either)
+// ERR-NEXT: // -----
+
+// -----
+
+// A storage larger than every candidate pool.
+memory.pool @dtcm size 32
+memory.pool @sram size 48
+func.func @too_large() {
+  %a = memory.alloc_storage : !memory.storage<64>
+  memory.kill %a : !memory.storage<64>
+  func.return
+}
+// ERR:      usmp: storage %a in @too_large (64 bytes, align 64, device "cpu", live [0, 1)) fits in none of its candidate pools:
+// ERR-NEXT:   @dtcm: size 32, peak 0; the storage is larger than the pool
+// ERR-NEXT:   @sram: size 48, peak 0; the storage is larger than the pool
+
+// -----
+
+// No pool targets the storage's device.
+memory.pool @sram size 128 targets ["cpu"]
+func.func @no_pool_for_device() {
+  %a = memory.alloc_storage on "npu" : !memory.storage<64>
+  memory.kill %a : !memory.storage<64>
+  func.return
+}
+// ERR:      usmp: storage %a in @no_pool_for_device (64 bytes, align 64, device "npu", live [0, 1)) has no pool it may use:
+// ERR-NEXT:   @sram: targets ["cpu"]
+
+// -----
+
+// A written storage never goes to a read-only pool, even when it is the
+// only one.
+memory.pool @flash access ro
+func.func private @k(memref<16xf32>, memref<16xf32>)
+func.func @written_into_ro(%x: memref<16xf32>) {
+  %a = memory.alloc_storage : !memory.storage<64>
+  %ta = memory.alloc_tensor %a[0] : !memory.storage<64> -> memref<16xf32>
+  memory.invoke @k ins(%x : memref<16xf32>) outs(%ta : memref<16xf32>)
+  func.return
+}
+// ERR:      usmp: storage %a in @written_into_ro (64 bytes, align 64, device "cpu", live [0, 3)) has no pool it may use:
+// ERR-NEXT:   @flash: read-only and the storage is written
+
+// -----
+
+// Pinned storages are kept as they are: two pinned at the same bytes while
+// live together cannot be planned around.
+memory.pool @sram size 256
+func.func private @k(memref<16xf32>, memref<16xf32>)
+func.func @clashing_pins() {
+  %a = memory.alloc_storage at @sram[0] : !memory.storage<64>
+  %ta = memory.alloc_tensor %a[0] : !memory.storage<64> -> memref<16xf32>
+  %b = memory.alloc_storage at @sram[0] : !memory.storage<64>
+  %tb = memory.alloc_tensor %b[0] : !memory.storage<64> -> memref<16xf32>
+  memory.invoke @k ins(%ta : memref<16xf32>) outs(%tb : memref<16xf32>)
+  func.return
+}
+// ERR:      usmp: the pinned storages break the plan's rules (fix the pins or use replan=true):
+// ERR-NEXT:   storage %a in @clashing_pins (bytes [0, 64) of @sram, live [0, 5)) and storage %b in @clashing_pins (bytes [0, 64) of @sram, live [2, 5)) are live together but share bytes
+
+// -----
+
+// A heuristic that finds no gap says so, and that it proves nothing (the
+// same module plans with every other algorithm: usmp-algorithms.mlir).
+// RUN: not memplan-opt %S/usmp-algorithms.mlir --usmp=algorithm=greedy-by-size 2>&1 | filecheck %s --check-prefix=GREEDY
+// GREEDY:      usmp: storage %c in @tight (64 bytes, align 64, device "cpu", live [6, 10)) fits in none of its candidate pools:
+// GREEDY-NEXT:   @sram: size 384, peak 384; no gap found by algorithm=greedy-by-size
+// GREEDY-NEXT:   (a heuristic's failure is no proof: algorithm=exact searches every plan)
+
+// Options are checked.
+// RUN: not memplan-opt %S/usmp-algorithms.mlir --usmp=timeout=-1.5 2>&1 | filecheck %s --check-prefix=TIMEOUT
+// TIMEOUT: memplan-opt: error: usmp: timeout must be non-negative, got -1.5
+// RUN: not memplan-opt %S/usmp-algorithms.mlir --usmp=algorithm=best 2>&1 | filecheck %s --check-prefix=ALGORITHM
+// ALGORITHM: invalid options for pass 'usmp': Incompatible types: given ('best',), expected typing.Literal['greedy-by-size', 'greedy-by-conflicts', 'hill-climb', 'exact', 'auto']

@@ -1,0 +1,342 @@
+// RUN: memplan-opt %s --usmp --verify-plan --split-input-file | filecheck %s
+// Idempotence: planning a planned module again changes nothing.
+// RUN: memplan-opt %s --usmp --split-input-file | memplan-opt --usmp --verify-plan --split-input-file | filecheck %s
+
+// No memory.pool: one unbounded @workspace_cpu is created at the top of the
+// module. %a and %b are live together (%a is killed after %b's invoke), so
+// they take two 64-byte slots; %c is allocated after %a's kill and reuses
+// %a's slot at 64. used 128 = the peak of live bytes (two 64-byte storages).
+func.func private @k(memref<16xf32>, memref<16xf32>)
+func.func @chain(%x: memref<16xf32>) {
+  %a = memory.alloc_storage : !memory.storage<64>
+  %ta = memory.alloc_tensor %a[0] : !memory.storage<64> -> memref<16xf32>
+  memory.invoke @k ins(%x : memref<16xf32>) outs(%ta : memref<16xf32>)
+  %b = memory.alloc_storage : !memory.storage<64>
+  %tb = memory.alloc_tensor %b[0] : !memory.storage<64> -> memref<16xf32>
+  memory.invoke @k ins(%ta : memref<16xf32>) outs(%tb : memref<16xf32>)
+  memory.kill %a : !memory.storage<64>
+  %c = memory.alloc_storage : !memory.storage<64>
+  %tc = memory.alloc_tensor %c[0] : !memory.storage<64> -> memref<16xf32>
+  memory.invoke @k ins(%tb : memref<16xf32>) outs(%tc : memref<16xf32>)
+  memory.kill %b : !memory.storage<64>
+  memory.invoke @k ins(%tc : memref<16xf32>) outs(%x : memref<16xf32>)
+  memory.kill %c : !memory.storage<64>
+  func.return
+}
+// CHECK:       builtin.module {
+// CHECK-NEXT:    memory.pool @workspace_cpu targets ["cpu"] used 128
+// CHECK-LABEL: func.func @chain
+// CHECK:         %a = memory.alloc_storage at @workspace_cpu[64] : !memory.storage<64>
+// CHECK:         %b = memory.alloc_storage at @workspace_cpu[0] : !memory.storage<64>
+// CHECK:         %c = memory.alloc_storage at @workspace_cpu[64] : !memory.storage<64>
+
+// -----
+
+// One default pool per device, in order of first use (npu first here), each
+// with `targets` its device. Both storages sit at 0 of their own pool. The
+// dynamic-size %d cannot be planned statically and is left as it is.
+func.func private @k(memref<16xf32>, memref<16xf32>)
+func.func @devices(%x: memref<16xf32>, %n: index) {
+  %a = memory.alloc_storage on "npu" : !memory.storage<64>
+  %ta = memory.alloc_tensor %a[0] : !memory.storage<64> -> memref<16xf32>
+  memory.invoke @k ins(%x : memref<16xf32>) outs(%ta : memref<16xf32>)
+  %b = memory.alloc_storage : !memory.storage<64>
+  %tb = memory.alloc_tensor %b[0] : !memory.storage<64> -> memref<16xf32>
+  memory.invoke @k ins(%ta : memref<16xf32>) outs(%tb : memref<16xf32>)
+  memory.kill %a : !memory.storage<64>
+  memory.invoke @k ins(%tb : memref<16xf32>) outs(%x : memref<16xf32>)
+  memory.kill %b : !memory.storage<64>
+  %d = memory.alloc_storage(%n) : !memory.storage<?>
+  memory.kill %d : !memory.storage<?>
+  func.return
+}
+// CHECK:       builtin.module {
+// CHECK-NEXT:    memory.pool @workspace_npu targets ["npu"] used 64
+// CHECK-NEXT:    memory.pool @workspace_cpu targets ["cpu"] used 64
+// CHECK-LABEL: func.func @devices
+// CHECK:         %a = memory.alloc_storage on "npu" at @workspace_npu[0] : !memory.storage<64>
+// CHECK:         %b = memory.alloc_storage at @workspace_cpu[0] : !memory.storage<64>
+// CHECK:         %d = memory.alloc_storage(%n) : !memory.storage<?>
+
+// -----
+
+// Candidates without `pools`: the pools whose targets include the device,
+// in module order. cpu storages try @dtcm (128 bytes) first: %a and %b fill
+// it, %c (live with both) falls back to @sram. The npu storage %n cannot use
+// @dtcm (targets ["cpu"]) and goes to @sram, above %c.
+memory.pool @dtcm size 128 targets ["cpu"]
+memory.pool @sram targets ["cpu", "npu"]
+func.func private @k3(memref<16xf32>, memref<16xf32>, memref<16xf32>)
+func.func @fallback() {
+  %a = memory.alloc_storage : !memory.storage<64>
+  %b = memory.alloc_storage : !memory.storage<64>
+  %c = memory.alloc_storage : !memory.storage<64>
+  %n = memory.alloc_storage on "npu" : !memory.storage<64>
+  %ta = memory.alloc_tensor %a[0] : !memory.storage<64> -> memref<16xf32>
+  %tb = memory.alloc_tensor %b[0] : !memory.storage<64> -> memref<16xf32>
+  %tc = memory.alloc_tensor %c[0] : !memory.storage<64> -> memref<16xf32>
+  %tn = memory.alloc_tensor %n[0] : !memory.storage<64> -> memref<16xf32>
+  memory.invoke @k3 ins(%ta, %tb : memref<16xf32>, memref<16xf32>) outs(%tc : memref<16xf32>)
+  memory.invoke @k3 ins(%ta, %tb : memref<16xf32>, memref<16xf32>) outs(%tn : memref<16xf32>)
+  memory.kill %a : !memory.storage<64>
+  memory.kill %b : !memory.storage<64>
+  memory.kill %c : !memory.storage<64>
+  memory.kill %n : !memory.storage<64>
+  func.return
+}
+// CHECK:         memory.pool @dtcm size 128 targets ["cpu"] used 128
+// CHECK-NEXT:    memory.pool @sram targets ["cpu", "npu"] used 128
+// CHECK-LABEL: func.func @fallback
+// CHECK-NEXT:    %a = memory.alloc_storage at @dtcm[0] : !memory.storage<64>
+// CHECK-NEXT:    %b = memory.alloc_storage at @dtcm[64] : !memory.storage<64>
+// CHECK-NEXT:    %c = memory.alloc_storage at @sram[0] : !memory.storage<64>
+// CHECK-NEXT:    %n = memory.alloc_storage on "npu" at @sram[64] : !memory.storage<64>
+
+// -----
+
+// `pools [...]` gives the candidates and their priority, whatever the module
+// order: %a prefers @sram, %b may only use @dtcm. Not live together, both
+// sit at 0. @big is nobody's candidate: used 0.
+memory.pool @dtcm size 256
+memory.pool @sram size 256
+memory.pool @big
+func.func @explicit() {
+  %a = memory.alloc_storage pools [@sram, @dtcm] : !memory.storage<64>
+  memory.kill %a : !memory.storage<64>
+  %b = memory.alloc_storage pools [@dtcm] : !memory.storage<64>
+  memory.kill %b : !memory.storage<64>
+  func.return
+}
+// CHECK:         memory.pool @dtcm size 256 used 64
+// CHECK-NEXT:    memory.pool @sram size 256 used 64
+// CHECK-NEXT:    memory.pool @big used 0
+// CHECK-LABEL: func.func @explicit
+// CHECK-NEXT:    %a = memory.alloc_storage pools [@sram, @dtcm] at @sram[0] : !memory.storage<64>
+// CHECK:         %b = memory.alloc_storage pools [@dtcm] at @dtcm[0] : !memory.storage<64>
+
+// -----
+
+// Read-only pools take only storages that are never written: %w is only
+// read (`ins`), so it may use @flash, the first pool in module order; %a is
+// written (`outs`) and skips @flash for @sram.
+memory.pool @flash access ro
+memory.pool @sram
+func.func private @k(memref<16xf32>, memref<16xf32>)
+func.func @read_only(%x: memref<16xf32>) {
+  %w = memory.alloc_storage : !memory.storage<64>
+  %tw = memory.alloc_tensor %w[0] : !memory.storage<64> -> memref<16xf32>
+  %a = memory.alloc_storage : !memory.storage<64>
+  %ta = memory.alloc_tensor %a[0] : !memory.storage<64> -> memref<16xf32>
+  memory.invoke @k ins(%tw : memref<16xf32>) outs(%ta : memref<16xf32>)
+  memory.invoke @k ins(%ta : memref<16xf32>) outs(%x : memref<16xf32>)
+  memory.kill %w : !memory.storage<64>
+  memory.kill %a : !memory.storage<64>
+  func.return
+}
+// CHECK:         memory.pool @flash access ro used 64
+// CHECK-NEXT:    memory.pool @sram used 64
+// CHECK-LABEL: func.func @read_only
+// CHECK-NEXT:    %w = memory.alloc_storage at @flash[0] : !memory.storage<64>
+// CHECK:         %a = memory.alloc_storage at @sram[0] : !memory.storage<64>
+
+// -----
+
+// Functions are planned one by one and share the workspace (the USMP RFC's
+// U2): both start at offset 0 and the pool's used is the larger function's,
+// max(64, 256 + 128) = 384, not the sum.
+memory.pool @sram size 1024
+func.func private @k(memref<16xf32>, memref<16xf32>)
+func.func @small(%x: memref<16xf32>) {
+  %a = memory.alloc_storage : !memory.storage<64>
+  %ta = memory.alloc_tensor %a[0] : !memory.storage<64> -> memref<16xf32>
+  memory.invoke @k ins(%x : memref<16xf32>) outs(%ta : memref<16xf32>)
+  memory.kill %a : !memory.storage<64>
+  func.return
+}
+func.func @large(%x: memref<16xf32>) {
+  %a = memory.alloc_storage : !memory.storage<256>
+  %b = memory.alloc_storage : !memory.storage<128>
+  %ta = memory.alloc_tensor %a[0] : !memory.storage<256> -> memref<16xf32>
+  %tb = memory.alloc_tensor %b[0] : !memory.storage<128> -> memref<16xf32>
+  memory.invoke @k ins(%ta : memref<16xf32>) outs(%tb : memref<16xf32>)
+  memory.kill %a : !memory.storage<256>
+  memory.kill %b : !memory.storage<128>
+  func.return
+}
+// CHECK:         memory.pool @sram size 1024 used 384
+// CHECK-LABEL: func.func @small
+// CHECK-NEXT:    %a = memory.alloc_storage at @sram[0] : !memory.storage<64>
+// CHECK-LABEL: func.func @large
+// CHECK-NEXT:    %a = memory.alloc_storage at @sram[0] : !memory.storage<256>
+// CHECK-NEXT:    %b = memory.alloc_storage at @sram[256] : !memory.storage<128>
+
+// -----
+
+// A callee runs while its caller's storages are live: the two functions are
+// planned together even in the default per-function scope, so @callee's %t
+// goes above @caller's %keep (128 bytes) instead of sharing offset 0.
+memory.pool @sram
+func.func private @k(memref<16xf32>, memref<16xf32>)
+func.func @callee(%x: memref<16xf32>) {
+  %t = memory.alloc_storage : !memory.storage<64>
+  %tt = memory.alloc_tensor %t[0] : !memory.storage<64> -> memref<16xf32>
+  memory.invoke @k ins(%x : memref<16xf32>) outs(%tt : memref<16xf32>)
+  memory.kill %t : !memory.storage<64>
+  func.return
+}
+func.func @caller(%x: memref<16xf32>) {
+  %keep = memory.alloc_storage : !memory.storage<128>
+  %tk = memory.alloc_tensor %keep[0] : !memory.storage<128> -> memref<16xf32>
+  func.call @callee(%tk) : (memref<16xf32>) -> ()
+  memory.kill %keep : !memory.storage<128>
+  func.return
+}
+// CHECK:         memory.pool @sram used 192
+// CHECK-LABEL: func.func @callee
+// CHECK-NEXT:    %t = memory.alloc_storage at @sram[128] : !memory.storage<64>
+// CHECK-LABEL: func.func @caller
+// CHECK-NEXT:    %keep = memory.alloc_storage at @sram[0] : !memory.storage<128>
+
+// -----
+
+// An already pinned storage stays where it is (@sram[64]) and the others
+// are planned around it: %a (live with %p) takes [0, 64), %b (live with
+// both) the 128 bytes above %p. used 256 = the pool's size.
+memory.pool @sram size 256
+func.func private @k(memref<16xf32>, memref<16xf32>)
+func.func @pinned() {
+  %p = memory.alloc_storage at @sram[64] : !memory.storage<64>
+  %a = memory.alloc_storage : !memory.storage<64>
+  %b = memory.alloc_storage : !memory.storage<128>
+  %tp = memory.alloc_tensor %p[0] : !memory.storage<64> -> memref<16xf32>
+  %ta = memory.alloc_tensor %a[0] : !memory.storage<64> -> memref<16xf32>
+  %tb = memory.alloc_tensor %b[0] : !memory.storage<128> -> memref<16xf32>
+  memory.invoke @k ins(%tp : memref<16xf32>) outs(%ta : memref<16xf32>)
+  memory.invoke @k ins(%ta : memref<16xf32>) outs(%tb : memref<16xf32>)
+  memory.kill %p : !memory.storage<64>
+  memory.kill %a : !memory.storage<64>
+  memory.kill %b : !memory.storage<128>
+  func.return
+}
+// CHECK:         memory.pool @sram size 256 used 256
+// CHECK-LABEL: func.func @pinned
+// CHECK-NEXT:    %p = memory.alloc_storage at @sram[64] : !memory.storage<64>
+// CHECK-NEXT:    %a = memory.alloc_storage at @sram[0] : !memory.storage<64>
+// CHECK-NEXT:    %b = memory.alloc_storage at @sram[128] : !memory.storage<128>
+
+// -----
+
+// Storages in the two branches of one scf.if never conflict: %s and %t
+// share offset 0; %o, live across the scf.if, sits above the larger branch
+// (128). used 160 = 32 + max(64, 128).
+func.func @branches(%c: i1) {
+  %o = memory.alloc_storage : !memory.storage<32>
+  scf.if %c {
+    %s = memory.alloc_storage : !memory.storage<64>
+    memory.kill %s : !memory.storage<64>
+    scf.yield
+  } else {
+    %t = memory.alloc_storage : !memory.storage<128>
+    memory.kill %t : !memory.storage<128>
+    scf.yield
+  }
+  memory.kill %o : !memory.storage<32>
+  func.return
+}
+// CHECK:         memory.pool @workspace_cpu targets ["cpu"] used 160
+// CHECK-LABEL: func.func @branches
+// CHECK-NEXT:    %o = memory.alloc_storage at @workspace_cpu[128] : !memory.storage<32>
+// CHECK:         %s = memory.alloc_storage at @workspace_cpu[0] : !memory.storage<64>
+// CHECK:         %t = memory.alloc_storage at @workspace_cpu[0] : !memory.storage<128>
+
+// -----
+
+// Offsets are multiples of both the storage's and the pool's alignment:
+// %b (align 128) at 0; %a (align 16 in a pool aligned to 32) at 32, the
+// first multiple of 32 above %b's 8 bytes; %c at 96, the first multiple of
+// 32 above %a's end (72).
+memory.pool @sram align 32
+func.func @alignment() {
+  %a = memory.alloc_storage align 16 : !memory.storage<40>
+  %b = memory.alloc_storage align 128 : !memory.storage<8>
+  %c = memory.alloc_storage align 16 : !memory.storage<8>
+  memory.kill %a : !memory.storage<40>
+  memory.kill %b : !memory.storage<8>
+  memory.kill %c : !memory.storage<8>
+  func.return
+}
+// CHECK:         memory.pool @sram align 32 used 104
+// CHECK-LABEL: func.func @alignment
+// CHECK-NEXT:    %a = memory.alloc_storage align 16 at @sram[32] : !memory.storage<40>
+// CHECK-NEXT:    %b = memory.alloc_storage align 128 at @sram[0] : !memory.storage<8>
+// CHECK-NEXT:    %c = memory.alloc_storage align 16 at @sram[96] : !memory.storage<8>
+
+// -----
+
+// A storage holding several tensors (as `coalesce` leaves it, here laid end
+// to end: 192 bytes) is planned split too: one storage per tensor, created
+// right before its tensor and killed after its last use. Split, %ta and %tc
+// share bytes (never live together): 128 bytes instead of 192, so the split
+// form is written.
+func.func private @k(memref<16xf32>, memref<16xf32>)
+func.func @split(%x: memref<16xf32>) {
+  %region = memory.alloc_storage : !memory.storage<192>
+  %ta = memory.alloc_tensor %region[0] : !memory.storage<192> -> memref<16xf32>
+  memory.invoke @k ins(%x : memref<16xf32>) outs(%ta : memref<16xf32>)
+  %tb = memory.alloc_tensor %region[64] : !memory.storage<192> -> memref<16xf32>
+  memory.invoke @k ins(%ta : memref<16xf32>) outs(%tb : memref<16xf32>)
+  memory.kill %ta : memref<16xf32>
+  %tc = memory.alloc_tensor %region[128] : !memory.storage<192> -> memref<16xf32>
+  memory.invoke @k ins(%tb : memref<16xf32>) outs(%tc : memref<16xf32>)
+  memory.kill %tb : memref<16xf32>
+  memory.invoke @k ins(%tc : memref<16xf32>) outs(%x : memref<16xf32>)
+  memory.kill %tc : memref<16xf32>
+  memory.kill %region : !memory.storage<192>
+  func.return
+}
+// CHECK:         memory.pool @workspace_cpu targets ["cpu"] used 128
+// CHECK-LABEL: func.func @split
+// CHECK-NEXT:    %ta_storage = memory.alloc_storage at @workspace_cpu[64] : !memory.storage<64>
+// CHECK-NEXT:    %ta = memory.alloc_tensor %ta_storage[0] : !memory.storage<64> -> memref<16xf32>
+// CHECK-NEXT:    memory.invoke @k ins(%x : memref<16xf32>) outs(%ta : memref<16xf32>)
+// CHECK-NEXT:    %tb_storage = memory.alloc_storage at @workspace_cpu[0] : !memory.storage<64>
+// CHECK-NEXT:    %tb = memory.alloc_tensor %tb_storage[0] : !memory.storage<64> -> memref<16xf32>
+// CHECK-NEXT:    memory.invoke @k ins(%ta : memref<16xf32>) outs(%tb : memref<16xf32>)
+// CHECK-NEXT:    memory.kill %ta : memref<16xf32>
+// CHECK-NEXT:    memory.kill %ta_storage : !memory.storage<64>
+// CHECK-NEXT:    %tc_storage = memory.alloc_storage at @workspace_cpu[64] : !memory.storage<64>
+// CHECK-NEXT:    %tc = memory.alloc_tensor %tc_storage[0] : !memory.storage<64> -> memref<16xf32>
+// CHECK-NEXT:    memory.invoke @k ins(%tb : memref<16xf32>) outs(%tc : memref<16xf32>)
+// CHECK-NEXT:    memory.kill %tb : memref<16xf32>
+// CHECK-NEXT:    memory.kill %tb_storage : !memory.storage<64>
+// CHECK-NEXT:    memory.invoke @k ins(%tc : memref<16xf32>) outs(%x : memref<16xf32>)
+// CHECK-NEXT:    memory.kill %tc : memref<16xf32>
+// CHECK-NEXT:    memory.kill %tc_storage : !memory.storage<64>
+// CHECK-NEXT:    func.return
+
+// -----
+
+// The same tensors already packed into 128 bytes (%tc reuses %ta's bytes):
+// splitting would not use less, so the storage is kept whole and pinned.
+func.func private @k(memref<16xf32>, memref<16xf32>)
+func.func @kept_whole(%x: memref<16xf32>) {
+  %region = memory.alloc_storage : !memory.storage<128>
+  %ta = memory.alloc_tensor %region[0] : !memory.storage<128> -> memref<16xf32>
+  memory.invoke @k ins(%x : memref<16xf32>) outs(%ta : memref<16xf32>)
+  %tb = memory.alloc_tensor %region[64] : !memory.storage<128> -> memref<16xf32>
+  memory.invoke @k ins(%ta : memref<16xf32>) outs(%tb : memref<16xf32>)
+  memory.kill %ta : memref<16xf32>
+  %tc = memory.alloc_tensor %region[0] : !memory.storage<128> -> memref<16xf32>
+  memory.invoke @k ins(%tb : memref<16xf32>) outs(%tc : memref<16xf32>)
+  memory.kill %tb : memref<16xf32>
+  memory.invoke @k ins(%tc : memref<16xf32>) outs(%x : memref<16xf32>)
+  memory.kill %tc : memref<16xf32>
+  memory.kill %region : !memory.storage<128>
+  func.return
+}
+// CHECK:         memory.pool @workspace_cpu targets ["cpu"] used 128
+// CHECK-LABEL: func.func @kept_whole
+// CHECK-NEXT:    %region = memory.alloc_storage at @workspace_cpu[0] : !memory.storage<128>
+// CHECK-NEXT:    %ta = memory.alloc_tensor %region[0] : !memory.storage<128> -> memref<16xf32>
+// CHECK:         %tc = memory.alloc_tensor %region[0] : !memory.storage<128> -> memref<16xf32>
+// CHECK:         memory.kill %region : !memory.storage<128>
