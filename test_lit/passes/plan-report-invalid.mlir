@@ -7,7 +7,7 @@ func.func @simple() {
   %s = memory.alloc_storage : !memory.storage<64>
   func.return
 }
-// FORMAT: error: plan-report: unknown format 'bogus'; expected one of json, text
+// FORMAT: error: plan-report: unknown format 'bogus'; expected one of c-header, json, svg, text, trace
 // OUTPUT: error: plan-report: cannot write '{{.*}}.missing/report.txt': No such file or directory
 
 // -----
@@ -22,5 +22,5 @@ func.func @recursive(%n: i1) {
   }
   func.return
 }
-// FORMAT: error: plan-report: unknown format 'bogus'; expected one of json, text
+// FORMAT: error: plan-report: unknown format 'bogus'; expected one of c-header, json, svg, text, trace
 // OUTPUT: error: @recursive calls itself (directly or not) and allocates storages: recursive functions cannot be planned statically
