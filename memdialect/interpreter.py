@@ -19,8 +19,9 @@ Values are NumPy arrays:
   `manifest-alloc`) allocates fresh result arrays and calls the same kernel.
 
 Poisoning: memory is filled with `POISON_BYTE` (0xFF: NaN in every float
-type, -1 in signed integers) when it is allocated and when it is killed
-(`memory.kill` of a storage or of a tensor). A plan that hands live bytes to
+type, -1 in signed integers) when it is allocated (a storage pinned in a
+pool included) and when it is killed (`memory.kill` of a storage or of a
+tensor). A plan that hands live bytes to
 another buffer, or a kill placed before a use, therefore changes what the
 kernels read, and the result. With `trace=True` every kernel call records a
 digest of each input, so two runs can be compared call by call even when the
@@ -198,11 +199,14 @@ class KernelCall:
 @dataclass
 class ExecutionResult:
     """What ``run_function`` returns: the results (copied out of the pools),
-    the kernel calls (when traced) and the bytes of every pool it used."""
+    the kernel calls (when traced), the bytes of every pool it used and of
+    the storages it allocated outside pools."""
 
     outputs: list[np.ndarray]
     calls: list[KernelCall] | None
     pool_bytes: dict[str, int]
+    unpinned_bytes: int = 0
+    """Bytes of the storages allocated outside pools (each allocation counted)."""
 
 
 def _poison(array: np.ndarray) -> None:
@@ -228,6 +232,7 @@ class MemoryFunctions(InterpreterFunctions):
         self.pools: dict[str, np.ndarray] = {}
         self.globals: dict[str, np.ndarray] = {}
         self.pool_extents: dict[str, int] | None = None
+        self.unpinned_bytes = 0
 
     # -- helpers -----------------------------------------------------------
 
@@ -298,6 +303,7 @@ class MemoryFunctions(InterpreterFunctions):
         size = op.byte_size if op.byte_size is not None else int(args[0])
         pinned = op.pinned
         if pinned is None:
+            self.unpinned_bytes += size
             return (self._fresh(size),)
         pool_name, offset = pinned
         pool = self._pool(op, pool_name)
@@ -306,7 +312,12 @@ class MemoryFunctions(InterpreterFunctions):
                 f"storage of {size} bytes at offset {offset} overflows pool "
                 f"@{pool_name} of {pool.size} bytes"
             )
-        return (pool[offset : offset + size],)
+        storage = pool[offset : offset + size]
+        if self.poison:
+            # The bytes belong to no live buffer in a correct plan; in a wrong
+            # one, this clobbers the buffer that still holds them.
+            storage.fill(POISON_BYTE)
+        return (storage,)
 
     @impl(AllocTensorOp)
     def run_alloc_tensor(
@@ -609,7 +620,10 @@ def run_function(
         raise ExecutionError(message[0] if message else type(error).__name__) from error
     outputs = [np.array(r, copy=True) if isinstance(r, np.ndarray) else r for r in results]
     return ExecutionResult(
-        outputs, calls, {pool: array.size for pool, array in sorted(memory.pools.items())}
+        outputs,
+        calls,
+        {pool: array.size for pool, array in sorted(memory.pools.items())},
+        memory.unpinned_bytes,
     )
 
 

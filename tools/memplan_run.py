@@ -70,6 +70,7 @@ from .memplan_import_onnx import (
     VIEW_ATTR,
     OnnxImportError,
     OnnxKernelResolver,
+    constant_values,
     global_data,
     import_model_and_constants,
     input_shapes_from,
@@ -331,34 +332,32 @@ def trace_divergence(
     planned: Sequence[KernelCall],
     view_kernels: set[str],
 ) -> str | None:
-    """The first kernel call whose inputs differ between the runs, or ``None``.
+    """The first planned kernel call whose inputs differ from the unplanned
+    run's, or ``None`` when every call read the same bytes.
 
-    Calls are compared per kernel, in order. View kernels (aliases after
-    `manifest-alloc`) may be called only in the unplanned run.
+    The n-th call of a kernel in one run is matched with its n-th call in
+    the other. View kernels (aliases after `manifest-alloc`) may be called
+    in the unplanned run only.
     """
-    def by_callee(calls: Sequence[KernelCall]) -> dict[str, list[tuple[str, ...]]]:
-        grouped: dict[str, list[tuple[str, ...]]] = {}
-        for call in calls:
-            grouped.setdefault(call.callee, []).append(call.input_digests)
-        return grouped
-
-    before, after = by_callee(unplanned), by_callee(planned)
-    for callee in sorted(set(before) | set(after)):
-        if callee not in after:
-            if callee in view_kernels:
-                continue
-            return f"@{callee} is called {len(before[callee])} times unplanned, never planned"
-        if callee not in before:
-            return f"@{callee} is called {len(after[callee])} times planned, never unplanned"
-        if len(before[callee]) != len(after[callee]):
+    before: dict[str, list[tuple[str, ...]]] = {}
+    for call in unplanned:
+        before.setdefault(call.callee, []).append(call.input_digests)
+    seen: dict[str, int] = {}
+    for call in planned:
+        index = seen.get(call.callee, 0)
+        seen[call.callee] = index + 1
+        calls = before.get(call.callee, [])
+        if index >= len(calls):
+            return f"@{call.callee} is called more often planned ({index + 1}) than unplanned ({len(calls)})"
+        for operand, (old, new) in enumerate(zip(calls[index], call.input_digests)):
+            if old != new:
+                return f"call #{index} of @{call.callee} read different bytes in input {operand}"
+    for callee, calls in before.items():
+        if seen.get(callee, 0) != len(calls) and callee not in view_kernels:
             return (
-                f"@{callee} is called {len(before[callee])} times unplanned, "
-                f"{len(after[callee])} times planned"
+                f"@{callee} is called {len(calls)} times unplanned, "
+                f"{seen.get(callee, 0)} times planned"
             )
-        for index, (old, new) in enumerate(zip(before[callee], after[callee])):
-            for operand, (x, y) in enumerate(zip(old, new)):
-                if x != y:
-                    return f"call #{index} of @{callee} read different bytes in input {operand}"
     return None
 
 
@@ -389,7 +388,9 @@ class RunReport:
     calls_unplanned: int
     calls_planned: int
     pool_bytes: dict[str, int]
+    unpinned_bytes: int
     atol: float
+    planned_outputs: list[np.ndarray] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -411,6 +412,8 @@ class RunReport:
         if self.pool_bytes:
             pools = ", ".join(f"@{name} {size} bytes" for name, size in self.pool_bytes.items())
             lines.append(f"pools: {pools}")
+        if self.unpinned_bytes:
+            lines.append(f"storages outside pools: {self.unpinned_bytes} bytes")
         header = ("output", "shape", "planned vs unplanned", "planned vs reference")
         rows = [header]
         for output in self.outputs:
@@ -462,7 +465,9 @@ def compare(
         len(unplanned.calls or []),
         len(planned.calls or []),
         planned.pool_bytes,
+        planned.unpinned_bytes,
         atol,
+        [np.asarray(o) for o in planned.outputs],
     )
 
 
@@ -603,53 +608,57 @@ def _load_npz(path: str | None) -> dict[str, np.ndarray] | None:
         raise RunError(f"--inputs {path}: {error}") from error
 
 
+def _save_outputs(path: str | None, names: Sequence[str], outputs: Sequence[Any]) -> None:
+    if path is None:
+        return
+    try:
+        np.savez(path, **{name: np.asarray(value) for name, value in zip(names, outputs)})
+    except OSError as error:
+        raise RunError(f"--save-outputs {path}: {error.strerror}") from error
+
+
 def _main(args: argparse.Namespace, out: TextIO) -> int:
     show_progress = sys.stderr.isatty()
     npz = _load_npz(args.inputs)
     kernels = default_kernels(args.kernels)
-    names: list[str]
+    shapes = input_shapes_from(args.input_shape)
     if args.input.endswith(".onnx"):
         pipeline = args.pipeline or DEFAULT_PIPELINE
-        shapes = input_shapes_from(args.input_shape)
         out.write(f"{args.input}: pipeline {pipeline}\n")
         report = run_onnx(
             args.input, pipeline, input_shapes=shapes, inputs=npz, seed=args.seed,
             atol=args.atol, reference=not args.no_reference, kernels=kernels,
             show_progress=show_progress,
         )
-        outputs = None
+        names = [o.name for o in report.outputs]
     else:
         try:
             text = Path(args.input).read_text()
         except OSError as error:
             raise RunError(f"cannot read {args.input}: {error.strerror}") from error
         module = parse_module(text, args.input)
+        names = output_names(module)
         globals_data: dict[str, np.ndarray] = {}
         if args.weights_from:
-            from .memplan_import_onnx import constant_values
-
-            constants = constant_values(load_model(args.weights_from), input_shapes_from(args.input_shape))
+            constants = constant_values(load_model(args.weights_from), shapes)
             globals_data = global_data(module, constants)
         result = run_mlir(
             module, args.pipeline, kernels=kernels, globals_data=globals_data, inputs=npz,
             seed=args.seed, atol=args.atol, show_progress=show_progress,
         )
         if isinstance(result, ExecutionResult):
-            names = output_names(module)
             for name, value in zip(names, result.outputs):
                 array = np.asarray(value)
                 out.write(
                     f"{name}: {array.dtype}[{','.join(str(d) for d in array.shape)}] "
                     f"sum {float(array.astype(np.float64).sum()):.6g}\n"
                 )
-            if args.save_outputs:
-                np.savez(args.save_outputs, **dict(zip(names, (np.asarray(v) for v in result.outputs))))
+            _save_outputs(args.save_outputs, names, result.outputs)
             return 0
         out.write(f"{args.input}: pipeline {args.pipeline}\n")
         report = result
-        outputs = None
     out.write(report.format() + "\n")
-    del outputs
+    _save_outputs(args.save_outputs, names, report.planned_outputs)
     return 0 if report.ok else 1
 
 

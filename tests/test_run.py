@@ -1,0 +1,328 @@
+"""memplan-run and the NumPy interpreter: plans proven by execution."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+
+from memdialect import AllocStorageOp, Memory, PoolOp
+from memdialect.interpreter import (
+    ExecutionError,
+    KernelRegistry,
+    numpy_dtype,
+    run_function,
+)
+from tools import memplan_run
+from tools.memplan_import_onnx import import_model_and_constants, global_data
+from tools.memplan_run import (
+    compare,
+    default_kernels,
+    execute,
+    main,
+    plan,
+    run_onnx,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "tests" / "fixtures" / "onnx"
+LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+PIPELINES = [
+    "manifest-alloc,insert-kills,usmp",
+    "manifest-alloc,insert-kills,coalesce,usmp",
+    "manifest-alloc,insert-kills,reuse",
+]
+
+
+def _context() -> Context:
+    from xdsl.dialects import get_all_dialects
+
+    ctx = Context()
+    for name, factory in get_all_dialects().items():
+        ctx.register_dialect(name, factory)
+    ctx.load_dialect(Memory)
+    return ctx
+
+
+def _parse(text: str) -> ModuleOp:
+    return Parser(_context(), text).parse_module()
+
+
+@pytest.mark.parametrize("pipeline", PIPELINES)
+@pytest.mark.parametrize("model", ["mlp", "convnet", "int_ops"])
+def test_fixture_plans_are_bit_identical(model: str, pipeline: str) -> None:
+    """Planned, unplanned and the ONNX reference agree on every fixture."""
+    report = run_onnx(str(FIXTURES / f"{model}.onnx"), pipeline, atol=0.0)
+    assert report.ok, report.format()
+    assert report.trace_problem is None
+    assert all(o.identical and o.planned_vs_reference == 0.0 for o in report.outputs)
+    if "usmp" in pipeline:
+        assert set(report.pool_bytes) == {"workspace_cpu"}
+        assert report.unpinned_bytes == 0
+    else:
+        assert report.pool_bytes == {} and report.unpinned_bytes > 0
+
+
+def test_light_squeezenet_end_to_end(capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's claim: squeezenet planned by usmp runs bit-identical to
+    the unplanned module and matches the ONNX reference."""
+    code = main([str(LIGHT / "light_squeezenet.onnx"), "--pipeline=manifest-alloc,insert-kills,usmp"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "kernel calls: 66 unplanned, 65 planned; every planned call read the same bytes" in out
+    assert "softmaxout_1  float32[1,1000,1,1]  bit-identical         max |diff| 0" in out
+    assert "pools: @workspace_cpu " in out and out.rstrip().endswith("result: OK")
+
+
+def _manifest(name: str) -> tuple[ModuleOp, ModuleOp, dict[str, np.ndarray]]:
+    model = onnx.load(FIXTURES / f"{name}.onnx")
+    module, constants = import_model_and_constants(model)
+    return module, plan(module, "manifest-alloc,insert-kills"), constants
+
+
+def _pin_sequentially(module: ModuleOp, overlap: tuple[str, str] | None = None) -> None:
+    """Pin every storage in a new pool @arena, one after the other (a plan
+    with no reuse, trivially correct), optionally putting the storage named
+    ``overlap[0]`` at the offset of ``overlap[1]``."""
+    module.body.block.insert_op_before(PoolOp("arena"), module.body.block.first_op)
+    offsets: dict[str, int] = {}
+    offset = 0
+    storages = [op for op in module.walk() if isinstance(op, AllocStorageOp)]
+    for storage in storages:
+        size = storage.byte_size
+        assert size is not None
+        offsets[storage.storage.name_hint or ""] = offset
+        storage.pin("arena", offset)
+        offset += -(-size // 64) * 64
+    if overlap is not None:
+        moved = next(s for s in storages if s.storage.name_hint == overlap[0])
+        moved.pin("arena", offsets[overlap[1]])
+    module.verify()
+
+
+def _compare(
+    unplanned: ModuleOp,
+    planned: ModuleOp,
+    constants: dict[str, np.ndarray],
+    poison: bool = True,
+) -> memplan_run.RunReport:
+    kernels = default_kernels()
+    inputs = memplan_run.make_inputs(unplanned, seed=3)
+    before = execute(unplanned, inputs, kernels, global_data(unplanned, constants), "unplanned")
+    after = execute(
+        planned, inputs, kernels, global_data(planned, constants), "planned", poison=poison
+    )
+    names = memplan_run.output_names(unplanned)
+    return compare(names, before, after, None, memplan_run._view_kernels(unplanned), 0.0)
+
+
+def _compare_without_poison(
+    unplanned: ModuleOp, planned: ModuleOp, constants: dict[str, np.ndarray]
+) -> memplan_run.RunReport:
+    return _compare(unplanned, planned, constants, poison=False)
+
+
+def test_a_correct_manual_plan_passes_and_a_clobbering_one_fails() -> None:
+    """The check can fail: the same plan with one buffer moved onto a live
+    one is caught, naming the kernel call that read clobbered bytes."""
+    unplanned, planned, constants = _manifest("convnet")
+    good = planned.clone()
+    _pin_sequentially(good)
+    report = _compare(unplanned, good, constants)
+    assert report.ok, report.format()
+    assert report.pool_bytes["arena"] > 0
+
+    # %e1 (expand1x1's output) on top of %s2, its input (which expand3x3
+    # reads too): allocating %e1 already poisons %s2 before expand1x1 reads it.
+    bad = planned.clone()
+    _pin_sequentially(bad, overlap=("e1_storage", "s2_storage"))
+    report = _compare(unplanned, bad, constants)
+    assert not report.ok
+    assert report.trace_problem == "call #0 of @onnx.Conv_2 read different bytes in input 0"
+    assert not report.outputs[0].identical
+    assert "DIVERGED" in report.format() and report.format().endswith("result: MISMATCH")
+
+
+def test_allocation_poisons_bytes_still_in_use() -> None:
+    """%r1 on top of %c1 would go unnoticed without poisoning (the reference
+    Relu reads all of c1 before writing r1, an in-place update); allocating
+    r1's storage poisons c1 while it is live, so the Relu reads NaNs."""
+    unplanned, planned, constants = _manifest("convnet")
+    bad = planned.clone()
+    _pin_sequentially(bad, overlap=("r1_storage", "c1_storage"))
+    report = _compare(unplanned, bad, constants)
+    assert report.trace_problem == "call #0 of @onnx.Relu read different bytes in input 0"
+    unpoisoned = _compare_without_poison(unplanned, bad, constants)
+    assert unpoisoned.ok
+
+
+HAND_WRITTEN = """
+memory.pool @p
+func.func private @twice(memref<4xf32>, memref<4xf32>) -> ()
+func.func @main(%x: memref<4xf32>) -> memref<4xf32> {
+  %s = memory.alloc_storage at @p[0] : !memory.storage<16>
+  %t = memory.alloc_tensor %s[0] : !memory.storage<16> -> memref<4xf32>
+  memory.invoke @twice ins(%x : memref<4xf32>) outs(%t : memref<4xf32>)
+  %s2 = memory.alloc_storage at @p[64] : !memory.storage<16>
+  %u = memory.alloc_tensor %s2[0] : !memory.storage<16> -> memref<4xf32>
+  KILL_EARLY
+  memory.invoke @twice ins(%t : memref<4xf32>) outs(%u : memref<4xf32>)
+  KILL_LATE
+  func.return %u : memref<4xf32>
+}
+"""
+
+
+def _twice_registry() -> KernelRegistry:
+    registry = KernelRegistry()
+
+    @registry.register("twice")
+    def twice(ins, outs, attributes) -> None:  # type: ignore[no-untyped-def]
+        np.multiply(ins[0], 2, out=outs[0])
+
+    return registry
+
+
+def test_python_kernels_by_name_and_kill_poisoning() -> None:
+    x = np.arange(4, dtype=np.float32)
+    late = _parse(HAND_WRITTEN.replace("KILL_EARLY", "").replace("KILL_LATE", "memory.kill %s : !memory.storage<16>"))
+    late.verify()
+    result = run_function(late, [x], kernels=_twice_registry())
+    np.testing.assert_array_equal(result.outputs[0], 4 * x)
+    assert result.pool_bytes == {"p": 80}  # up to the end of the storage at 64
+
+    # A kill before the last use (the verifier rejects it; the interpreter
+    # does not verify) poisons %t: the second kernel reads NaNs.
+    early = _parse(HAND_WRITTEN.replace("KILL_EARLY", "memory.kill %s : !memory.storage<16>").replace("KILL_LATE", ""))
+    result = run_function(early, [x], kernels=_twice_registry())
+    assert np.isnan(result.outputs[0]).all()
+    without_poison = run_function(early, [x], kernels=_twice_registry(), poison=False)
+    np.testing.assert_array_equal(without_poison.outputs[0], 4 * x)
+
+
+def test_kernel_lookup() -> None:
+    """Names win over resolvers; an unknown kernel is an error naming it."""
+    module = _parse(HAND_WRITTEN.replace("KILL_EARLY", "").replace("KILL_LATE", ""))
+    x = np.ones(4, dtype=np.float32)
+    with pytest.raises(ExecutionError, match=r'no kernel for @twice: register one with KernelRegistry.register\("twice", ...\)'):
+        run_function(module, [x], kernels=KernelRegistry())
+
+    registry = KernelRegistry()
+    registry.add_resolver(lambda decl: (lambda ins, outs, attrs: outs[0].fill(7.0)))
+    assert run_function(module, [x], kernels=registry).outputs[0].tolist() == [7.0] * 4
+    registry.register("twice", lambda ins, outs, attrs: outs[0].fill(1.0))
+    assert registry.names() == ["twice"]
+    assert run_function(module, [x], kernels=registry).outputs[0].tolist() == [1.0] * 4
+
+    with pytest.raises(ExecutionError, match=r"argument #0 of @main is memref<4xf32>, got float64\[4\]"):
+        run_function(module, [np.ones(4)], kernels=registry)
+
+
+def test_numpy_dtypes() -> None:
+    from xdsl.dialects.builtin import IntegerType, Signedness, f16, f64, i1, i8, i64
+
+    assert numpy_dtype(IntegerType(8, Signedness.UNSIGNED)) == np.uint8
+    assert [numpy_dtype(t) for t in (f16, f64, i1, i8, i64)] == [
+        np.float16, np.float64, np.bool_, np.int8, np.int64,
+    ]
+    with pytest.raises(ExecutionError, match="element type i3 has no NumPy equivalent"):
+        numpy_dtype(IntegerType(3))
+
+
+def test_custom_kernels_file_and_npz_io(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A project's own op runs with a kernel from --kernels; inputs and outputs
+    go through .npz files."""
+    kernels = tmp_path / "kernels.py"
+    kernels.write_text(
+        "import numpy as np\n\n\n"
+        "def register_kernels(registry):\n"
+        "    def scale(ins, outs, attributes):\n"
+        "        factor = attributes['memory.onnx.factor'].value.data\n"
+        "        np.multiply(ins[0], np.float32(factor), out=outs[0])\n\n"
+        "    registry.register('onnx.com.example.Scale', scale)\n"
+    )
+    x = np.array([[-1.0, 2.0, 3.0], [4.0, -5.0, 0.5]], dtype=np.float32)
+    np.savez(tmp_path / "in.npz", x=x)
+    args = [
+        str(FIXTURES / "custom_op.onnx"),
+        "--pipeline=manifest-alloc,insert-kills,usmp",
+        "--no-reference",
+        "--inputs", str(tmp_path / "in.npz"),
+        "--save-outputs", str(tmp_path / "out.npz"),
+    ]
+    assert main([*args, "--kernels", str(kernels)]) == 0, capsys.readouterr().out
+    with np.load(tmp_path / "out.npz") as saved:
+        np.testing.assert_array_equal(saved["y"], -3 * np.maximum(x, 0))
+    capsys.readouterr()
+
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("memplan-run: error: unplanned run: kernel @onnx.com.example.Scale failed:")
+
+
+def test_mlir_input_with_weights_from(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An imported module runs from text, with the weights read from the model."""
+    from tools.memplan_import_onnx import main as import_main
+
+    mlir = tmp_path / "mlp.mlir"
+    assert import_main([str(FIXTURES / "mlp.onnx"), "-o", str(mlir)]) == 0
+    assert main([str(mlir), "--weights-from", str(FIXTURES / "mlp.onnx")]) == 0
+    assert capsys.readouterr().out == "y: float32[2,4] sum 2\n"  # softmax rows sum to 1
+
+    assert main([str(mlir), "--weights-from", str(FIXTURES / "mlp.onnx"), "--pipeline=manifest-alloc,insert-kills,usmp"]) == 0
+    assert "result: OK" in capsys.readouterr().out
+
+    assert main([str(mlir)]) == 1
+    assert capsys.readouterr().err == (
+        "memplan-run: error: run run: global @w1 has no initial value and no data was given "
+        "for it (for an imported ONNX model, pass --weights-from MODEL.onnx)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["missing.mlir"], "memplan-run: error: cannot read missing.mlir: No such file or directory"),
+        (["mlp.onnx", "--pipeline=nope"], "memplan-run: error: --pipeline 'nope': Unrecognized passes: ['nope']"),
+        (["truncated.onnx"], "memplan-run: error: truncated.onnx is not an ONNX model (or is truncated)"),
+        (["dynamic_batch.onnx"], "memplan-run: error: tensor 'x' (graph input) has symbolic dim 'N'"),
+        (["mlp.onnx", "--inputs", "missing.npz"], "memplan-run: error: --inputs missing.npz:"),
+        (["mlp.onnx", "--kernels", "missing.py"], "memplan-run: error: --kernels missing.py: not a Python file"),
+    ],
+)
+def test_run_errors(
+    args: list[str], message: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(FIXTURES)
+    assert main(args) == 1
+    captured = capsys.readouterr()
+    assert captured.err.startswith(message), captured.err
+    assert "Traceback" not in captured.err
+
+
+def test_dynamic_batch_with_input_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main([str(FIXTURES / "dynamic_batch.onnx"), "--input-shape", "x=5x8"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "y       float32[5,4]  bit-identical" in out
+
+
+def test_progress_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Shown only after the delay, then erased; the CLI enables it on a TTY only."""
+    stream = io.StringIO()
+    call = func.CallOp("k", [], [])
+    progress = memplan_run.Progress("planned", 2, stream)
+    progress.did_interpret_op(call, ())
+    assert stream.getvalue() == ""
+    monkeypatch.setattr(memplan_run, "PROGRESS_DELAY_SECONDS", 0.0)
+    progress.did_interpret_op(call, ())
+    assert stream.getvalue() == "\rplanned: 2/2 kernel calls"
+    progress.close()
+    assert stream.getvalue().endswith("\r")
