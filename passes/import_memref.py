@@ -89,7 +89,6 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import IsTerminator, MemoryFreeEffect
-from xdsl.utils.exceptions import PassFailedException
 
 from memdialect.aliases import underlying_root
 from memdialect.ops import AllocStorageOp, AllocTensorOp, KillOp
@@ -300,15 +299,6 @@ def placement_reason(alloc: memref.AllocOp) -> str | None:
     return None
 
 
-def import_blocker(alloc: memref.AllocOp) -> str | None:
-    """Why ``alloc`` is left alone, or ``None`` when import-memref imports it."""
-    return (
-        unsupported_type_reason(alloc)
-        or placement_reason(alloc)
-        or next(iter(trace_flow([alloc.memref], alloc).blockers), None)
-    )
-
-
 def _index_constant(value: int) -> arith.ConstantOp:
     return arith.ConstantOp(IntegerAttr(value, IndexType()))
 
@@ -324,15 +314,11 @@ def _import_alloc(alloc: memref.AllocOp, deallocs: list[memref.DeallocOp]) -> No
         if dim >= 0:
             static_bytes *= dim
 
+    # memref.alloc's verifier already requires a positive power of two.
     if alloc.alignment is None:
         alignment = default_alignment(memref_type)
     else:
         alignment = alloc.alignment.value.data
-        if alignment <= 0 or alignment & (alignment - 1):
-            message = (
-                f"memref.alloc of {memref_type}: alignment {alignment} is not a power of two"
-            )
-            raise alloc.emit_error(message, PassFailedException(message))
 
     new_ops: list[Operation] = []
     if not alloc.dynamic_sizes:
@@ -375,9 +361,8 @@ class ImportMemrefPass(ModulePass):
     name = "import-memref"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for function in op.walk():
-            if not isinstance(function, func.FuncOp) or not function.body.blocks:
-                continue
+        functions = [f for f in op.walk() if isinstance(f, func.FuncOp) and f.body.blocks]
+        for function in functions:
             allocs = [a for a in function.walk() if isinstance(a, memref.AllocOp)]
             # Decide for every allocation first: importing one must not change
             # the verdict on another.

@@ -67,7 +67,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NoReturn
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
@@ -106,8 +106,9 @@ from passes.import_memref import trace_flow
 PoolMode = Literal["alloc", "arg", "global"]
 
 
-def _fail(op: Operation, message: str) -> PassFailedException:
-    return op.emit_error(message, PassFailedException(message))
+def _fail(op: Operation, message: str) -> NoReturn:
+    """Fail the pass with ``message``, pointing at ``op``."""
+    op.emit_error(message, PassFailedException(message))
 
 
 def _index_constant(value: int) -> arith.ConstantOp:
@@ -139,7 +140,7 @@ def _pool_buffers(
                 continue
             name = storage.pinned[0]
             if name not in pools:
-                raise _fail(storage, f"storage {describe(storage.storage)}: unknown pool @{name}")
+                _fail(storage, f"storage {describe(storage.storage)}: unknown pool @{name}")
             alignment[name] = max(
                 alignment.get(name, pools[name].alignment_value), storage.alignment_value
             )
@@ -151,7 +152,7 @@ def _pool_buffers(
         if size is None and pool.used is not None:
             size = pool.used.value.data
         if size is None:
-            raise _fail(
+            _fail(
                 pool,
                 f"pool @{name} has neither a size nor a used size: "
                 "run usmp first, or give the pool a size",
@@ -165,7 +166,7 @@ def _pool_buffers(
             byte_size = storage.byte_size
             assert byte_size is not None  # the verifier rejects pinned dynamic storages
             if offset + byte_size > buffers[name].size:
-                raise _fail(
+                _fail(
                     storage,
                     f"storage {describe(storage.storage)} of {byte_size} bytes at offset "
                     f"{offset} overflows the {buffers[name].size} bytes of pool @{name}",
@@ -343,13 +344,13 @@ def _plan_invokes(module: ModuleOp) -> list[_KernelCalls]:
         kernel = SymbolTable.lookup_symbol(module, name)
         first = group[0]
         if not isinstance(kernel, func.FuncOp):
-            raise _fail(first, f"invoke of @{name}: no func.func @{name} in the module")
+            _fail(first, f"invoke of @{name}: no func.func @{name} in the module")
         operand_types = [v.type for v in (*first.ins, *first.outs)]
         signature = kernel.function_type
         new_type = None
         if len(signature.inputs) != len(operand_types) or signature.outputs.data:
             if kernel.body.blocks or name in called:
-                raise _fail(
+                _fail(
                     first,
                     f"invoke of @{name} passes {len(operand_types)} operands (ins then outs) "
                     f"but @{name} has type {signature}",
@@ -357,7 +358,7 @@ def _plan_invokes(module: ModuleOp) -> list[_KernelCalls]:
             for invoke in group[1:]:
                 types = [v.type for v in (*invoke.ins, *invoke.outs)]
                 if types != operand_types:
-                    raise _fail(
+                    _fail(
                         invoke,
                         f"invokes of @{name} disagree on the kernel's signature: "
                         f"{FunctionType.from_lists(types, [])} vs "
@@ -370,7 +371,7 @@ def _plan_invokes(module: ModuleOp) -> list[_KernelCalls]:
                 if value.type != expected and not (
                     isinstance(value.type, MemRefType) and isinstance(expected, MemRefType)
                 ):
-                    raise _fail(
+                    _fail(
                         invoke,
                         f"invoke of @{name}: operand {describe(value)} has type "
                         f"{value.type} but the kernel takes {expected}",
@@ -398,7 +399,7 @@ def _check_storage_uses(functions: Sequence[func.FuncOp]) -> None:
                 continue
             for use in storage.storage.uses:
                 if not isinstance(use.operation, AllocTensorOp | KillOp):
-                    raise _fail(
+                    _fail(
                         use.operation,
                         f"storage {describe(storage.storage)} is used by "
                         f"{use.operation.name}, which lower-to-memref cannot rewrite",
@@ -509,13 +510,13 @@ def _check_lowerable(module: ModuleOp, functions: Sequence[func.FuncOp]) -> None
         if isinstance(op, PoolOp):
             continue
         if op.name.startswith("memory.") and op not in inside:
-            raise _fail(op, f"{op.name} outside a func.func of the module cannot be lowered")
+            _fail(op, f"{op.name} outside a func.func of the module cannot be lowered")
         if isinstance(op, AllocStorageOp):
             continue
         values = [*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)]
         for value in values:
             if isinstance(value.type, StorageType):
-                raise _fail(
+                _fail(
                     op,
                     f"{describe(value)} of type {value.type} is not a memory.alloc_storage "
                     "result: lower-to-memref cannot lower it",
