@@ -125,3 +125,9 @@ def format_bytes(count: int) -> str:
             text = f"{count / scale:.2f}".rstrip("0").rstrip(".")
             return f"{text} {unit}"
     return f"{count} B"
+
+
+def format_bytes_exact(count: int) -> str:
+    """``32 KiB (32768 B)``, or just ``40 B`` below a KiB."""
+    short = format_bytes(count)
+    return short if count < KIB else f"{short} ({count} B)"

@@ -46,7 +46,7 @@ from passes.report_formats.common import (
     KINDS,
     PoolView,
     format_bytes,
-    pool_label,
+    format_bytes_exact,
     pool_views,
 )
 
@@ -197,12 +197,12 @@ def _tooltip(view: PoolView, index: int) -> str:
     placed = view.buffers[index]
     record = placed.record
     where = (
-        f"offset {placed.offset} ({format_bytes(placed.offset)})"
+        f"offset {format_bytes_exact(placed.offset)}"
         if view.planned
-        else f"not planned (drawn at {format_bytes(placed.offset)})"
+        else f"not planned (drawn at {format_bytes_exact(placed.offset)})"
     )
     return (
-        f"{placed.name} ({placed.kind}): {format_bytes(placed.size)} ({placed.size} B), "
+        f"{placed.name} ({placed.kind}): {format_bytes_exact(placed.size)}, "
         f"live [{placed.start}, {placed.end}), {where}, align {record.alignment}"
     )
 
