@@ -38,7 +38,9 @@ Escapes
 
 Scope and interval (half-open ``[start, end)``)
     The scope of a root is the innermost region holding its allocation and
-    every use of every alias (the function body if it escapes). Each use
+    every use of every alias (the function body if it escapes); an
+    ``scf.yield`` carrying an alias to the next iteration of a loop counts as
+    a use by the loop op itself, so the scope lies outside that loop. Each use
     counts at its *anchor*, the outermost op holding it in the scope: the
     root is live until ``end[anchor]`` (so a use inside a loop keeps the
     root live for the whole loop). A ``memory.kill`` directly in the scope

@@ -552,8 +552,20 @@ class _FunctionAnalyzer:
         assert isinstance(owner, Operation)
         region = owner.parent_region()
         assert region is not None
-        for use, _ in uses:
-            while ancestor_in_region(use.operation, region) is None:
+        for use, kind in uses:
+            user = use.operation
+            parent = user.parent_op()
+            if (
+                kind is UseKind.ALIAS
+                and user.name == "scf.yield"
+                and parent is not None
+                and parent.name in LOOP_OPS
+            ):
+                # Carried to the next iteration: the loop itself uses it, so
+                # the scope lies outside the loop and the value is live from
+                # the loop's start (_start_and_branch).
+                user = parent
+            while ancestor_in_region(user, region) is None:
                 parent = region.parent_op()
                 assert parent is not None and parent is not self.func
                 outer = parent.parent_region()
