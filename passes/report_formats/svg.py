@@ -27,9 +27,9 @@ Choices
   carry their scale (``data-x0``, ``data-y0``, ``data-px-per-op``,
   ``data-px-per-byte``) and rects their storage (``data-name``), so tools
   and tests can map pixels back to the plan.
-- Names are written inside a rect only when they fit in it and overlap no
-  label already written (rects of two ``scf.if`` branches may share bytes);
-  the tooltip has every name. The ``<rect>`` elements are exactly the
+- Names are written inside a rect only when they fit in it and touch no
+  other rect (rects of two ``scf.if`` branches may share bytes and time)
+  and no label already written; the tooltip has every name. The ``<rect>`` elements are exactly the
   buffers (legend swatches are circles).
 - Dynamic-size storages are listed under their function, not drawn.
 - No plotting library: the SVG is written directly (a few hundred bytes
@@ -39,6 +39,7 @@ Choices
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape, quoteattr
 
@@ -74,6 +75,13 @@ TEXT_CHAR_WIDTH = 6.2
 LINE_LABEL_GAP = 13
 MAX_BYTE_TICKS = 8
 MAX_OP_TICKS = 12
+
+Box = tuple[float, float, float, float]
+"""x, y, width, height in pixels."""
+
+GRID = 64.0
+"""Cell size of the index that finds the rects a label box may touch."""
+
 
 COLOURS = {"activation": "#4e79a7", "constant": "#59a14f", "output": "#f28e2b"}
 
@@ -130,7 +138,9 @@ def plot_width(ops: int) -> int:
 
 def byte_axis_top(view: PoolView) -> tuple[int, bool]:
     """The highest offset on the axis (a whole tick) and whether the size line fits."""
-    top = max(view.pool.used, view.pool.lower_bound, max(b.offset + b.size for b in view.buffers), 1)
+    top = max(
+        view.pool.used, view.pool.lower_bound, max(b.offset + b.size for b in view.buffers), 1
+    )
     size = view.pool.size
     show_size = view.planned and size is not None and size <= 2 * top
     if show_size and size is not None:
@@ -150,7 +160,14 @@ class _Canvas:
     def add(self, element: str) -> None:
         self.parts.append(element)
 
-    def text(self, x: float, y: float, content: str, css: str | None = None, anchor: str | None = None) -> None:
+    def line(self, css: str, x1: float, y1: float, x2: float, y2: float) -> None:
+        self.add(
+            f'<line class="{css}" x1="{_num(x1)}" y1="{_num(y1)}" x2="{_num(x2)}" y2="{_num(y2)}"/>'
+        )
+
+    def text(
+        self, x: float, y: float, content: str, css: str | None = None, anchor: str | None = None
+    ) -> None:
         attrs = f' class="{css}"' if css else ""
         if anchor:
             attrs += f' text-anchor="{anchor}"'
@@ -232,39 +249,35 @@ def _panel(canvas: _Canvas, view: PoolView) -> None:
     step = byte_step(top_bytes)
     for value in range(0, top_bytes + 1, step):
         y = y0 - value * px_per_byte
-        canvas.add(f'<line class="grid" x1="{_num(x0)}" y1="{_num(y)}" x2="{_num(x0 + width)}" y2="{_num(y)}"/>')
+        canvas.line("grid", x0, y, x0 + width, y)
         canvas.text(x0 - 6, y + 3.5, format_bytes(value), "tick", "end")
     ticks = op_step(last - first)
     for value in range(-(-first // ticks) * ticks, last + 1, ticks):
         x = x0 + (value - first) * px_per_op
-        canvas.add(f'<line class="axis" x1="{_num(x)}" y1="{_num(y0)}" x2="{_num(x)}" y2="{_num(y0 + 4)}"/>')
+        canvas.line("axis", x, y0, x, y0 + 4)
         canvas.text(x, y0 + 16, str(value), "tick", "middle")
     canvas.text(x0 + width / 2, y0 + 34, f"op number in @{function.name}", "note", "middle")
 
     # Buffers, then the labels that fit.
-    labels: list[tuple[float, float, float, float]] = []
-    label_parts: list[str] = []
+    boxes: list[Box] = []
     for index, placed in enumerate(view.buffers):
         x = x0 + (placed.start - first) * px_per_op
         w = max((placed.end - placed.start) * px_per_op, MIN_EXTENT)
         bottom = y0 - placed.offset * px_per_byte
         h = max(placed.size * px_per_byte, MIN_EXTENT)
         y = bottom - h
+        boxes.append((x, y, w, h))
         canvas.add(
             f'<rect class="{placed.kind}" x="{_num(x)}" y="{_num(y)}" width="{_num(w)}" '
             f'height="{_num(h)}" data-name={quoteattr(placed.name)}>'
             f"<title>{escape(_tooltip(view, index))}</title></rect>"
         )
-        text_width = len(placed.name) * CHAR_WIDTH
-        if w < text_width + 6 or h < LABEL_FONT + 3:
-            continue
-        box = (x + w / 2 - text_width / 2, y + h / 2 - LABEL_FONT / 2, text_width, float(LABEL_FONT))
-        if any(_boxes_overlap(box, other) for other in labels):
-            continue
-        labels.append(box)
+    label_parts: list[str] = []
+    for index in _labels(view, boxes):
+        x, y, w, h = boxes[index]
         label_parts.append(
             f'<text class="label" x="{_num(x + w / 2)}" y="{_num(y + h / 2 + 3.5)}" '
-            f'text-anchor="middle">{escape(placed.name)}</text>'
+            f'text-anchor="middle">{escape(view.buffers[index].name)}</text>'
         )
     canvas.parts.extend(label_parts)
 
@@ -275,9 +288,7 @@ def _panel(canvas: _Canvas, view: PoolView) -> None:
     placed_labels: list[tuple[float, str, str]] = []
     for css, value, text in lines:
         y = y0 - value * px_per_byte
-        canvas.add(
-            f'<line class="{css}" x1="{_num(x0)}" y1="{_num(y)}" x2="{_num(x0 + width + 8)}" y2="{_num(y)}"/>'
-        )
+        canvas.line(css, x0, y, x0 + width + 8, y)
         placed_labels.append((y, css, f"{text} {format_bytes(value)}"))
     placed_labels.sort(key=lambda item: item[0])
     previous = -math.inf
@@ -285,14 +296,60 @@ def _panel(canvas: _Canvas, view: PoolView) -> None:
         y = max(y + 4, previous + LINE_LABEL_GAP)
         previous = y
         canvas.text(x0 + width + 12, y, text)
-    canvas.add(f'<path class="axis" d="M{_num(x0)} {_num(plot_top)}V{_num(y0)}H{_num(x0 + width)}"/>')
+    canvas.add(
+        f'<path class="axis" d="M{_num(x0)} {_num(plot_top)}V{_num(y0)}H{_num(x0 + width)}"/>'
+    )
     canvas.add("</g>")
     canvas.width = max(canvas.width, x0 + width + RIGHT)
     canvas.y = y0 + PANEL_FOOTER + PANEL_GAP
 
 
-def _boxes_overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+def _boxes_overlap(a: Box, b: Box) -> bool:
     return a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and b[1] < a[1] + a[3]
+
+
+def _cells(box: Box) -> Iterator[tuple[int, int]]:
+    for column in range(int(box[0] // GRID), int((box[0] + box[2]) // GRID) + 1):
+        for row in range(int(box[1] // GRID), int((box[1] + box[3]) // GRID) + 1):
+            yield column, row
+
+
+def _labels(view: PoolView, boxes: list[Box]) -> list[int]:
+    """The indices of the rects to name (the name is centred in the rect).
+
+    A name is written when it fits in its rect (``CHAR_WIDTH`` per character
+    plus 6 px, 13 px high) and its box touches no other rect (two ``scf.if``
+    branches may share bytes and time) and no label written before.
+    """
+    grid: dict[tuple[int, int], list[int]] = {}
+    for index, box in enumerate(boxes):
+        for cell in _cells(box):
+            grid.setdefault(cell, []).append(index)
+    written: list[int] = []
+    taken: dict[tuple[int, int], list[Box]] = {}
+    for index, (x, y, w, h) in enumerate(boxes):
+        text_width = len(view.buffers[index].name) * CHAR_WIDTH
+        if w < text_width + 6 or h < LABEL_FONT + 3:
+            continue
+        label = (
+            x + w / 2 - text_width / 2,
+            y + h / 2 - LABEL_FONT / 2,
+            text_width,
+            float(LABEL_FONT),
+        )
+        cells = list(_cells(label))
+        if any(
+            other != index and _boxes_overlap(label, boxes[other])
+            for cell in cells
+            for other in grid.get(cell, ())
+        ):
+            continue
+        if any(_boxes_overlap(label, other) for cell in cells for other in taken.get(cell, ())):
+            continue
+        written.append(index)
+        for cell in cells:
+            taken.setdefault(cell, []).append(label)
+    return written
 
 
 def _function_notes(canvas: _Canvas, function: FunctionReport, drawn: bool) -> None:

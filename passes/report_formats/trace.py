@@ -112,9 +112,27 @@ def _process_events(pid: int, view: PoolView) -> list[dict[str, Any]]:
         events.append(_metadata(pid, lane, "thread_name", {"name": f"buffers {lane}"}))
         events.append(_metadata(pid, lane, "thread_sort_index", {"sort_index": lane}))
     for time, live, used in counter_samples(view.buffers):
-        events.append({"ph": "C", "ts": time, "pid": pid, "tid": 0, "name": LIVE_COUNTER, "args": {"bytes": live}})
-        events.append({"ph": "C", "ts": time, "pid": pid, "tid": 0, "name": USED_COUNTER, "args": {"bytes": used}})
-    for buffer, lane in zip(view.buffers, lanes):
+        events.append(
+            {
+                "ph": "C",
+                "ts": time,
+                "pid": pid,
+                "tid": 0,
+                "name": LIVE_COUNTER,
+                "args": {"bytes": live},
+            }
+        )
+        events.append(
+            {
+                "ph": "C",
+                "ts": time,
+                "pid": pid,
+                "tid": 0,
+                "name": USED_COUNTER,
+                "args": {"bytes": used},
+            }
+        )
+    for buffer, lane in zip(view.buffers, lanes, strict=True):
         events.append(
             {
                 "ph": "X",
