@@ -410,7 +410,8 @@ class MemoryFunctions(InterpreterFunctions):
     ) -> PythonValues:
         if isinstance(op.value, DenseIntOrFPElementsAttr):
             return (_dense_array(op.value),)
-        return ArithFunctions.run_constant(ArithFunctions(), interpreter, op, args)
+        # The upstream impl is wrapped by @impl: it returns an OpImplResult.
+        return ArithFunctions.run_constant(ArithFunctions(), interpreter, op, args).values
 
     @impl(memref.GetGlobalOp)
     def run_get_global(
