@@ -1,8 +1,13 @@
 """``plan-report{format=trace}``: the plan as Chrome trace-event JSON.
 
 Open the file in https://ui.perfetto.dev (Open trace file) or
-``chrome://tracing`` (Load). The JSON object format is used:
-``{"traceEvents": [...], "displayTimeUnit": "ms", "otherData": {...}}``.
+``chrome://tracing`` (Load). The JSON object format is used,
+``{"traceEvents": [...], "otherData": {...}}``, in that order: Perfetto's
+importer stops at the first top-level key it does not know, so
+``traceEvents`` comes first, and there is no ``displayTimeUnit`` (Perfetto
+reads ``"ns"`` there as "``ts`` is in nanoseconds"). ``otherData`` records
+the generator, the time unit and, per process, its function, pool, used
+bytes and lower bound.
 
 Layout
 - One process per function and pool (``process_name`` ``@main @sram``),
@@ -183,9 +188,9 @@ def format_trace(report: PlanReport) -> str:
     # One event per line: readable, diffable, and still small.
     lines = ",\n".join(json.dumps(event, separators=(",", ":")) for event in events)
     return (
-        '{"displayTimeUnit":"ms",\n"otherData":'
-        + json.dumps(other, separators=(",", ":"))
-        + ',\n"traceEvents":[\n'
+        '{"traceEvents":[\n'
         + lines
-        + "\n]}\n"
+        + '\n],\n"otherData":'
+        + json.dumps(other, separators=(",", ":"))
+        + "}\n"
     )

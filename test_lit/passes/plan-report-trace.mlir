@@ -34,9 +34,7 @@ module @tiny_net {
     func.return %tc : memref<16xf32>
   }
 }
-// CHECK:       {"displayTimeUnit":"ms",
-// CHECK-NEXT:  "otherData":{"generator":"memplan plan-report format=trace","time":"1 us of trace time = 1 op number of the function","module":"tiny_net","pools":[{"pid":1,"function":"planned","pool":"sram","used":448,"lower_bound":384,"planned":true}]},
-// CHECK-NEXT:  "traceEvents":[
+// CHECK:       {"traceEvents":[
 // CHECK-LABEL: {"ph":"M","ts":0,"pid":1,"tid":0,"name":"process_name","args":{"name":"@planned @sram"}},
 // CHECK-NEXT:  {"ph":"M","ts":0,"pid":1,"tid":0,"name":"process_sort_index","args":{"sort_index":1}},
 // CHECK-NEXT:  {"ph":"M","ts":0,"pid":1,"tid":1,"name":"thread_name","args":{"name":"buffers 1"}},
@@ -63,7 +61,8 @@ module @tiny_net {
 // CHECK-NEXT:  {"ph":"X","ts":2,"dur":7,"pid":1,"tid":2,"name":"b","cat":"activation","args":{"size":256,"offset":64,"planned":true,"alignment":64,"kind":"activation","lifetime":"[2, 9)"}},
 // CHECK-NEXT:  {"ph":"X","ts":6,"dur":9,"pid":1,"tid":1,"name":"c","cat":"output","args":{"size":128,"offset":320,"planned":true,"alignment":64,"kind":"output","lifetime":"[6, 15)"}},
 // CHECK-NEXT:  {"ph":"X","ts":10,"dur":3,"pid":1,"tid":2,"name":"d","cat":"constant","args":{"size":64,"offset":0,"planned":true,"alignment":64,"kind":"constant","lifetime":"[10, 13)"}}
-// CHECK-NEXT:  ]}
+// CHECK-NEXT:  ],
+// CHECK-NEXT:  "otherData":{"generator":"memplan plan-report format=trace","time":"1 us of trace time = 1 op number of the function","module":"tiny_net","pools":[{"pid":1,"function":"planned","pool":"sram","used":448,"lower_bound":384,"planned":true}]}}
 
 // -----
 
@@ -105,7 +104,8 @@ func.func @other() {
 // CHECK-NEXT:  {"ph":"X","ts":5,"dur":5,"pid":1,"tid":2,"name":"y","cat":"activation","args":{"size":128,"offset":256,"planned":false,{{.*}}}},
 // CHECK-LABEL: {"ph":"M","ts":0,"pid":2,"tid":0,"name":"process_name","args":{"name":"@other (unplanned)"}},
 // CHECK:       {"ph":"X","ts":0,"dur":1,"pid":2,"tid":1,"name":"s",
-// CHECK-NEXT:  ]}
+// CHECK-NEXT:  ],
+// CHECK-NEXT:  "otherData":{{.*}}"module":null,"pools":[{"pid":1,"function":"branches","pool":"(unplanned)","used":384,"lower_bound":256,"planned":false},{"pid":2,{{.*}}}]}}
 
 // -----
 
@@ -113,11 +113,11 @@ func.func @other() {
 func.func @empty() {
   func.return
 }
-// CHECK:       "otherData":{{.*}}"pools":[]},
-// CHECK-NEXT:  "traceEvents":[
+// CHECK:       {"traceEvents":[
 // CHECK-EMPTY:
-// CHECK-NEXT:  ]}
-// FILE:        "otherData":{{.*}}"pools":[]},
-// FILE-NEXT:   "traceEvents":[
+// CHECK-NEXT:  ],
+// CHECK-NEXT:  "otherData":{{.*}}"pools":[]}}
+// FILE:        {"traceEvents":[
 // FILE-EMPTY:
-// FILE-NEXT:   ]}
+// FILE-NEXT:   ],
+// FILE-NEXT:   "otherData":{{.*}}"pools":[]}}
