@@ -13,6 +13,10 @@
 // RUN: %python %S/Inputs/arena_report.py %t.buffers.mlir %t.planned.mlir | filecheck %s --check-prefix=ARENA
 // The same pipeline printed in generic form also lowers and runs.
 // RUN: memplan-opt %t.buffers.mlir --import-memref --insert-kills --usmp --lower-to-memref --print-op-generic | %mlir_bin/mlir-opt --verify-each %lower_to_llvm | %mlir_runner | %strip_addresses | diff %t.expected -
+// Bufferized but not converted to loops: memplan plans around linalg ops on
+// memrefs (their operands are uses), mlir-opt converts them afterwards.
+// RUN: %mlir_bin/mlir-opt %s --one-shot-bufferize=bufferize-function-boundaries --mlir-print-op-generic > %t.linalg.mlir
+// RUN: memplan-opt %t.linalg.mlir --allow-unregistered-dialect --import-memref --insert-kills --usmp --lower-to-memref | %mlir_bin/mlir-opt --verify-each --convert-linalg-to-loops %lower_to_llvm | %mlir_runner | %strip_addresses | diff %t.expected -
 // pool-mode=global: the pool is one memref.global; same results.
 // RUN: memplan-opt %t.buffers.mlir --import-memref --insert-kills --usmp --lower-to-memref='pool-mode=global' | %mlir_bin/mlir-opt --verify-each %lower_to_llvm | %mlir_runner | %strip_addresses | diff %t.expected -
 // pool-mode=arg: @mlp and its caller @main take the pool as a leading
