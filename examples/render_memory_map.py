@@ -1,7 +1,7 @@
 """Render the memory map of a real model: ONNX -> memplan -> SVG -> PNG.
 
-Usage: python examples/render_memory_map.py [--model densenet121] [--out-dir docs]
-       [--no-png]
+Usage: python examples/render_memory_map.py [--model densenet121|FILE.onnx]
+       [--out-dir docs] [--no-png]
 
 Runs the whole user pipeline through the command-line tools:
 
@@ -33,7 +33,9 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def light_model(name: str) -> Path:
-    """The path of ``light_<name>.onnx`` in the installed ``onnx`` package."""
+    """``name`` if it is an ``.onnx`` file, else ``light_<name>.onnx`` of the ``onnx`` package."""
+    if name.endswith(".onnx"):
+        return Path(name).resolve()
     import onnx
 
     path = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light" / f"light_{name}.onnx"
@@ -75,16 +77,19 @@ def render_png(svg: Path, png: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="densenet121", help="light ONNX model name")
+    parser.add_argument(
+        "--model", default="densenet121", help="light ONNX model name, or an .onnx file"
+    )
     parser.add_argument("--out-dir", type=Path, default=REPO / "docs")
     parser.add_argument("--no-png", action="store_true", help="write the SVG only")
     args = parser.parse_args(argv)
 
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    svg = (args.out_dir / f"memory-map-{args.model}.svg").resolve()
+    model = light_model(args.model)
+    svg = (args.out_dir / f"memory-map-{model.stem.removeprefix('light_')}.svg").resolve()
     with tempfile.TemporaryDirectory() as scratch:
-        imported = Path(scratch) / f"{args.model}.mlir"
-        tool("memplan_import_onnx", str(light_model(args.model)), "-o", str(imported))
+        imported = Path(scratch) / "imported.mlir"
+        tool("memplan_import_onnx", str(model), "-o", str(imported))
         result = tool(
             "memplan_opt",
             str(imported),

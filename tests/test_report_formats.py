@@ -23,6 +23,7 @@ import random
 import re
 import shutil
 import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from contextlib import redirect_stderr
@@ -640,3 +641,37 @@ def test_op_ticks_are_1_2_5_steps_and_few(ops: int) -> None:
     step = op_step(ops)
     assert int(str(step)[0]) in (1, 2, 5) and set(str(step)[1:]) <= {"0"}
     assert step * 12 >= ops
+
+
+# ---------------------------------------------------------------------------
+# The README's rendering script
+# ---------------------------------------------------------------------------
+
+
+def test_render_memory_map_script(tmp_path: Path) -> None:
+    # The README image's pipeline (import, plan, svg, png) on a small ONNX
+    # model; the PNG only when a renderer is installed (it is optional).
+    pytest.importorskip("onnx")
+    try:
+        import cairosvg  # type: ignore[import-not-found]  # noqa: F401
+
+        png = True
+    except ImportError:
+        png = shutil.which("rsvg-convert") is not None
+    model = REPO / "tests" / "fixtures" / "onnx" / "convnet.onnx"
+    command = [
+        sys.executable,
+        str(REPO / "examples" / "render_memory_map.py"),
+        "--model",
+        str(model),
+        "--out-dir",
+        str(tmp_path),
+        *([] if png else ["--no-png"]),
+    ]
+    result = subprocess.run(command, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "@workspace_cpu" in result.stdout
+    root = ET.fromstring((tmp_path / "memory-map-convnet.svg").read_text())
+    assert len(list(root.iter(f"{SVG_NS}rect"))) > 0
+    if png:
+        assert (tmp_path / "memory-map-convnet.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
