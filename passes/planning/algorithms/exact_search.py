@@ -43,8 +43,8 @@ import time
 from collections.abc import Sequence
 from math import gcd
 from bisect import bisect_left, bisect_right
-from itertools import accumulate, repeat
-from operator import add, mul
+from itertools import accumulate, compress, repeat
+from operator import add, gt, mul
 
 from passes.planning.algorithms.greedy import GreedyPlacer, GreedyResult
 from passes.planning.algorithms.options import PlanOptions
@@ -57,6 +57,7 @@ ABORTED = 2  # node limit of one portfolio round exhausted
 TIMED_OUT = 3
 
 _TIME_CHECK_MASK = 127  # check the clock every 128 nodes
+_MAX_MISSES = 24  # timeouts in a row before a minimisation pass gives up
 _PLACED = 1 << 62  # minimum offset recorded for placed buffers: above any floor
 
 
@@ -88,6 +89,7 @@ class PoolSearch:
         self.rank = [0] * self.count
         self.nodes = 0
         self.visited = 0
+        self.node_budget: int | None = None
         self.deadline = 0.0
         self.capacity = 0
 
@@ -187,10 +189,18 @@ class PoolSearch:
 
         return sorted(members, key=key)
 
-    def decide(self, capacity: int, deadline: float) -> tuple[int, list[int]]:
-        """Search offsets within ``capacity``: (FOUND | NOT_FOUND | TIMED_OUT, offsets)."""
+    def decide(
+        self, capacity: int, deadline: float, max_nodes: int | None = None
+    ) -> tuple[int, list[int]]:
+        """Search offsets within ``capacity``: (FOUND | NOT_FOUND | TIMED_OUT, offsets).
+
+        ``TIMED_OUT`` when ``deadline`` (a ``time.perf_counter()`` value) passes
+        or the search visits ``max_nodes`` nodes; a node budget keeps results
+        independent of machine speed.
+        """
         self._reset(capacity)
         self.deadline = deadline
+        self.node_budget = self.visited + max_nodes if max_nodes is not None else None
         if not self.count:
             return FOUND, []
         if any(
@@ -267,8 +277,11 @@ class PoolSearch:
         if self.nodes < 0:
             return ABORTED
         self.visited += 1
-        if not self.visited & _TIME_CHECK_MASK and time.perf_counter() > self.deadline:
-            raise SearchTimeout
+        if not self.visited & _TIME_CHECK_MASK:
+            if time.perf_counter() > self.deadline:
+                raise SearchTimeout
+            if self.node_budget is not None and self.visited > self.node_budget:
+                raise SearchTimeout
         offsets = self.offsets
         min_offsets = self.min_offsets
         sizes = self.sizes
@@ -382,14 +395,16 @@ class PoolSearch:
                 # exact minimum is only computed where it can prune.
                 raised_floors: list[int] = []
                 if changed:
-                    touched: set[int] = set()
-                    for position in range(0, len(changed), 2):
-                        other = changed[position]
-                        touched.update(range(first_section[other], end_section[other]))
-                    highest = capacity - max(map(min_offsets.__getitem__, changed[::2]))
-                    for section in touched:
-                        if totals[section] <= highest:
-                            continue
+                    moved = changed[::2]
+                    # Sections spanned by the moved buffers (a superset is fine:
+                    # the minimum over unplaced members is a valid floor anywhere).
+                    span_low = min(map(first_section.__getitem__, moved))
+                    span_high = max(map(end_section.__getitem__, moved))
+                    highest = capacity - max(map(min_offsets.__getitem__, moved))
+                    for section in compress(
+                        range(span_low, span_high),
+                        map(gt, totals[span_low:span_high], repeat(highest)),
+                    ):
                         lowest = min(map(min_offsets.__getitem__, members_of[section]))
                         if lowest > floors[section]:
                             raised_floors.append(section)
@@ -471,10 +486,16 @@ class PoolSearch:
 
 
 def _pool_granularity(buffers: Sequence[Buffer], alignments: Sequence[int]) -> int:
-    """Every canonical peak is a multiple of this (gcd of sizes, alignments, pins)."""
+    """Every canonical peak is a multiple of this.
+
+    Canonical offsets are sums of sizes, each rounded up to an alignment: all
+    multiples of the gcd of the sizes, the alignments above 1 and the pins.
+    """
     step = 0
     for buffer, alignment in zip(buffers, alignments):
-        step = gcd(step, buffer.size, alignment)
+        step = gcd(step, buffer.size)
+        if alignment > 1:
+            step = gcd(step, alignment)
         if buffer.pinned_offset is not None:
             step = gcd(step, buffer.pinned_offset)
     return max(step, 1)
@@ -508,17 +529,17 @@ def _solve_pool(
         return "optimal", best, stats
     search = PoolSearch(buffers, alignments, options.preorderings)
 
-    def probe(limit: int, seconds: float) -> int:
+    def probe(limit: int, max_nodes: int | None = None) -> int:
         nonlocal best, best_peak
         stats["probes"] += 1
-        status, offsets = search.decide(limit, min(deadline, time.perf_counter() + seconds))
+        status, offsets = search.decide(limit, deadline, max_nodes)
         stats["nodes"] = search.visited
         if status == FOUND:
             best, best_peak = offsets, peak(offsets)
         return status
 
     if capacity is not None and (best_peak is None or best_peak > capacity):
-        status = probe(capacity, deadline - time.perf_counter())
+        status = probe(capacity)
         if status == NOT_FOUND:
             return "infeasible", None, stats
         if status == TIMED_OUT:
@@ -527,29 +548,48 @@ def _solve_pool(
     if not options.minimize:
         return ("optimal" if best_peak <= lower else "feasible"), best, stats
     step = _pool_granularity(buffers, alignments)
-    low = -(-lower // step) * step  # every capacity below is proven too small
-    proven = True
-    first_probe = True
-    while low < best_peak:
-        remaining = deadline - time.perf_counter()
-        if remaining <= 0:
-            proven = False
-            break
-        if first_probe:
-            target = low  # the bound itself is often reachable: try it first
-            seconds = remaining * 0.3
-        else:
-            target = low + ((best_peak - low) // step // 2) * step
-            probes_left = max(1, ((best_peak - low) // step).bit_length())
-            seconds = remaining / probes_left
-        first_probe = False
-        status = probe(target, seconds)
-        if status == NOT_FOUND:
-            low = target + step
-        elif status == TIMED_OUT:
-            proven = False
-            low = target + step
-    return ("optimal" if proven else "feasible"), best, stats
+    low = -(-lower // step) * step  # every capacity below ``low`` is too small
+    # The bound itself is often reachable and then fast to find: try it first
+    # on a small node budget.
+    budget = 4 * len(buffers) + 256
+    if low < best_peak:
+        if probe(low, budget) == NOT_FOUND:
+            low += step
+    # Then walk down from the best peak in passes whose node budget doubles.
+    # Far from the bound, big strides (doubled after a plan is found, halved
+    # after a timeout); near it, single steps. Which capacities
+    # are quick to decide is erratic (a hard probe can sit right above an
+    # easy one), so at stride 1 a pass walks past timeouts and only gives up
+    # after ``_MAX_MISSES`` in a row. Node budgets, not seconds, keep the
+    # result independent of machine speed.
+    while low < best_peak and time.perf_counter() < deadline:
+        stride = max(1, (best_peak - low) // step // 16)
+        target = best_peak - stride * step
+        misses = 0
+        while misses < _MAX_MISSES and time.perf_counter() < deadline:
+            target = max(target, low)
+            if target >= best_peak:
+                break
+            status = probe(target, budget)
+            if status == FOUND:
+                misses = 0
+                stride = max(1, min(stride * 2, (best_peak - low) // step // 2))
+                target = best_peak - stride * step
+            elif status == NOT_FOUND:
+                low = target + step
+                stride = max(1, stride // 2)
+                target = best_peak - stride * step
+            elif stride > 1:
+                stride //= 2
+                target = best_peak - stride * step
+            else:
+                misses += 1
+                if target == low:
+                    break
+                target -= step
+        budget *= 2
+    # ``low`` only rises on a proof that everything below it is infeasible.
+    return ("optimal" if low >= best_peak else "feasible"), best, stats
 
 
 def exact(problem: Problem, options: PlanOptions | None = None) -> Solution:
