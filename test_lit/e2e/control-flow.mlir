@@ -14,8 +14,6 @@
 // RUN: diff %t.expected %t.actual
 // RUN: filecheck %s --input-file %t.actual --check-prefix=OUT
 // RUN: %python %S/Inputs/arena_report.py %t.buffers.mlir %t.planned.mlir | filecheck %s --check-prefix=ARENA
-// The same pipeline printed in generic form also lowers and runs.
-// RUN: memplan-opt %t.buffers.mlir --import-memref --insert-kills --usmp --lower-to-memref --print-op-generic | %mlir_bin/mlir-opt --verify-each %lower_to_llvm | %mlir_runner | %strip_addresses | diff %t.expected -
 // The planned, unlowered module in generic form is valid MLIR for mlir-opt.
 // RUN: memplan-opt %t.buffers.mlir --import-memref --insert-kills --usmp --print-op-generic | %mlir_bin/mlir-opt --allow-unregistered-dialect --verify-each > /dev/null
 // @branchy planned on its own (no caller, see the note in the README): at
