@@ -180,3 +180,14 @@ def test_auto_stops_at_the_lower_bound() -> None:
 def test_unknown_algorithm() -> None:
     with pytest.raises(KeyError, match="unknown algorithm 'nope'"):
         solve(Problem(()), "nope")
+
+
+@settings(max_examples=20, deadline=None)
+@given(problem=problems(max_buffers=12, bounded=False))
+def test_searches_never_lose_to_greedy(problem: Problem) -> None:
+    greedy = min(
+        sum(solve(problem, name).used(problem).values())
+        for name in ("greedy-by-size", "greedy-by-conflicts")
+    )
+    for name in ("hill-climb", "auto"):
+        assert sum(solve(problem, name, FAST).used(problem).values()) <= greedy

@@ -18,8 +18,9 @@ from __future__ import annotations
 import random
 import time
 
-from passes.planning.algorithms.greedy import GreedyPlacer
+from passes.planning.algorithms.greedy import GreedyPlacer, GreedyResult
 from passes.planning.algorithms.options import PlanOptions
+from passes.planning.bounds import forced_pool, lower_bound
 from passes.planning.model import Problem, Solution
 
 
@@ -37,9 +38,23 @@ def hill_climb(problem: Problem, options: PlanOptions | None = None) -> Solution
     if other.cost() < best.cost():
         best_order, best = other_order, other
 
+    # With every pool forced, a plan at every pool's lower bound is optimal:
+    # stop there instead of spending the budget.
+    bounds: list[int] | None = None
+    if all(forced_pool(problem, b) is not None for b in problem.buffers):
+        by_name = lower_bound(problem)
+        bounds = [by_name[pool.name] for pool in problem.pools]
+
+    def at_bound(result: GreedyResult) -> bool:
+        return (
+            bounds is not None
+            and not result.unplaced
+            and all(used <= bound for used, bound in zip(result.used, bounds))
+        )
+
     movable = [i for i in range(placer.count) if problem.buffers[i].pinned_offset is None]
     iterations = 0
-    if len(movable) >= 2:
+    if len(movable) >= 2 and not at_bound(best):
         position_of = {index: pos for pos, index in enumerate(best_order)}
         while iterations < options.iterations and time.perf_counter() < deadline:
             iterations += 1
@@ -64,6 +79,8 @@ def hill_climb(problem: Problem, options: PlanOptions | None = None) -> Solution
             if result.cost() <= best.cost():
                 best_order, best = order, result
                 position_of = {index: pos for pos, index in enumerate(best_order)}
+                if at_bound(best):
+                    break
     solution = placer.solution(best, "hill-climb")
     solution.stats["iterations"] = iterations
     return solution
