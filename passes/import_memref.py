@@ -115,7 +115,7 @@ FOREIGN_FREE_OPS: frozenset[str] = frozenset({"bufferization.dealloc", "gpu.deal
 """Frees that xDSL may not know (parsed as unregistered ops): their operands
 are released by them, which no storage kill can express."""
 
-LOOP_OPS: frozenset[str] = frozenset({"scf.for", "scf.while", "affine.for"})
+SEQUENTIAL_LOOP_OPS: frozenset[str] = frozenset({"scf.for", "scf.while", "affine.for"})
 """Sequential ops whose regions run repeatedly (the ones memplan imports in)."""
 
 
@@ -192,7 +192,7 @@ def _loop_carried(user: Operation, origin: Operation) -> str | None:
             return "carried around a control-flow cycle"
     parent = user.parent_op()
     if user.has_trait(IsTerminator) and parent is not None:
-        if parent.name in LOOP_OPS and parent.is_ancestor(origin):
+        if parent.name in SEQUENTIAL_LOOP_OPS and parent.is_ancestor(origin):
             return f"carried out of an iteration of {parent.name}"
     return None
 

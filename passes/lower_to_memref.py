@@ -203,8 +203,8 @@ def _direct_pools(function: func.FuncOp, kept: set[AllocStorageOp]) -> list[str]
     """Pools ``function`` keeps storages in, in order of first appearance."""
     names: dict[str, None] = {}
     for op in function.walk():
-        if isinstance(op, AllocStorageOp) and op in kept:
-            names[op.pinned[0]] = None  # type: ignore[index]
+        if isinstance(op, AllocStorageOp) and op in kept and op.pinned is not None:
+            names[op.pinned[0]] = None
     return list(names)
 
 
@@ -294,7 +294,9 @@ class _FunctionLowering:
         terminator = block.last_op
         if terminator is None or terminator.successors:
             return
-        flow = trace_flow([base], base.owner)  # type: ignore[arg-type]
+        allocation = base.owner
+        assert isinstance(allocation, Operation)
+        flow = trace_flow([base], allocation)
         if flow.returned or any(v in flow.aliases for v in terminator.operands):
             return
         Rewriter.insert_op(memref.DeallocOp.get(base), InsertPoint.before(terminator))
