@@ -15,7 +15,7 @@ Description (as in MLIR's Passes.td; TVM's AOT lowering of USMP pools):
   - ``alloc`` (default): each function that pins storages in the pool
     allocates the buffer itself, ``memref.alloc() {alignment = A}`` at its
     entry, and frees it with ``memref.dealloc`` before each ``func.return``.
-    Re-entrant and recursion-safe: every call has its own buffer.
+    Re-entrant: every call has its own buffer.
   - ``arg``: the buffer is an extra leading function argument, one per pool
     in module order (the AOT/USMP convention: the application provides the
     workspaces). A function gets the argument when it pins storages in the
@@ -26,10 +26,11 @@ Description (as in MLIR's Passes.td; TVM's AOT lowering of USMP pools):
   - ``global``: the buffer is a private ``memref.global`` named like the pool
     (``uninitialized``, with the alignment), read with ``memref.get_global``.
   In ``arg`` and ``global`` mode all functions share one buffer per pool.
-  That is the plan's model: ``usmp`` plans the module on one time line, where
-  a callee's storages never overlap its callers' (``verify-plan`` checks it),
-  so nested calls are safe; recursion is rejected by the planner. In ``alloc``
-  mode each function allocates the whole pool for itself.
+  That is the plan's model: ``usmp`` plans functions that call each other
+  together, so a callee's storages never overlap its callers' live ones
+  (``verify-plan`` checks it), and functions that do not call each other are
+  never running at once (one thread). In ``alloc`` mode each function
+  allocates the whole pool for itself.
 
 - A pinned storage ``at @pool[off]`` becomes byte offsets into the pool's
   buffer: each ``memory.alloc_tensor %s[t]`` becomes
