@@ -76,7 +76,7 @@
 
 // ABBREV:   memplan-opt: error: abbreviated pass flag --manifest; write --manifest-alloc in full
 // ABBREV-PLAN: memplan-opt: error: abbreviated pass flag --plan; write --plan-report in full
-// UNKNOWN-OPTION: memplan-opt: error: in --plan-report=fromat=json: invalid options for pass 'plan-report': Provided arguments ["fromat"] not found in expected arguments ["format", "output"]
+// UNKNOWN-OPTION: memplan-opt: error: in --plan-report=fromat=json: invalid options for pass 'plan-report': Provided arguments ["fromat"] not found in expected arguments ["format", "output", "prefix"]
 // UNQUOTED:  memplan-opt: error: in --plan-report=format=json output={{.*}}: malformed pass pipeline at column {{[0-9]+}}: unknown token
 // OPTION:   memplan-opt: error: in --lower-to-memref=mode=arg: invalid options for pass 'lower-to-memref': Provided arguments ["mode"] not found in expected arguments ["pool_mode"]
 // VALUE:    memplan-opt: error: in --lower-to-memref=pool-mode=bogus: invalid options for pass 'lower-to-memref': Incompatible types: given ('bogus',)
