@@ -11,9 +11,13 @@ applies candidate order and fallback), then, pool by pool, searches offsets:
   (ties by a static preorder), so it is complete without trying free offsets.
 * **Pruning**: the timeline is cut into *sections* (maximal sets of buffers
   live together). Each section keeps a floor (the top of what is placed in
-  it, raised to the current offset) and the total size of its unplaced
-  buffers; ``floor + total > C`` anywhere fails the node. Unplaced buffers
-  whose minimum offset already overflows fail it at once. *Dominance*: no
+  it, raised to the current offset and to the lowest minimum offset of its
+  unplaced buffers) and the total size of its unplaced buffers;
+  ``floor + total > C`` anywhere fails the node. Most candidates fail that
+  test before any state changes: the sections where ``offset + total > C``
+  form a range the candidate must span, found by bisection on running
+  maxima. Unplaced buffers whose minimum offset already overflows fail the
+  node at once. *Dominance*: no
   buffer is placed at or above the lowest top an unplaced buffer could reach
   (that packing leaves a hole another buffer would fill). *Hatless*: when a
   buffer with no unplaced conflicting buffer fails, its siblings fail too.
@@ -21,9 +25,12 @@ applies candidate order and fallback), then, pool by pool, searches offsets:
   sections, the two sides are solved as independent subproblems.
 * **Portfolio**: the static preorders (``PlanOptions.preorderings``) take
   turns with a node limit that doubles each round (restarts).
-* **Minimisation**: the heuristic peak is the first upper bound; decisions at
-  capacities between the lower bound and the best peak found (first the
-  bound itself, then bisection) tighten it until proven or out of time.
+* **Minimisation**: the heuristic peak is the first upper bound. A decision
+  at the lower bound comes first (often reachable, e.g. when the live bytes
+  pack perfectly); then node-budgeted decisions walk down from the best peak
+  (galloping strides, then single steps past capacities that time out), the
+  budget doubling per pass, until the peak is proven minimal (a capacity one
+  step below it is infeasible) or the time is up.
 
 ``scf.if`` exclusivity: minimum offsets only follow conflicting buffers; the
 section totals count only buffers outside any ``scf.if`` region (those
@@ -40,11 +47,11 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Sequence
-from math import gcd
 from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from itertools import accumulate, compress, repeat
-from operator import add, gt, mul
+from math import gcd
+from operator import add, gt, mul, neg
 
 from passes.planning.algorithms.greedy import GreedyPlacer, GreedyResult
 from passes.planning.algorithms.options import PlanOptions
@@ -156,6 +163,8 @@ class PoolSearch:
             totals[s] = sum(self.plain_sizes[i] for i in members)
         self.totals = totals
         self.cuts = list(self.initial_cuts)
+        # Per section, a member whose minimum offset was lowest when last seen.
+        self.witness = [members[0] for members in self.section_members]
 
     def _preorder(self, members: list[int], heuristic: str) -> list[int]:
         """Sort ``members`` by a MiniMalloc key string, largest first, ties by index."""
@@ -306,6 +315,7 @@ class PoolSearch:
         cuts = self.cuts
         solution = self.solution
         members_of = self.section_members
+        witness = self.witness
         floor_key = min_offset * span + min_rank
         # Section data of this partition, with prefix and suffix maxima so that
         # each candidate's check only recomputes the sections it lives in.
@@ -317,7 +327,7 @@ class PoolSearch:
         # (total > capacity - offset) by covering all of them, and those form
         # a range found by bisection on running maxima from either side.
         total_prefix = list(accumulate(part_totals, max))
-        negated_suffix = [-t for t in accumulate(reversed(part_totals), max)][::-1]
+        negated_suffix = list(accumulate(map(neg, reversed(part_totals)), min))[::-1]
         width = high - low
         max_total = total_prefix[-1]
         critical_offset = -1
@@ -405,7 +415,14 @@ class PoolSearch:
                         range(span_low, span_high),
                         map(gt, totals[span_low:span_high], repeat(highest)),
                     ):
-                        lowest = min(map(min_offsets.__getitem__, members_of[section]))
+                        # A remembered member still at or below the floor
+                        # proves the minimum cannot exceed it: skip the scan.
+                        if min_offsets[witness[section]] <= floors[section]:
+                            continue
+                        members = members_of[section]
+                        values = list(map(min_offsets.__getitem__, members))
+                        lowest = min(values)
+                        witness[section] = members[values.index(lowest)]
                         if lowest > floors[section]:
                             raised_floors.append(section)
                             raised_floors.append(floors[section])

@@ -16,8 +16,10 @@ class PlanOptions:
     ``minimize``: when false, ``exact``/``auto`` stop at the first plan that fits
     every bounded pool (feasibility, like MiniMalloc's ``--capacity``) instead
     of pushing each pool's peak down to its lower bound.
-    ``preorderings``: ``exact``'s static preorder portfolio, MiniMalloc keys
-    (W = lifetime width, A = area, T = largest section total, Z = size).
+    ``preorderings``: ``exact``'s static preorder portfolio, MiniMalloc key
+    strings, each letter a descending sort key: W = lifetime width, A = area
+    (size x width), T = largest total of the sections the buffer spans,
+    Z = size, C = sections spanned, O = conflicts, L = start, U = end.
     ``exact_max_buffers``: ``auto`` only runs ``exact`` on pools with at most
     this many buffers (building its conflict lists is quadratic).
 
