@@ -1,5 +1,15 @@
-"""Pure-Python planning model and algorithms (no xDSL import)."""
+"""Pure-Python planning model and algorithms (no xDSL import).
 
+* ``model``: ``Buffer``, ``Pool``, ``Problem``, ``Solution``, ``Placement``.
+* ``bounds``: ``lower_bound(problem)`` (peak live bytes per pool / group).
+* ``validate``: ``validate(problem, solution) -> list[Finding]``.
+* ``io``: MiniMalloc CSV and memplan JSON (``PlanningInputError``).
+* ``algorithms``: ``ALGORITHMS``, ``PlanOptions``, ``solve(problem, name, options)``.
+"""
+
+from passes.planning.algorithms import ALGORITHMS, PlanOptions, solve
+from passes.planning.bounds import buffers_lower_bound, lower_bound
+from passes.planning.io import PlanningInputError
 from passes.planning.model import (
     Buffer,
     Placement,
@@ -8,5 +18,21 @@ from passes.planning.model import (
     Solution,
     align_up,
 )
+from passes.planning.validate import Finding, validate
 
-__all__ = ["Buffer", "Placement", "Pool", "Problem", "Solution", "align_up"]
+__all__ = [
+    "ALGORITHMS",
+    "Buffer",
+    "Finding",
+    "Placement",
+    "PlanOptions",
+    "PlanningInputError",
+    "Pool",
+    "Problem",
+    "Solution",
+    "align_up",
+    "buffers_lower_bound",
+    "lower_bound",
+    "solve",
+    "validate",
+]
