@@ -146,6 +146,32 @@ class _ManifestAlloc:
         self.functions = [op for op in module.walk() if isinstance(op, func.FuncOp)]
         self.kernels: dict[func.FuncOp, Kernel] = {}
         self.shape_fns: list[func.FuncOp] = []
+        self._symbols: dict[Operation, dict[str, Operation]] = {}
+
+    def _lookup(self, op: Operation, ref: SymbolRefAttr) -> Operation | None:
+        """``SymbolTable.lookup_symbol`` with one name map per symbol table.
+
+        xDSL's lookup scans the table's ops on every call, which made the pass
+        quadratic on imported models (thousands of calls, globals and kernel
+        declarations); the symbols looked up here (kernels, shape functions)
+        exist before the pass and are never renamed by it.
+        """
+        table = op.parent_op()
+        while table is not None and not table.has_trait(SymbolTable):
+            table = table.parent_op()
+        if table is None or ref.nested_references.data:
+            return SymbolTable.lookup_symbol(op, ref)
+        symbols = self._symbols.get(table)
+        if symbols is None:
+            symbols = {}
+            for region in table.regions:
+                for block in region.blocks:
+                    for child in block.ops:
+                        name = child.get_attr_or_prop("sym_name")
+                        if isinstance(name, StringAttr):
+                            symbols.setdefault(name.data, child)
+            self._symbols[table] = symbols
+        return symbols.get(ref.root_reference.data)
 
     # -- validation --------------------------------------------------------
 
@@ -174,7 +200,7 @@ class _ManifestAlloc:
         name = f"@{decl.sym_name.data}"
         if not isinstance(ref, SymbolRefAttr):
             _fail(decl, f"{name}: {SHAPE_FN_ATTR} must be a symbol like @f, got {ref}")
-        found = SymbolTable.lookup_symbol(decl, ref)
+        found = self._lookup(decl, ref)
         if not isinstance(found, func.FuncOp):
             what = "no such symbol" if found is None else f"it is a {found.name}"
             _fail(decl, f"{name}: shape function {ref} is not a func.func ({what})")
@@ -381,7 +407,7 @@ class _ManifestAlloc:
     def _check_call(self, call: func.CallOp) -> None:
         callee_name = f"@{call.callee.string_value()}"
         where = f"call to {callee_name}"
-        callee = SymbolTable.lookup_symbol(call, call.callee)
+        callee = self._lookup(call, call.callee)
         if callee is None:
             _fail(call, f"{where}: unknown callee (no such symbol)")
         if not isinstance(callee, func.FuncOp):
@@ -467,7 +493,7 @@ class _ManifestAlloc:
         )
 
     def _rewrite_call(self, call: func.CallOp) -> None:
-        callee = SymbolTable.lookup_symbol(call, call.callee)
+        callee = self._lookup(call, call.callee)
         kernel = self.kernels.get(callee) if isinstance(callee, func.FuncOp) else None
         if kernel is None:
             # A scalar call or a shape-function call: operands were retyped

@@ -1,0 +1,434 @@
+"""Model benchmark: memplan's plans of real networks against the lower bound.
+
+For each ONNX "light" model shipped with the ``onnx`` package
+(``onnx/backend/test/data/light``), imported with ``memplan-import-onnx``:
+
+* buffers: storages ``manifest-alloc`` creates (one per kernel result);
+* no planning: the sum of their sizes;
+* reuse: the sum of the slot sizes after ``reuse`` (whole-storage reuse,
+  GraphPlanMemory / Relax StaticPlanBlockMemory style);
+* coalesce+usmp, usmp: the bytes of the pool ``usmp`` fills;
+* lower bound: the peak of live bytes (``plan-report``'s bound) -- no plan
+  of these buffers in this order can use less;
+* usmp / lower bound;
+* planning seconds: ``manifest-alloc,insert-kills,usmp`` in process (best
+  of ``--repeat`` runs, no verification in the timed part);
+* planning / text I/O: those seconds divided by the time xDSL takes to
+  parse and print the imported module (best of ``--repeat``), measured in
+  the same run. Target: at most 1.5.
+
+Every plan is verified (``module.verify()`` and ``verify-plan`` when
+registered) outside the timed part. A pass that is not registered yet shows
+as "n/a".
+
+``--with-tvm`` adds Apache TVM Relax's footprint for the same model, measured
+in the same run: ``apache-tvm`` is installed with pip into its own venv
+(``--tvm-venv``, default ``~/.cache/memplan/tvm-venv``), the model goes
+through ``relax.frontend.onnx.from_onnx`` (weights bound as constants) and
+the CPU default pipeline's passes up to and including
+``StaticPlanBlockMemory`` (LegalizeOps, AnnotateTIROpPattern, FoldConstant,
+FuseOps, FuseTIR, RewriteDataflowReshape, ToNonDataflow,
+RemovePurityChecking, CallTIRRewrite). Its footprint is the sum of the
+planned ``R.memory.alloc_storage`` sizes plus the function outputs Relax
+allocates outside the plan (``R.builtin.alloc_tensor``); memplan's pool
+holds its outputs too. Relax fuses operators first (a fused Conv+Relu has
+no intermediate tensor), so a second TVM column runs the same passes
+without FuseOps/FuseTIR: the same buffers memplan plans.
+
+Usage::
+
+    python benchmarks/models.py [--models squeezenet,resnet50] [--repeat 3]
+                                [--with-tvm] [--markdown benchmarks/RESULTS-models.md]
+
+Only the standard library is imported at the top, so the same file runs as
+the TVM worker inside the TVM venv (``--tvm-worker MODEL.onnx ...``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_TVM_VENV = Path.home() / ".cache" / "memplan" / "tvm-venv"
+TARGET_RATIO = 1.5
+PLANNING = "manifest-alloc,insert-kills,usmp"
+CONFIGURATIONS = {
+    "manifest": "manifest-alloc,insert-kills",
+    "reuse": "manifest-alloc,insert-kills,reuse",
+    "coalesce+usmp": "manifest-alloc,insert-kills,coalesce,usmp",
+    "usmp": PLANNING,
+}
+
+
+def light_models() -> list[Path]:
+    import onnx
+
+    folder = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+    return sorted(folder.glob("light_*.onnx"))
+
+
+# ---------------------------------------------------------------------------
+# memplan side
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class ModelRow:
+    """One model's measurements (``None``: the pass is not available)."""
+
+    name: str
+    nodes: int
+    buffers: int
+    no_planning: int
+    reuse: int | None
+    coalesce_usmp: int | None
+    usmp: int | None
+    lower_bound: int
+    planning_seconds: float | None
+    text_io_seconds: float
+    tvm_fused: int | None = None
+    tvm_unfused: int | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ratio(self) -> float | None:
+        return None if self.usmp is None else self.usmp / self.lower_bound
+
+    @property
+    def planning_vs_io(self) -> float | None:
+        if self.planning_seconds is None:
+            return None
+        return self.planning_seconds / self.text_io_seconds
+
+
+def _context() -> Any:
+    from xdsl.context import Context
+    from xdsl.dialects import get_all_dialects
+
+    from memdialect import Memory
+
+    ctx = Context()
+    for name, factory in get_all_dialects().items():
+        ctx.register_dialect(name, factory)
+    ctx.load_dialect(Memory)
+    return ctx
+
+
+def _best_of(repeat: int, action: Callable[[], Any]) -> tuple[float, Any]:
+    best = float("inf")
+    result = None
+    for _ in range(repeat):
+        started = time.perf_counter()
+        result = action()
+        best = min(best, time.perf_counter() - started)
+    return best, result
+
+
+def _missing_passes(spec: str) -> list[str]:
+    from passes import get_all_passes
+
+    available = get_all_passes()
+    return [name for name in spec.split(",") if name not in available]
+
+
+def _plan(ctx: Any, text: str, spec: str, repeat: int) -> tuple[float, Any]:
+    """Parse ``text`` and run ``spec`` on it, ``repeat`` times; the best pass time."""
+    from xdsl.parser import Parser
+    from xdsl.passes import PassPipeline
+
+    from passes import get_all_passes
+
+    best = float("inf")
+    module = None
+    for _ in range(repeat):
+        module = Parser(ctx, text).parse_module()
+        pipeline = PassPipeline.parse_spec(get_all_passes(), spec)
+        started = time.perf_counter()
+        pipeline.apply(ctx, module)
+        best = min(best, time.perf_counter() - started)
+    assert module is not None
+    module.verify()
+    if not _missing_passes("verify-plan"):
+        PassPipeline.parse_spec(get_all_passes(), "verify-plan").apply(ctx, module)
+    return best, module
+
+
+def _storage_bytes(module: Any) -> int:
+    from memdialect import AllocStorageOp
+
+    return sum(op.byte_size or 0 for op in module.walk() if isinstance(op, AllocStorageOp))
+
+
+def _pool_bytes(module: Any) -> int:
+    from memdialect import AllocStorageOp, PoolOp
+
+    unpinned = [
+        op for op in module.walk() if isinstance(op, AllocStorageOp) and op.pinned is None
+    ]
+    if unpinned:
+        raise AssertionError(f"{len(unpinned)} storages left unpinned")
+    return sum(op.used.value.data for op in module.ops if isinstance(op, PoolOp) and op.used)
+
+
+def measure_model(path: Path, repeat: int) -> ModelRow:
+    """Import ``path`` and measure every configuration on it."""
+    import onnx
+    from xdsl.parser import Parser
+    from xdsl.printer import Printer
+
+    from passes.plan_report import gather_report
+    from tools.memplan_import_onnx import import_model, module_text
+
+    model = onnx.load(path)
+    text = module_text(import_model(model))
+    ctx = _context()
+
+    def parse_and_print() -> None:
+        module = Parser(ctx, text).parse_module()
+        Printer(stream=StringIO()).print_op(module)
+
+    io_seconds, _ = _best_of(repeat, parse_and_print)
+
+    _, manifested = _plan(ctx, text, CONFIGURATIONS["manifest"], 1)
+    [function] = gather_report(manifested).functions
+    [unplanned] = function.pools
+    row = ModelRow(
+        name=path.stem.removeprefix("light_"),
+        nodes=len(model.graph.node),
+        buffers=unplanned.buffer_count,
+        no_planning=unplanned.used,
+        reuse=None,
+        coalesce_usmp=None,
+        usmp=None,
+        lower_bound=unplanned.lower_bound,
+        planning_seconds=None,
+        text_io_seconds=io_seconds,
+    )
+    if not _missing_passes(CONFIGURATIONS["reuse"]):
+        row.reuse = _storage_bytes(_plan(ctx, text, CONFIGURATIONS["reuse"], 1)[1])
+    if not _missing_passes(CONFIGURATIONS["coalesce+usmp"]):
+        row.coalesce_usmp = _pool_bytes(_plan(ctx, text, CONFIGURATIONS["coalesce+usmp"], 1)[1])
+    if not _missing_passes(PLANNING):
+        seconds, planned = _plan(ctx, text, PLANNING, repeat)
+        row.usmp = _pool_bytes(planned)
+        row.planning_seconds = seconds
+    return row
+
+
+# ---------------------------------------------------------------------------
+# TVM side
+# ---------------------------------------------------------------------------
+
+
+def ensure_tvm_venv(venv: Path) -> Path:
+    """The TVM venv's python, creating the venv and installing apache-tvm if needed."""
+    python = venv / "bin" / "python"
+    check = [str(python), "-c", "import tvm, onnx; from tvm.relax.frontend.onnx import from_onnx"]
+    if python.exists() and subprocess.run(check, capture_output=True, check=False).returncode == 0:
+        return python
+    print(f"installing apache-tvm into {venv} ...", file=sys.stderr)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "apache-tvm", "onnx", "numpy"], check=True
+    )
+    subprocess.run(check, check=True)
+    return python
+
+
+def tvm_footprints(python: Path, paths: Sequence[Path]) -> dict[str, dict[str, int]]:
+    """Run the TVM worker (this file, in the TVM venv) on ``paths``."""
+    result = subprocess.run(
+        [str(python), str(Path(__file__).resolve()), "--tvm-worker", *map(str, paths)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"TVM worker failed:\n{result.stderr[-4000:]}")
+    return json.loads(result.stdout)
+
+
+def _tvm_worker(paths: Sequence[str]) -> None:
+    """Inside the TVM venv: print {model: {"fused": bytes, "unfused": bytes}}."""
+    import onnx
+    import tvm
+    from tvm import relax
+    from tvm.relax.frontend.onnx import from_onnx
+
+    alloc_storage = tvm.ir.Op.get("relax.memory.alloc_storage")
+    alloc_tensor = tvm.ir.Op.get("relax.builtin.alloc_tensor")
+
+    def footprint(mod: Any) -> int:
+        total = 0
+
+        def visit(expr: Any) -> None:
+            nonlocal total
+            if not isinstance(expr, relax.Call):
+                return
+            if expr.op.same_as(alloc_storage):
+                total += int(expr.args[0].values[0])
+            elif expr.op.same_as(alloc_tensor):
+                count = 1
+                for dim in expr.args[0].values:
+                    count *= int(dim)
+                total += count * ((tvm.runtime.DataType(expr.args[1].value).bits + 7) // 8)
+
+        relax.analysis.post_order_visit(mod["main"].body, visit)
+        return total
+
+    results: dict[str, dict[str, int]] = {}
+    for path in paths:
+        module = from_onnx(onnx.load(path), keep_params_in_input=False)
+        sizes: dict[str, int] = {}
+        for fused in (True, False):
+            passes = [
+                relax.transform.LegalizeOps(),
+                relax.transform.AnnotateTIROpPattern(),
+                relax.transform.FoldConstant(),
+            ]
+            if fused:
+                passes += [relax.transform.FuseOps(), relax.transform.FuseTIR()]
+            passes += [
+                relax.transform.RewriteDataflowReshape(),
+                relax.transform.ToNonDataflow(),
+                relax.transform.RemovePurityChecking(),
+                relax.transform.CallTIRRewrite(),
+                relax.transform.StaticPlanBlockMemory(),
+            ]
+            with tvm.target.Target("llvm"):
+                planned = tvm.transform.Sequential(passes)(module)
+            sizes["fused" if fused else "unfused"] = footprint(planned)
+        results[Path(path).stem.removeprefix("light_")] = sizes
+        print(f"tvm: {Path(path).stem} done", file=sys.stderr)
+    json.dump(results, sys.stdout)
+
+
+# ---------------------------------------------------------------------------
+# Output
+# ---------------------------------------------------------------------------
+
+
+def _bytes(value: int | None) -> str:
+    return "n/a" if value is None else f"{value:,}"
+
+
+def _ratio(value: float | None, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def table(rows: Sequence[ModelRow], with_tvm: bool) -> str:
+    header = [
+        "model", "nodes", "buffers", "no planning", "reuse", "coalesce+usmp", "usmp",
+        "lower bound", "usmp / LB", "planning s", "planning / text I/O",
+    ]
+    if with_tvm:
+        header += ["TVM Relax (fused)", "TVM Relax (unfused)", "usmp / TVM unfused"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in rows:
+        cells = [
+            row.name,
+            str(row.nodes),
+            str(row.buffers),
+            _bytes(row.no_planning),
+            _bytes(row.reuse),
+            _bytes(row.coalesce_usmp),
+            _bytes(row.usmp),
+            _bytes(row.lower_bound),
+            _ratio(row.ratio),
+            _ratio(row.planning_seconds, 2),
+            _ratio(row.planning_vs_io, 2),
+        ]
+        if with_tvm:
+            versus = (
+                None if row.usmp is None or not row.tvm_unfused else row.usmp / row.tvm_unfused
+            )
+            cells += [_bytes(row.tvm_fused), _bytes(row.tvm_unfused), _ratio(versus)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def summary(rows: Sequence[ModelRow], with_tvm: bool) -> list[str]:
+    lines: list[str] = []
+    at_bound = [r.name for r in rows if r.usmp is not None and r.usmp == r.lower_bound]
+    lines.append(f"usmp at the lower bound: {len(at_bound)} of {len(rows)} models.")
+    slow = [r.name for r in rows if r.planning_vs_io is not None and r.planning_vs_io > TARGET_RATIO]
+    lines.append(
+        f"planning / text I/O above {TARGET_RATIO}: " + (", ".join(slow) if slow else "none") + "."
+    )
+    if with_tvm:
+        above = [
+            r.name for r in rows if r.usmp is not None and r.tvm_unfused and r.usmp > r.tvm_unfused
+        ]
+        lines.append(
+            "usmp above TVM Relax (unfused, same buffers): "
+            + (", ".join(above) if above else "none")
+            + "."
+        )
+    missing = sorted({p for spec in CONFIGURATIONS.values() for p in _missing_passes(spec)})
+    if missing:
+        lines.append("Passes not registered (their columns are n/a): " + ", ".join(missing) + ".")
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
+    parser.add_argument("--models", help="comma-separated names, e.g. squeezenet,resnet50")
+    parser.add_argument("--repeat", type=int, default=3, help="timing repeats (best of)")
+    parser.add_argument("--with-tvm", action="store_true", help="add TVM Relax's footprint")
+    parser.add_argument("--tvm-venv", type=Path, default=DEFAULT_TVM_VENV)
+    parser.add_argument("--markdown", type=Path, help="also write the results here")
+    parser.add_argument("--tvm-worker", nargs="+", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.tvm_worker:
+        _tvm_worker(args.tvm_worker)
+        return 0
+
+    sys.path.insert(0, str(REPO))
+    paths = light_models()
+    if args.models:
+        wanted = {f"light_{m.strip().removeprefix('light_')}" for m in args.models.split(",")}
+        paths = [p for p in paths if p.stem in wanted]
+    rows: list[ModelRow] = []
+    for path in paths:
+        rows.append(measure_model(path, args.repeat))
+        print(f"{path.stem}: done", file=sys.stderr)
+    if args.with_tvm:
+        python = ensure_tvm_venv(args.tvm_venv)
+        footprints = tvm_footprints(python, paths)
+        for row in rows:
+            row.tvm_fused = footprints[row.name]["fused"]
+            row.tvm_unfused = footprints[row.name]["unfused"]
+
+    text = table(rows, args.with_tvm)
+    notes = summary(rows, args.with_tvm)
+    print(text)
+    print()
+    print("\n".join(notes))
+    if args.markdown:
+        environment = (
+            f"Python {platform.python_version()} on {platform.machine()}, "
+            f"{os.cpu_count()} CPUs; repeat={args.repeat}; "
+            f"command: python benchmarks/models.py {' '.join(argv if argv is not None else sys.argv[1:])}"
+        )
+        args.markdown.write_text(
+            "# Model benchmark results\n\n"
+            + f"{environment}\n\n{text}\n\n"
+            + "\n".join(f"- {n}" for n in notes)
+            + "\n"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
