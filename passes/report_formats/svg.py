@@ -24,16 +24,16 @@ Choices
   squash the plan to a line).
 - A rect smaller than ``MIN_EXTENT`` pixels is drawn that wide or tall,
   anchored at its start and offset, so every buffer stays visible. Panels
-  carry their scale (``data-x0``, ``data-y0``, ``data-px-per-op``,
-  ``data-px-per-byte``) and rects their storage (``data-name``), so tools
-  and tests can map pixels back to the plan.
+  carry their scale (``data-x0``, ``data-y0``, ``data-t0`` the first op,
+  ``data-px-per-op``, ``data-px-per-byte``) and rects their storage
+  (``data-name``), so tools and tests can map pixels back to the plan.
 - Names are written inside a rect only when they fit in it and touch no
   other rect (rects of two ``scf.if`` branches may share bytes and time)
-  and no label already written; the tooltip has every name. The ``<rect>`` elements are exactly the
-  buffers (legend swatches are circles).
+  and no label already written; the tooltip has every name. The ``<rect>``
+  elements are exactly the buffers (legend swatches are circles).
 - Dynamic-size storages are listed under their function, not drawn.
-- No plotting library: the SVG is written directly (a few hundred bytes
-  per buffer, about 0.3 MB for 2,000 buffers).
+- No plotting library: the SVG is written directly (about 200 bytes per
+  buffer: 0.4 MB for 2,000 buffers).
 """
 
 from __future__ import annotations
@@ -81,7 +81,6 @@ Box = tuple[float, float, float, float]
 
 GRID = 64.0
 """Cell size of the index that finds the rects a label box may touch."""
-
 
 COLOURS = {"activation": "#4e79a7", "constant": "#59a14f", "output": "#f28e2b"}
 
