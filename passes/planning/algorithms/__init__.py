@@ -18,7 +18,7 @@ from passes.planning.algorithms.greedy import (
     greedy_by_conflicts,
     greedy_by_size,
 )
-from passes.planning.algorithms.hill_climbing import hill_climb
+from passes.planning.algorithms.hill_climbing import climb, hill_climb
 from passes.planning.algorithms.options import PlanOptions
 from passes.planning.model import Problem, Solution
 
@@ -34,10 +34,12 @@ def auto(problem: Problem, options: PlanOptions | None = None) -> Solution:
     options = options or PlanOptions()
     started = time.perf_counter()
     placer = GreedyPlacer(problem)
-    best = placer.place(placer.size_order())
-    other = placer.place(placer.conflict_order())
+    best_order = placer.size_order()
+    best = placer.place(best_order)
+    other_order = placer.conflict_order()
+    other = placer.place(other_order)
     if other.cost() < best.cost():
-        best = other
+        best_order, best = other_order, other
     solution = placer.solution(best, "auto")
     if solution.status == "optimal":
         solution.stats["stage"] = "greedy"
@@ -62,7 +64,7 @@ def auto(problem: Problem, options: PlanOptions | None = None) -> Solution:
         improved = exact(problem, budget)
         stage = "exact"
     else:
-        improved = hill_climb(problem, budget)
+        improved = climb(placer, best_order, best, budget, time.perf_counter() + remaining)
         stage = "hill-climb"
     improved.stats["stage"] = stage
     improved.stats["algorithm"] = "auto"

@@ -29,14 +29,25 @@ def hill_climb(problem: Problem, options: PlanOptions | None = None) -> Solution
     options = options or PlanOptions()
     deadline = time.perf_counter() + options.timeout
     placer = GreedyPlacer(problem)
-    rng = random.Random(options.seed)
-
     best_order = placer.size_order()
     best = placer.place(best_order)
     other_order = placer.conflict_order()
     other = placer.place(other_order)
     if other.cost() < best.cost():
         best_order, best = other_order, other
+    return climb(placer, best_order, best, options, deadline)
+
+
+def climb(
+    placer: GreedyPlacer,
+    best_order: list[int],
+    best: GreedyResult,
+    options: PlanOptions,
+    deadline: float,
+) -> Solution:
+    """Hill-climb from ``best`` (the placement of ``best_order``) until a budget ends."""
+    problem = placer.problem
+    rng = random.Random(options.seed)
 
     # With every pool forced, a plan at every pool's lower bound is optimal:
     # stop there instead of spending the budget.
