@@ -635,15 +635,17 @@ def exact(problem: Problem, options: PlanOptions | None = None) -> Solution:
     placements: dict[str, Placement] = {}
     statuses: list[str] = []
     stats: dict[str, float | int | str] = {"algorithm": "exact", "probes": 0, "nodes": 0}
-    pool_order = [p for p in range(len(pools)) if p in set(assignment)]
+    assigned_pools = set(assignment)
+    pool_order = [p for p in range(len(pools)) if p in assigned_pools]
     for position, pool_index in enumerate(pool_order):
         pool = pools[pool_index]
         members = [i for i in range(len(buffers)) if assignment[i] == pool_index]
         # Zero-size buffers take no bytes: offset 0 is always valid for them.
-        searched = [i for i in members if buffers[i].size > 0 or buffers[i].pinned_offset is not None]
-        for i in members:
-            if i not in set(searched):
-                placements[buffers[i].id] = Placement(pool.name, 0)
+        searched = [
+            i for i in members if buffers[i].size > 0 or buffers[i].pinned_offset is not None
+        ]
+        for i in set(members).difference(searched):
+            placements[buffers[i].id] = Placement(pool.name, 0)
         incumbent = None
         if all(heuristic.pools[i] == pool_index for i in searched):
             incumbent = [heuristic.offsets[i] for i in searched]
@@ -663,9 +665,11 @@ def exact(problem: Problem, options: PlanOptions | None = None) -> Solution:
         if offsets is not None:
             for i, offset in zip(searched, offsets):
                 placements[buffers[i].id] = Placement(pool.name, offset)
-        elif incumbent is not None:
-            for i, offset in zip(searched, incumbent):
-                placements[buffers[i].id] = Placement(pool.name, offset)
+        else:
+            # No complete plan for this pool: keep what the heuristic placed.
+            for i in searched:
+                if heuristic.pools[i] == pool_index:
+                    placements[buffers[i].id] = Placement(pool.name, heuristic.offsets[i])
     unplaceable = any(a < 0 for a in assignment)
     if unplaceable or "infeasible" in statuses:
         status = "infeasible"
@@ -676,4 +680,5 @@ def exact(problem: Problem, options: PlanOptions | None = None) -> Solution:
     else:
         status = "feasible"
     stats["seconds"] = round(time.perf_counter() - started, 6)
-    return Solution(placements, status, stats)
+    ordered = {b.id: placements[b.id] for b in buffers if b.id in placements}
+    return Solution(ordered, status, stats)
