@@ -327,13 +327,17 @@ def _ratio(value: float | None, digits: int = 3) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
+def _over(value: int | None, base: int | None) -> float | None:
+    return None if value is None or not base else value / base
+
+
 def table(rows: Sequence[ModelRow], with_tvm: bool) -> str:
     header = [
         "model", "nodes", "buffers", "no planning", "reuse", "coalesce+usmp", "usmp",
         "lower bound", "usmp / LB", "planning s", "planning / text I/O",
     ]
     if with_tvm:
-        header += ["TVM Relax (fused)", "TVM Relax (unfused)", "usmp / TVM unfused"]
+        header += ["TVM Relax", "usmp / TVM", "TVM Relax unfused", "usmp / TVM unfused"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in rows:
         cells = [
@@ -350,10 +354,12 @@ def table(rows: Sequence[ModelRow], with_tvm: bool) -> str:
             _ratio(row.planning_vs_io, 2),
         ]
         if with_tvm:
-            versus = (
-                None if row.usmp is None or not row.tvm_unfused else row.usmp / row.tvm_unfused
-            )
-            cells += [_bytes(row.tvm_fused), _bytes(row.tvm_unfused), _ratio(versus)]
+            cells += [
+                _bytes(row.tvm_fused),
+                _ratio(_over(row.usmp, row.tvm_fused)),
+                _bytes(row.tvm_unfused),
+                _ratio(_over(row.usmp, row.tvm_unfused)),
+            ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -367,14 +373,14 @@ def summary(rows: Sequence[ModelRow], with_tvm: bool) -> list[str]:
         f"planning / text I/O above {TARGET_RATIO}: " + (", ".join(slow) if slow else "none") + "."
     )
     if with_tvm:
-        above = [
-            r.name for r in rows if r.usmp is not None and r.tvm_unfused and r.usmp > r.tvm_unfused
-        ]
-        lines.append(
-            "usmp above TVM Relax (unfused, same buffers): "
-            + (", ".join(above) if above else "none")
-            + "."
-        )
+        for label, attribute in (("TVM Relax", "tvm_fused"), ("TVM Relax unfused", "tvm_unfused")):
+            above = [
+                f"{r.name} ({r.usmp / getattr(r, attribute):.3f}x; its lower bound is "
+                f"{r.lower_bound / getattr(r, attribute):.3f}x)"
+                for r in rows
+                if r.usmp is not None and getattr(r, attribute) and r.usmp > getattr(r, attribute)
+            ]
+            lines.append(f"usmp above {label}: " + ("; ".join(above) if above else "none") + ".")
     missing = sorted({p for spec in CONFIGURATIONS.values() for p in _missing_passes(spec)})
     if missing:
         lines.append("Passes not registered (their columns are n/a): " + ", ".join(missing) + ".")

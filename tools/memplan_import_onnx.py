@@ -69,6 +69,7 @@ import sys
 from io import StringIO
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -152,6 +153,7 @@ def _onnx():
     return onnx
 
 
+@cache
 def _element_types() -> dict[int, Attribute]:
     tensor_proto = _onnx().TensorProto
     return {
@@ -440,8 +442,14 @@ def _evaluator(model: Any) -> Any:
     return ReferenceEvaluator(model)
 
 
-def _fold_node(node: Any, opset: int, values: Mapping[str, np.ndarray]) -> list[np.ndarray]:
-    """Evaluate ``node`` on constant ``values``."""
+def _fold_node(
+    node: Any,
+    opset: int,
+    values: Mapping[str, np.ndarray],
+    evaluators: dict[tuple[Any, ...], _CompiledNode],
+) -> list[np.ndarray]:
+    """Evaluate ``node`` on constant ``values``; ``evaluators`` caches the
+    one-node models by signature (BatchNorm-heavy models repeat a few)."""
     onnx = _onnx()
     if node.op_type == "ConstantOfShape" and _node_domain(node) == "":
         # A splat: broadcast_to keeps it zero-copy however large it is.
@@ -455,15 +463,35 @@ def _fold_node(node: Any, opset: int, values: Mapping[str, np.ndarray]) -> list[
         (np.asarray(values[n]).dtype, np.shape(values[n])) if n else None
         for n in node.input
     ]
-    model, in_names, out_names = one_node_model(
-        node.op_type, _node_domain(node), opset, node.attribute, specs, len(node.output)
+    key = (
+        node.op_type,
+        _node_domain(node),
+        opset,
+        tuple(a.SerializeToString() for a in node.attribute),
+        tuple(specs),
+        len(node.output),
     )
+    if key not in evaluators:
+        model, in_names, out_names = one_node_model(
+            node.op_type, _node_domain(node), opset, node.attribute, specs, len(node.output)
+        )
+        evaluators[key] = _CompiledNode(_evaluator(model), in_names, out_names)
+    compiled = evaluators[key]
     feeds = {
         name: np.ascontiguousarray(values[n])
-        for name, n in zip(in_names, [n for n in node.input if n])
+        for name, n in zip(compiled.input_names, [n for n in node.input if n])
     }
-    results = _evaluator(model).run(None, feeds)
+    results = compiled.evaluator.run(None, feeds)
     return [np.asarray(r) for r in results]
+
+
+@dataclass(frozen=True)
+class _CompiledNode:
+    """A one-node model ready to run, with its input and output names."""
+
+    evaluator: Any
+    input_names: list[str]
+    output_names: list[str]
 
 
 @dataclass
@@ -482,6 +510,7 @@ def _fold_constants(model: Any) -> _Folded:
         init.name: onnx.numpy_helper.to_array(init) for init in graph.initializer
     }
     folded: set[int] = set()
+    evaluators: dict[tuple[Any, ...], _CompiledNode] = {}
     for index, node in enumerate(graph.node):
         if node.op_type in NONDETERMINISTIC_OPS:
             continue
@@ -493,7 +522,7 @@ def _fold_constants(model: Any) -> _Folded:
         if domain not in opsets:
             continue
         try:
-            results = _fold_node(node, opsets[domain], values)
+            results = _fold_node(node, opsets[domain], values, evaluators)
         except Exception:  # noqa: BLE001 - not foldable: it stays a runtime kernel
             continue
         folded.add(index)
@@ -957,15 +986,6 @@ def constant_values(
 # ---------------------------------------------------------------------------
 # Runtime kernels for imported nodes
 # ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _CompiledNode:
-    """A one-node model ready to run, with its input and output names."""
-
-    evaluator: Any
-    input_names: list[str]
-    output_names: list[str]
 
 
 @dataclass
