@@ -11,13 +11,19 @@ from typing import Literal
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolOpInterface
 from xdsl.utils.exceptions import PassFailedException
 
-from memdialect.ops import AllocStorageOp, AllocTensorOp, KillOp, PoolOp
+from memdialect.ops import (
+    DEFAULT_STORAGE_ALIGNMENT,
+    AllocStorageOp,
+    AllocTensorOp,
+    KillOp,
+    PoolOp,
+)
 from passes.analysis import (
     FunctionLifetimes,
     LiveInterval,
@@ -539,15 +545,22 @@ def _storage_ops(module: ModuleOp) -> list[AllocStorageOp]:
 class Fragment:
     """Tensors of one storage that must stay together, and the bytes they span.
 
-    ``base`` is where the fragment starts in the old storage: the lowest
-    tensor offset rounded down to a multiple of the storage's alignment and
-    of every element size, so that the offsets relative to it keep their
-    alignment. ``size`` runs from ``base`` to the highest tensor end.
+    ``base`` is where the fragment starts in the old storage and ``size``
+    runs from there to the highest tensor end. A single tensor's fragment is
+    exactly its bytes, aligned as its address was in the old storage: the
+    storage's alignment, or the largest power of two dividing its offset if
+    that is smaller. A fragment of several tensors starts at the lowest
+    offset rounded down to a multiple of the storage's alignment and of
+    every element size, and keeps the storage's alignment, so every tensor
+    keeps the alignment it had.
     """
 
     tensors: list[TensorLifetime]
     base: int
     size: int
+    alignment: int
+    anchor: Operation | None = None
+    """The op the fragment's storage is created right before."""
 
 
 @dataclass
@@ -566,13 +579,53 @@ def _anchor_in_block(op: Operation, block: Block) -> Operation | None:
     return current
 
 
+def _encloses(outer: Region, inner: Region) -> bool:
+    """``inner`` is ``outer`` or nested in it."""
+    current: Region | None = inner
+    while current is not None:
+        if current is outer:
+            return True
+        parent = current.parent_op()
+        current = parent.parent_region() if parent is not None else None
+    return False
+
+
+def _fragment_anchor(fragment: Fragment, storage: StorageLifetime) -> Operation | None:
+    """Where the fragment's storage goes: before its first tensor, as deep as allowed.
+
+    The home is the innermost region enclosing the scopes of all the
+    fragment's tensors (where every alias of them is used), so a storage
+    whose tensors live in one branch of an `scf.if` is created in that
+    branch, as it was before a pass merged it. Within the old storage's
+    region only, and only into a single-block region; ``None`` when the
+    tensors' scopes reach a multi-block region.
+    """
+    scopes = [tensor.scope for tensor in fragment.tensors]
+    home: Region | None = scopes[0]
+    while home is not None and not all(_encloses(home, scope) for scope in scopes):
+        parent = home.parent_op()
+        home = parent.parent_region() if parent is not None else None
+    outer = storage.alloc.parent_region()
+    if home is None or outer is None or not _encloses(outer, home):
+        return None
+    if len(home.blocks) != 1:
+        if home is not outer:
+            return None
+        block = storage.alloc.parent_block()
+    else:
+        block = home.block
+    assert block is not None
+    # Tensors are in pre-order: the first one's anchor comes first.
+    return _anchor_in_block(fragment.tensors[0].alloc, block)
+
+
 def _fragments(storage: StorageLifetime) -> list[Fragment] | None:
     """The storage's tensors grouped into fragments, or ``None`` if it cannot split.
 
     It can split when it is static and not pinned, its value is only used by
-    ``memory.alloc_tensor`` (static offset and shape, in its block or nested
-    in an op of its block) and ``memory.kill``, and it holds two or more
-    tensors. Two tensors are in one fragment when they share bytes while they
+    ``memory.alloc_tensor`` (static offset and shape) and ``memory.kill``,
+    it holds two or more tensors, and every fragment has a home
+    (``_fragment_anchor``). Two tensors are in one fragment when they share bytes while they
     conflict (an intended alias: they must keep their relative offsets); a
     valid plan inside a storage has no such pair, so usually every tensor is
     a fragment of its own.
@@ -591,8 +644,6 @@ def _fragments(storage: StorageLifetime) -> list[Fragment] | None:
             return None
         tensor = tensors_by_op[user]
         if tensor.offset is None or tensor.size is None:
-            return None
-        if _anchor_in_block(user, block) is None:
             return None
     tensors = storage.tensors
     buffers = [tensor.buffer() for tensor in tensors]
@@ -619,15 +670,35 @@ def _fragments(storage: StorageLifetime) -> list[Fragment] | None:
         members.setdefault(find(index), []).append(index)
     fragments: list[Fragment] = []
     for group in members.values():
+        if len(group) == 1:
+            # One tensor: exactly its bytes, with the alignment its address
+            # has in the old storage (the storage's, or less at an offset
+            # that is a smaller power of two).
+            (index,) = group
+            offset = offsets[index]
+            assert offset is not None
+            alignment = storage.alignment
+            if offset:
+                alignment = min(alignment, offset & -offset)
+            fragments.append(
+                Fragment([tensors[index]], offset, buffers[index].size, alignment)
+            )
+            continue
         step = storage.alignment
         for index in group:
             step = lcm(step, tensors[index].alignment)
         low = min(offsets[i] for i in group)  # type: ignore[type-var]
         high = max(offsets[i] + buffers[i].size for i in group)  # type: ignore[operator]
         base = low - low % step
-        fragments.append(Fragment([tensors[i] for i in group], base, high - base))
+        fragments.append(
+            Fragment([tensors[i] for i in group], base, high - base, storage.alignment)
+        )
     if len(fragments) < 2:
         return None
+    for fragment in fragments:
+        fragment.anchor = _fragment_anchor(fragment, storage)
+        if fragment.anchor is None:
+            return None
     return fragments
 
 
@@ -651,12 +722,13 @@ def _function_of(op: Operation) -> FuncOp | None:
 def apply_splits(module: ModuleOp, splits: Sequence[StorageSplit]) -> None:
     """Replace each split storage by one storage per fragment.
 
-    A fragment's storage copies the old one's alignment, device and
-    candidate pools, is created right before the op (of the old storage's
-    block) holding its first tensor, and its tensors move to it at their
-    offsets minus the fragment's base. If the old storage was killed, the
-    old kills go and each new storage is killed where `insert-kills` would
-    put it (right after its last use); if not, none is.
+    A fragment's storage has the fragment's alignment and the old one's
+    device and candidate pools, and is created right before the op holding
+    its first tensor in the fragment's home block (``_fragment_anchor``);
+    its tensors move to it at their offsets minus the fragment's base. If
+    the old storage was killed, the old kills go and each new storage is
+    killed where `insert-kills` would put it (right after its last use); if
+    not, none is.
     """
     if not splits:
         return
@@ -664,18 +736,17 @@ def apply_splits(module: ModuleOp, splits: Sequence[StorageSplit]) -> None:
     new_storages: list[SSAValue] = []
     for split in splits:
         old = split.storage.alloc
-        block = old.parent_block()
-        assert block is not None
         killed = bool(split.storage.kills)
         for fragment in split.fragments:
-            # Tensors are in pre-order: the first one's anchor comes first.
             tensors = fragment.tensors
-            first = _anchor_in_block(tensors[0].alloc, block)
+            first = fragment.anchor
             assert first is not None
             new = AllocStorageOp(fragment.size)
-            for key in ("alignment", "device", "pools"):
+            for key in ("device", "pools"):
                 if key in old.properties:
                     new.properties[key] = old.properties[key]
+            if fragment.alignment != DEFAULT_STORAGE_ALIGNMENT:
+                new.properties["alignment"] = IntegerAttr(fragment.alignment, 64)
             hints = [t.value.name_hint for t in tensors]
             if len(tensors) == 1 and hints[0]:
                 new.storage.name_hint = f"{hints[0]}_storage"

@@ -1,0 +1,426 @@
+"""The `usmp` pass, in process through the pass registry and through `memplan-opt`.
+
+Random programs are straight-line (optionally with `scf.if` diamonds)
+sequences of kernel invocations on storages, written as text and run
+through `insert-kills` and `usmp` as `memplan-opt` would (verifying the
+module after each pass), then checked with `verify-plan` and against the
+lower bound of `passes.planning.bounds`.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+from xdsl.passes import PassPipeline
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import PassFailedException
+
+from memdialect import AllocStorageOp, Memory, PoolOp
+from passes import get_all_passes
+from passes.analysis import analyze_module
+from passes.planning.bounds import buffers_lower_bound
+from passes.usmp import UsmpPass
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "examples"
+
+FAST = settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+
+def _context() -> Context:
+    from xdsl.dialects import get_all_dialects
+
+    ctx = Context()
+    for name, factory in get_all_dialects().items():
+        ctx.register_dialect(name, factory)
+    ctx.load_dialect(Memory)
+    return ctx
+
+
+def _parse(text: str) -> ModuleOp:
+    return Parser(_context(), text).parse_module()
+
+
+def _run(module: ModuleOp, spec: str) -> ModuleOp:
+    """Apply ``spec`` as memplan-opt would: through the registry, verifying after each pass."""
+    pipeline = PassPipeline.parse_spec(
+        get_all_passes(), spec, callback=lambda _a, module, _b: module.verify()
+    )
+    pipeline.apply(_context(), module)
+    module.verify()
+    return module
+
+
+def _text(module: ModuleOp) -> str:
+    from io import StringIO
+
+    stream = StringIO()
+    Printer(stream=stream).print_op(module)
+    return stream.getvalue()
+
+
+def _pools(module: ModuleOp) -> dict[str, PoolOp]:
+    return {op.pool_name: op for op in module.ops if isinstance(op, PoolOp)}
+
+
+def _used(module: ModuleOp) -> dict[str, int]:
+    result = {}
+    for name, pool in _pools(module).items():
+        assert pool.used is not None, f"@{name} has no used"
+        result[name] = pool.used.value.data
+    return result
+
+
+def _storages(module: ModuleOp) -> list[AllocStorageOp]:
+    return [op for op in module.walk() if isinstance(op, AllocStorageOp)]
+
+
+# ---------------------------------------------------------------------------
+# Random programs
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Step:
+    """One kernel call: reads up to two earlier results, writes a new storage."""
+
+    elements: int  # f32 elements of the result (4 bytes each)
+    alignment: int
+    reads: tuple[int, ...]  # indices of earlier steps (clamped to what exists)
+    device: str = "cpu"
+    branch: bool = False  # inside an scf.if (both regions get a storage)
+
+
+def _program(
+    steps: list[Step],
+    *,
+    pools: str = "",
+    name: str = "f",
+    with_kernels: bool = True,
+) -> str:
+    """A function running ``steps``; the last result is read into the argument.
+
+    Kernel calls are not type-checked against the declaration of ``@k``, so
+    every tensor keeps its own static type.
+    """
+    lines = []
+    if with_kernels:
+        lines.append(pools)
+        lines.append("func.func private @k(memref<?xf32>, memref<?xf32>)")
+    lines.append(f"func.func @{name}(%x: memref<?xf32>, %c: i1) {{")
+    results: list[tuple[str, str]] = []  # (tensor, its type)
+
+    def invoke(indent: str, source: tuple[str, str], target: tuple[str, str]) -> None:
+        lines.append(
+            f"{indent}memory.invoke @k ins({source[0]} : {source[1]}) "
+            f"outs({target[0]} : {target[1]})"
+        )
+
+    argument = ("%x", "memref<?xf32>")
+    for index, step in enumerate(steps):
+        size = step.elements * 4
+        memref = f"memref<{step.elements}xf32>"
+        align = "" if step.alignment == 64 else f" align {step.alignment}"
+        device = "" if step.device == "cpu" else f' on "{step.device}"'
+        reads = sorted({r % len(results) for r in step.reads}) if results else []
+        sources = [results[r] for r in reads] or [argument]
+        if step.branch:
+            # A storage per region of an scf.if: they never conflict.
+            lines.append("  scf.if %c {")
+            for region in ("then", "else"):
+                if region == "else":
+                    lines.append("  } else {")
+                storage = f"%s{index}{region}"
+                tensor = (f"%t{index}{region}", memref)
+                lines.append(
+                    f"    {storage} = memory.alloc_storage{align}{device} : !memory.storage<{size}>"
+                )
+                lines.append(
+                    f"    {tensor[0]} = memory.alloc_tensor {storage}[0] "
+                    f": !memory.storage<{size}> -> {memref}"
+                )
+                invoke("    ", sources[0], tensor)
+                invoke("    ", tensor, argument)
+            lines.append("  }")
+            continue
+        storage = f"%s{index}"
+        tensor = (f"%t{index}", memref)
+        lines.append(f"  {storage} = memory.alloc_storage{align}{device} : !memory.storage<{size}>")
+        lines.append(
+            f"  {tensor[0]} = memory.alloc_tensor {storage}[0] : !memory.storage<{size}> -> {memref}"
+        )
+        for source in sources:
+            invoke("  ", source, tensor)
+        results.append(tensor)
+    if results:
+        invoke("  ", results[-1], argument)
+    lines.append("  func.return")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def steps_strategy(
+    *,
+    max_steps: int = 10,
+    devices: tuple[str, ...] = ("cpu",),
+    branches: bool = True,
+    alignments: tuple[int, ...] = (16, 32, 64, 128),
+) -> st.SearchStrategy[list[Step]]:
+    step = st.builds(
+        Step,
+        elements=st.integers(1, 64),
+        alignment=st.sampled_from(alignments),
+        reads=st.lists(st.integers(0, 20), min_size=1, max_size=2).map(tuple),
+        device=st.sampled_from(devices),
+        branch=st.booleans() if branches else st.just(False),
+    )
+    return st.lists(step, min_size=1, max_size=max_steps)
+
+
+def _lower_bounds(module: ModuleOp) -> dict[str, int]:
+    """Per default pool (``workspace_<device>``), the largest bound over functions.
+
+    For a module without pools: the peak of live bytes of each device's
+    storages (``buffers_lower_bound`` with the default pool alignment 16).
+    """
+    lifetimes = analyze_module(module)
+    bounds: dict[str, int] = {}
+    for function in lifetimes.functions:
+        buffers = function.problem().buffers
+        for device in sorted({b.device for b in buffers}):
+            key = f"workspace_{device}"
+            value = buffers_lower_bound([b for b in buffers if b.device == device], 16)
+            bounds[key] = max(bounds.get(key, 0), value)
+    return bounds
+
+
+# ---------------------------------------------------------------------------
+# Properties
+# ---------------------------------------------------------------------------
+
+
+@FAST
+@given(steps_strategy(devices=("cpu", "npu")), st.sampled_from(["auto", "greedy-by-size", "greedy-by-conflicts", "hill-climb", "exact"]))
+def test_random_programs_are_pinned_and_verified(steps: list[Step], algorithm: str) -> None:
+    """Every static storage is pinned, every pool has `used`, verify-plan accepts."""
+    module = _run(_parse(_program(steps)), f"insert-kills,usmp{{algorithm={algorithm} timeout=2}}")
+    _run(module, "verify-plan{require-pinned=true}")
+    used = _used(module)
+    devices = {step.device for step in steps}
+    assert set(used) == {f"workspace_{d}" for d in devices}
+    for storage in _storages(module):
+        assert storage.pinned is not None
+        pool, offset = storage.pinned
+        assert offset % storage.alignment_value == 0
+        assert offset + (storage.byte_size or 0) <= used[pool]
+    bounds = _lower_bounds(_run(_parse(_program(steps)), "insert-kills"))
+    for pool, value in used.items():
+        assert value >= bounds.get(pool, 0)
+
+
+@FAST
+@given(
+    st.lists(st.integers(1, 8), min_size=1, max_size=12),
+    st.sampled_from(["auto", "exact"]),
+)
+def test_chains_reach_the_lower_bound(blocks: list[int], algorithm: str) -> None:
+    """A chain (each step reads the previous one) needs max(size_i + size_i+1): reached.
+
+    Sizes are multiples of 64 so no alignment padding is needed: putting the
+    steps alternately at the bottom and at the top of that many bytes fits.
+    """
+    steps = [Step(elements=16 * n, alignment=64, reads=(i - 1,)) for i, n in enumerate(blocks)]
+    text = _program(steps)
+    module = _run(_parse(text), f"insert-kills,usmp{{algorithm={algorithm} timeout=5}}")
+    _run(module, "verify-plan{require-pinned=true}")
+    sizes = [64 * n for n in blocks]
+    expected = max([sizes[0], *(a + b for a, b in zip(sizes, sizes[1:]))])
+    assert _used(module) == {"workspace_cpu": expected}
+    assert _lower_bounds(_run(_parse(text), "insert-kills")) == {"workspace_cpu": expected}
+
+
+@FAST
+@given(steps_strategy(devices=("cpu", "npu")))
+def test_deterministic(steps: list[Step]) -> None:
+    """The same input gives byte-identical output (auto and hill-climb)."""
+    text = _program(steps)
+    for spec in ("insert-kills,usmp", "insert-kills,usmp{algorithm=hill-climb seed=7}"):
+        first = _text(_run(_parse(text), spec))
+        second = _text(_run(_parse(text), spec))
+        assert first == second
+
+
+@FAST
+@given(steps_strategy(max_steps=8))
+def test_idempotent(steps: list[Step]) -> None:
+    """Planning a planned module again changes nothing."""
+    once = _text(_run(_parse(_program(steps)), "insert-kills,usmp"))
+    twice = _text(_run(_parse(once), "usmp"))
+    assert once == twice
+
+
+@FAST
+@given(steps_strategy(max_steps=8, alignments=(64,)), st.booleans())
+def test_coalesce_first_never_costs_memory(steps: list[Step], overlap: bool) -> None:
+    """coalesce (either mode) or reuse before usmp uses no more of any pool than usmp alone.
+
+    With one alignment for every storage (manifest-alloc's 64 for f32): a
+    merged storage takes the largest member alignment, so with mixed ones
+    the tensors' own alignments are lost (see test_mixed_alignments...).
+    """
+    text = _program(steps)
+    alone = _used(_run(_parse(text), "insert-kills,usmp{timeout=1}"))
+    for before in (f"coalesce{{overlap={'true' if overlap else 'false'}}}", "reuse"):
+        module = _run(_parse(text), f"insert-kills,{before},usmp{{timeout=1}}")
+        _run(module, "verify-plan{require-pinned=true}")
+        combined = _used(module)
+        assert all(combined[pool] <= alone[pool] for pool in alone), (before, combined, alone)
+
+
+@FAST
+@given(steps_strategy(max_steps=8), st.booleans())
+def test_usmp_never_loses_to_the_storages_as_given(steps: list[Step], overlap: bool) -> None:
+    """Whatever coalesce did, usmp's plan is no bigger than keeping its storages whole."""
+    text = _program(steps)
+    coalesced = _run(_parse(text), f"insert-kills,coalesce{{overlap={str(overlap).lower()}}}")
+    whole = _used(_run(coalesced.clone(), "usmp{timeout=1 split-storages=false}"))
+    seen_through = _run(coalesced, "usmp{timeout=1}")
+    _run(seen_through, "verify-plan{require-pinned=true}")
+    assert all(_used(seen_through)[pool] <= whole[pool] for pool in whole)
+
+
+def test_mixed_alignments_after_coalesce_are_a_known_limit() -> None:
+    """A coalesced storage has the largest member alignment: a 16-aligned tensor at
+    its offset 0 becomes 32-aligned, which usmp cannot undo (36 bytes, not 20)."""
+    steps = [Step(1, 16, (0,)), Step(1, 32, (0,))]
+    text = _program(steps)
+    assert _used(_run(_parse(text), "insert-kills,usmp")) == {"workspace_cpu": 20}
+    coalesced = _run(_parse(text), "insert-kills,coalesce{overlap=false},usmp")
+    assert _used(coalesced) == {"workspace_cpu": 36}
+
+
+@FAST
+@given(st.lists(steps_strategy(max_steps=6, branches=False), min_size=2, max_size=3))
+def test_functions_share_the_workspace(functions: list[list[Step]]) -> None:
+    """Default scope: a pool's used is the max over functions of each one planned alone."""
+    bodies = [
+        _program(steps, name=f"f{i}", with_kernels=False) for i, steps in enumerate(functions)
+    ]
+    header = "func.func private @k(memref<?xf32>, memref<?xf32>)\n"
+    module = _run(_parse(header + "".join(bodies)), "insert-kills,usmp{algorithm=exact}")
+    _run(module, "verify-plan{require-pinned=true}")
+    alone = [
+        _used(_run(_parse(header + body), "insert-kills,usmp{algorithm=exact}"))["workspace_cpu"]
+        for body in bodies
+    ]
+    assert _used(module) == {"workspace_cpu": max(alone)}
+    # scope=module plans them as one program: the functions follow each
+    # other on the time line, so the optimum is the same.
+    whole = _run(
+        _parse(header + "".join(bodies)), "insert-kills,usmp{algorithm=exact scope=module}"
+    )
+    _run(whole, "verify-plan{require-pinned=true}")
+    assert _used(whole) == {"workspace_cpu": max(alone)}
+
+
+@FAST
+@given(steps_strategy(max_steps=8, branches=False), st.integers(1, 4))
+def test_fallback_respects_pool_sizes(steps: list[Step], quarter: int) -> None:
+    """A bounded first pool, an unbounded fallback: the first never overflows, all verify.
+
+    Whatever does not fit @fast goes to @slow; with @fast as large as every
+    storage side by side, nothing falls back.
+    """
+    total = sum(-(-step.elements * 4 // 64) * 64 for step in steps)
+    size = max(64, total * quarter // 4)
+    pools = f"memory.pool @fast size {size} align 64\nmemory.pool @slow"
+    module = _run(_parse(_program(steps, pools=pools)), "insert-kills,usmp{timeout=1}")
+    _run(module, "verify-plan{require-pinned=true}")
+    used = _used(module)
+    assert used["fast"] <= size
+    if quarter == 4:
+        assert used["slow"] == 0
+    for storage in _storages(module):
+        pin = storage.pinned
+        assert pin is not None
+        if pin[0] == "slow":
+            # It fell back: too large for @fast, or @fast holds something.
+            assert (storage.byte_size or 0) > size or used["fast"] > 0
+
+
+@pytest.mark.parametrize("algorithm", ["greedy-by-size", "auto"])
+def test_overflow_is_a_diagnostic(algorithm: str) -> None:
+    steps = [Step(16, 64, ()), Step(16, 64, (0,)), Step(16, 64, (0, 1))]
+    text = _program(steps, pools="memory.pool @sram size 128")
+    with pytest.raises(PassFailedException) as info:
+        _run(_parse(text), f"insert-kills,usmp{{algorithm={algorithm}}}")
+    message = str(info.value)
+    assert "usmp: storage %s2 in @f (64 bytes, align 64" in message
+    assert "@sram: size 128, peak 128; impossible: live together with %s0" in message
+    assert "it needs 192 bytes" in message
+
+
+def test_read_only_storages_use_ro_pools() -> None:
+    """A storage never written may go to the ro pool listed first; written ones skip it."""
+    text = """
+    memory.pool @flash access ro
+    memory.pool @sram
+    func.func private @k(memref<16xf32>, memref<16xf32>)
+    func.func @f(%x: memref<16xf32>) {
+      %w = memory.alloc_storage : !memory.storage<64>
+      %tw = memory.alloc_tensor %w[0] : !memory.storage<64> -> memref<16xf32>
+      %a = memory.alloc_storage : !memory.storage<64>
+      %ta = memory.alloc_tensor %a[0] : !memory.storage<64> -> memref<16xf32>
+      memory.invoke @k ins(%tw : memref<16xf32>) outs(%ta : memref<16xf32>)
+      func.return
+    }
+    """
+    module = _run(_parse(text), "usmp,verify-plan{require-pinned=true}")
+    pins = {op.storage.name_hint: op.pinned for op in _storages(module)}
+    assert pins == {"w": ("flash", 0), "a": ("sram", 0)}
+
+
+def test_pass_class_and_options() -> None:
+    assert get_all_passes()["usmp"]() is UsmpPass
+    parsed = PassPipeline.parse_spec(
+        get_all_passes(), "usmp{algorithm=exact timeout=3 seed=2 scope=module replan=true split-storages=false}"
+    ).passes[0]
+    assert parsed == UsmpPass("exact", 3, 2, "module", True, False)
+
+
+@pytest.mark.parametrize("example", ["mlp", "convnet"])
+def test_readme_main_job(example: str) -> None:
+    """The README's command, through the real driver: pinned, at the lower bound."""
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tools.memplan_opt",
+            "--manifest-alloc",
+            "--insert-kills",
+            "--usmp",
+            "--plan-report",
+            str(EXAMPLES / f"{example}.mlir"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "memory.alloc_storage :" not in result.stdout  # nothing left unpinned
+    report = [line for line in result.stderr.splitlines() if "@workspace_cpu" in line]
+    assert report and "1.00x" in report[0]
