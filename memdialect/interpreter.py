@@ -130,10 +130,10 @@ def _describe_array(array: np.ndarray) -> str:
 
 def digest(array: Any) -> str:
     """A short content hash of ``array`` (dtype, shape and bytes)."""
-    data = np.ascontiguousarray(array)
+    data = np.asarray(array, order="C")
     hasher = hashlib.blake2b(digest_size=12)
     hasher.update(f"{data.dtype}{data.shape}".encode())
-    hasher.update(data.view(np.uint8).reshape(-1).tobytes() if data.size else b"")
+    hasher.update(data.reshape(-1).view(np.uint8).tobytes() if data.size else b"")
     return hasher.hexdigest()
 
 
@@ -210,8 +210,14 @@ class ExecutionResult:
 
 
 def _poison(array: np.ndarray) -> None:
-    if array.size:
-        array.reshape(-1).view(np.uint8).fill(POISON_BYTE)
+    """Overwrite every byte of ``array`` (a storage, a tensor or a view of one)."""
+    if not array.size:
+        return
+    if array.flags.c_contiguous:
+        array.reshape(-1).view(np.uint8).fill(POISON_BYTE)  # a view, never a copy
+    else:
+        pattern = bytes([POISON_BYTE]) * array.dtype.itemsize
+        array[...] = np.frombuffer(pattern, dtype=array.dtype)[0]
 
 
 @register_impls
@@ -442,7 +448,7 @@ class MemoryFunctions(InterpreterFunctions):
                 f"data for global @{name} is {_describe_array(array)}, "
                 f"its type is {memref_type}"
             )
-        array = np.ascontiguousarray(array)
+        array = np.asarray(array, order="C")
         if array.flags.writeable:
             array = array.copy()
             array.flags.writeable = False
@@ -573,7 +579,7 @@ def _check_argument(index: int, value: Any, value_type: Attribute, name: str) ->
         raise ExecutionError(
             f"argument #{index} of @{name} is {value_type}, got {_describe_array(array)}"
         )
-    return np.ascontiguousarray(array).copy()
+    return np.array(array, order="C", copy=True)
 
 
 def run_function(

@@ -326,3 +326,50 @@ def test_progress_line(monkeypatch: pytest.MonkeyPatch) -> None:
     assert stream.getvalue() == "\rplanned: 2/2 kernel calls"
     progress.close()
     assert stream.getvalue().endswith("\r")
+
+
+def test_scalars_bools_external_data_and_constant_outputs(tmp_path: Path) -> None:
+    """0-d tensors stay 0-d, booleans run, weights in an external data file
+    load, and a graph output that is a folded constant is returned."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from tools.memplan_import_onnx import import_onnx, module_text
+
+    weights = np.arange(2000, dtype=np.float32).reshape(40, 50) / 1000
+    graph = helper.make_graph(
+        [
+            helper.make_node("MatMul", ["x", "w"], ["y"]),
+            helper.make_node("Add", ["y", "one"], ["z"]),
+            helper.make_node("Add", ["one", "one"], ["two"]),
+            helper.make_node("Equal", ["x", "x"], ["eq"]),
+            helper.make_node("ReduceSum", ["x"], ["sum"], keepdims=0),
+            helper.make_node("Mul", ["sum", "one"], ["scaled"]),
+        ],
+        "edges",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 40])],
+        [
+            helper.make_tensor_value_info("z", TensorProto.FLOAT, [2, 50]),
+            helper.make_tensor_value_info("two", TensorProto.FLOAT, []),
+            helper.make_tensor_value_info("eq", TensorProto.BOOL, [2, 40]),
+            helper.make_tensor_value_info("scaled", TensorProto.FLOAT, []),
+        ],
+        initializer=[
+            numpy_helper.from_array(weights, "w"),
+            numpy_helper.from_array(np.array(1, dtype=np.float32), "one"),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    path = tmp_path / "edges.onnx"
+    onnx.save(model, path, save_as_external_data=True, location="edges.data", size_threshold=100)
+    assert (tmp_path / "edges.data").exists()
+
+    text = module_text(import_onnx(path, weights="inline"))
+    assert 'sym_name = "one", type = memref<f32>, initial_value = dense<1.000000e+00> : tensor<f32>' in text
+    assert 'sym_name = "w", type = memref<40x50xf32>, initial_value = dense<"0x' in text
+    report = run_onnx(str(path), "manifest-alloc,insert-kills,usmp", atol=0.0)
+    assert report.ok, report.format()
+    assert [(o.name, o.shape, o.dtype) for o in report.outputs] == [
+        ("z", (2, 50), "float32"), ("two", (), "float32"), ("eq", (2, 40), "bool"), ("scaled", (), "float32"),
+    ]
+    assert report.planned_outputs[1] == 2.0

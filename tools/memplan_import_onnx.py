@@ -66,10 +66,10 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from io import StringIO
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from io import StringIO
 from pathlib import Path
 from typing import Any, Literal
 
@@ -80,9 +80,6 @@ from xdsl.dialects.builtin import (
     BytesAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
-    Float16Type,
-    Float32Type,
-    Float64Type,
     FloatAttr,
     IntegerAttr,
     IntegerType,
@@ -202,7 +199,7 @@ def _onnx_elem_type(dtype: np.dtype[Any]) -> int:
 
 def dense_attr(array: np.ndarray, element_type: Attribute) -> DenseIntOrFPElementsAttr:
     """``array`` as a ``dense<...>`` attribute of ``element_type`` (bit-exact)."""
-    contiguous = np.ascontiguousarray(array, dtype=numpy_dtype(element_type))
+    contiguous = np.asarray(array, dtype=numpy_dtype(element_type), order="C")
     tensor_type = TensorType(element_type, contiguous.shape)
     return DenseIntOrFPElementsAttr(tensor_type, BytesAttr(contiguous.tobytes()))
 
@@ -327,6 +324,14 @@ def load_model(source: str | Path | bytes) -> Any:
         ) from error
     if not model.HasField("graph") or not model.opset_import:
         raise OnnxImportError(f"{label} is not an ONNX model: it has no graph or no opset")
+    if not isinstance(source, bytes):
+        from onnx.external_data_helper import load_external_data_for_model, uses_external_data
+
+        if any(uses_external_data(t) for t in model.graph.initializer):
+            try:
+                load_external_data_for_model(model, str(Path(source).resolve().parent))
+            except (OSError, ValueError) as error:
+                raise OnnxImportError(f"{label}: cannot load its external data: {error}") from error
     return model
 
 
@@ -478,7 +483,7 @@ def _fold_node(
         evaluators[key] = _CompiledNode(_evaluator(model), in_names, out_names)
     compiled = evaluators[key]
     feeds = {
-        name: np.ascontiguousarray(values[n])
+        name: np.asarray(values[n], order="C")
         for name, n in zip(compiled.input_names, [n for n in node.input if n])
     }
     results = compiled.evaluator.run(None, feeds)
@@ -570,7 +575,7 @@ def _infer_types(
             continue  # string constants: no element type we support anyway
         elem_type = _onnx_elem_type(array.dtype)
         if array.size <= SMALL_CONSTANT_ELEMENTS:
-            initializers.append(onnx.numpy_helper.from_array(np.ascontiguousarray(array), name))
+            initializers.append(onnx.numpy_helper.from_array(np.asarray(array, order="C"), name))
         else:
             inputs.append(helper.make_tensor_value_info(name, elem_type, list(array.shape)))
     inference_graph = helper.make_graph(
@@ -711,12 +716,12 @@ class _Emitter:
         initial: Attribute = UnitAttr()
         if self.weights == "inline":
             array = np.asarray(self.constants[name])
-            flat = array.reshape(-1)
-            if flat.size > 1 and array.strides == (0,) * array.ndim:
-                # A zero-copy splat: store one element, which dense<> splats.
+            if array.size > 1 and all(stride == 0 for stride in array.strides):
+                # A zero-copy splat (ConstantOfShape): one element, which
+                # dense<> prints as a splat, instead of materialising it.
+                one = np.asarray(array.flat[0], dtype=numpy_dtype(info.element_type))
                 initial = DenseIntOrFPElementsAttr(
-                    info.tensor_type,
-                    BytesAttr(np.ascontiguousarray(flat[:1], numpy_dtype(info.element_type)).tobytes()),
+                    info.tensor_type, BytesAttr(one.reshape(1).tobytes())
                 )
             else:
                 initial = dense_attr(array, info.element_type)
@@ -1054,7 +1059,7 @@ class OnnxKernelResolver:
         ) -> None:
             arrays = [np.asarray(x) for x in ins]
             node, out_slots = compiled(arrays, outs)
-            feeds = {n: np.ascontiguousarray(a) for n, a in zip(node.input_names, arrays)}
+            feeds = {n: np.asarray(a, order="C") for n, a in zip(node.input_names, arrays)}
             results = node.evaluator.run([node.output_names[s] for s in out_slots], feeds)
             for index, (out, result) in enumerate(zip(outs, results)):
                 result = np.asarray(result)
