@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -9,6 +11,7 @@ from hypothesis import strategies as st
 from passes.planning.algorithms import ALGORITHMS, PlanOptions, solve
 from passes.planning.algorithms.exact_search import FOUND, NOT_FOUND, PoolSearch
 from passes.planning.bounds import lower_bound
+from passes.planning.io import read_csv
 from passes.planning.model import Buffer, Placement, Pool, Problem
 from passes.planning.validate import validate
 from tests.planning.strategies import brute_force_peak, buffers, problems
@@ -191,3 +194,16 @@ def test_searches_never_lose_to_greedy(problem: Problem) -> None:
     )
     for name in ("hill-climb", "auto"):
         assert sum(solve(problem, name, FAST).used(problem).values()) <= greedy
+
+
+def test_exact_reports_timeout_with_the_best_partial_plan() -> None:
+    suite = Path("/work/shared/benchmarks/minimalloc/A.1048576.csv")
+    if not suite.is_file():
+        suite = Path(__file__).resolve().parents[3] / "shared/benchmarks/minimalloc/A.1048576.csv"
+    if not suite.is_file():
+        pytest.skip("MiniMalloc suite not available")
+    problem = read_csv(suite, 1048576)
+    solution = solve(problem, "exact", PlanOptions(timeout=0.2, minimize=False))
+    assert solution.status == "timeout"
+    # What the greedy could place is kept, and is valid as far as it goes.
+    assert {f.kind for f in validate(problem, solution)} == {"unplaced"}

@@ -312,7 +312,6 @@ class PoolSearch:
         plain_sizes = self.plain_sizes
         first_section = self.first_section
         end_section = self.end_section
-        cuts = self.cuts
         solution = self.solution
         members_of = self.section_members
         witness = self.witness
@@ -624,7 +623,7 @@ def exact(problem: Problem, options: PlanOptions | None = None) -> Solution:
     pools = problem.pools
     # Pool per buffer: the heuristic's choice, else its first candidate.
     assignment: list[int] = []
-    for index, buffer in enumerate(buffers):
+    for index in range(len(buffers)):
         if heuristic.pools[index] >= 0:
             assignment.append(heuristic.pools[index])
         else:
