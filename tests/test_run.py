@@ -373,3 +373,31 @@ def test_scalars_bools_external_data_and_constant_outputs(tmp_path: Path) -> Non
         ("z", (2, 50), "float32"), ("two", (), "float32"), ("eq", (2, 40), "bool"), ("scaled", (), "float32"),
     ]
     assert report.planned_outputs[1] == 2.0
+
+
+def test_dynamic_storages_and_arith() -> None:
+    """Sizes computed with arith at run time, dynamic dims, dense constants;
+    bytes no kernel wrote read as poison."""
+    module = _parse(
+        """
+        func.func private @head(tensor<2xf32>, memref<?xf32>) -> ()
+        func.func @main() -> memref<?xf32> {
+          %n = arith.constant 3 : index
+          %c4 = arith.constant 4 : index
+          %bytes = arith.muli %n, %c4 : index
+          %s = memory.alloc_storage(%bytes) : !memory.storage<?>
+          %t = memory.alloc_tensor %s[0](%n) : !memory.storage<?> -> memref<?xf32>
+          %c = arith.constant dense<[1.0, 2.0]> : tensor<2xf32>
+          memory.invoke @head ins(%c : tensor<2xf32>) outs(%t : memref<?xf32>)
+          func.return %t : memref<?xf32>
+        }
+        """
+    )
+    module.verify()
+    registry = KernelRegistry()
+    registry.register("head", lambda ins, outs, attrs: outs[0].__setitem__(slice(0, 2), ins[0]))
+    result = run_function(module, [], kernels=registry)
+    assert result.outputs[0][:2].tolist() == [1.0, 2.0] and np.isnan(result.outputs[0][2])
+    assert result.unpinned_bytes == 12
+    quiet = run_function(module, [], kernels=registry, poison=False)
+    assert quiet.outputs[0].tolist() == [1.0, 2.0, 0.0]
