@@ -35,7 +35,9 @@ def auto(problem: Problem, options: PlanOptions | None = None) -> Solution:
     started = time.perf_counter()
     placer = GreedyPlacer(problem)
     best_order = placer.size_order()
+    placement_started = time.perf_counter()
     best = placer.place(best_order)
+    placement_seconds = time.perf_counter() - placement_started
     other_order = placer.conflict_order()
     other = placer.place(other_order)
     if other.cost() < best.cost():
@@ -64,7 +66,9 @@ def auto(problem: Problem, options: PlanOptions | None = None) -> Solution:
         improved = exact(problem, budget)
         stage = "exact"
     else:
-        improved = climb(placer, best_order, best, budget, time.perf_counter() + remaining)
+        improved = climb(
+            placer, best_order, best, budget, time.perf_counter() + remaining, placement_seconds
+        )
         stage = "hill-climb"
     improved.stats["stage"] = stage
     improved.stats["algorithm"] = "auto"

@@ -30,12 +30,14 @@ def hill_climb(problem: Problem, options: PlanOptions | None = None) -> Solution
     deadline = time.perf_counter() + options.timeout
     placer = GreedyPlacer(problem)
     best_order = placer.size_order()
+    started = time.perf_counter()
     best = placer.place(best_order)
+    placement_seconds = time.perf_counter() - started
     other_order = placer.conflict_order()
     other = placer.place(other_order)
     if other.cost() < best.cost():
         best_order, best = other_order, other
-    return climb(placer, best_order, best, options, deadline)
+    return climb(placer, best_order, best, options, deadline, placement_seconds)
 
 
 def climb(
@@ -44,8 +46,13 @@ def climb(
     best: GreedyResult,
     options: PlanOptions,
     deadline: float,
+    placement_seconds: float = 0.0,
 ) -> Solution:
-    """Hill-climb from ``best`` (the placement of ``best_order``) until a budget ends."""
+    """Hill-climb from ``best`` (the placement of ``best_order``) until a budget ends.
+
+    ``placement_seconds`` estimates one placement's duration, so that no
+    placement starts that would end past ``deadline``.
+    """
     problem = placer.problem
     rng = random.Random(options.seed)
 
@@ -67,7 +74,13 @@ def climb(
     iterations = 0
     if len(movable) >= 2 and not at_bound(best):
         position_of = {index: pos for pos, index in enumerate(best_order)}
-        while iterations < options.iterations and time.perf_counter() < deadline:
+        # Do not start a placement that would end past the deadline: on big
+        # problems one placement takes seconds.
+        last_duration = placement_seconds
+        while (
+            iterations < options.iterations
+            and time.perf_counter() + last_duration < deadline
+        ):
             iterations += 1
             order = list(best_order)
             peaks = [
@@ -86,7 +99,9 @@ def climb(
                 first = rng.randrange(len(order))
                 second = rng.randrange(len(order))
                 order[first], order[second] = order[second], order[first]
+            started = time.perf_counter()
             result = placer.place(order)
+            last_duration = time.perf_counter() - started
             if result.cost() <= best.cost():
                 best_order, best = order, result
                 position_of = {index: pos for pos, index in enumerate(best_order)}
