@@ -224,8 +224,12 @@ def plan_group(
     overlap: bool,
     algorithm: str,
     options: PlanOptions,
-) -> RegionPlan:
-    """The merged storage for ``members`` (same block, device and candidates)."""
+) -> RegionPlan | None:
+    """The merged storage for ``members`` (same block, device and candidates).
+
+    ``None`` when ``overlap`` is set and even the best layout found, alignment
+    padding included, is bigger than the members' sizes added up.
+    """
     buffers = [_member_buffer(member) for member in members]
     lower_bound = buffers_lower_bound(buffers)
     offsets, size = _end_to_end(members)
@@ -239,6 +243,10 @@ def plan_group(
             offsets = [solution.placements[b.id].offset for b in buffers]
             size = planned
             status = solution.status
+        if size > sum(b.size for b in buffers):
+            # Alignment padding would make the merged storage bigger than the
+            # members side by side: not worth it.
+            return None
     killed = any(member.killed for member in members)
     latest = _latest_anchor(members, lifetimes)
     block = members[0].alloc.parent_block()
@@ -276,11 +284,11 @@ def plan_function(
         for members in groups.values():
             if len(members) < 2:
                 continue
-            plans.append(
-                plan_group(
-                    members, lifetimes, overlap=overlap, algorithm=algorithm, options=options
-                )
+            plan = plan_group(
+                members, lifetimes, overlap=overlap, algorithm=algorithm, options=options
             )
+            if plan is not None:
+                plans.append(plan)
     return plans
 
 
@@ -340,6 +348,13 @@ class CoalescePass(ModulePass):
     region's lower bound (its peak of live member bytes) whenever the exact
     search reaches it in time. A plan is never bigger than the end-to-end
     layout (if a heuristic's were, the end-to-end layout is kept).
+
+    Alignment padding: laid end to end, a member starts at the next multiple
+    of its alignment, so part 1 may cost a few bytes more than the members
+    side by side (at most each member rounded up to the largest alignment;
+    TVM's part 1 rounded every member the same way). With `overlap=true` the
+    total never grows: a group whose best layout is still bigger than its
+    members' sizes added up is left as it is.
 
     Left alone: dynamic-size storages; storages pinned to a pool;
     storages that escape the function, are used outside their block
