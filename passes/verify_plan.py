@@ -73,7 +73,8 @@ def _pool_findings(lifetimes: ModuleLifetimes) -> list[str]:
             message = message.replace(f"buffer '{buffer_id}'", label)
             message = message.replace(f"'{buffer_id}'", label)
         messages.append(message)
-    return messages
+    # Sorted: the validator's order is an implementation detail of its sweep.
+    return sorted(messages)
 
 
 def _storage_findings(function: FunctionLifetimes, storage: StorageLifetime) -> list[str]:
@@ -116,7 +117,7 @@ def _storage_findings(function: FunctionLifetimes, storage: StorageLifetime) -> 
         for name in finding.buffers:
             message = message.replace(f"buffer '{name}'", f"tensor {by_name[name].label}")
         messages.append(message)
-    return messages
+    return sorted(messages)
 
 
 def plan_findings(lifetimes: ModuleLifetimes, *, require_pinned: bool = False) -> list[str]:

@@ -299,12 +299,15 @@ class RegionLiveness:
             block: [self.blocks[s] for s in successors[i]]
             for i, block in enumerate(self.blocks)
         }
-        # Hull of the blocks each value is live into / out of.
+        # Per value: the blocks it is live into, and the hull of the blocks it
+        # is live into / out of (sizes sum to the liveness, not values x blocks).
+        self.live_in_blocks: dict[int, list[Block]] = {}
         self.first_live_in: dict[int, int] = {}
         self.last_live_out: dict[int, int] = {}
         for block in self.blocks:
             bounds = numbering.block_range[block]
             for bit in _bits(self.live_in[block]):
+                self.live_in_blocks.setdefault(bit, []).append(block)
                 if bit not in self.first_live_in:
                     self.first_live_in[bit] = bounds.start
                 else:
@@ -320,6 +323,12 @@ class RegionLiveness:
             if bit is not None:
                 result |= 1 << bit
         return result
+
+
+def has_one_block(region: Region) -> bool:
+    """True when ``region`` has exactly one block (O(1): ``len(region.blocks)`` walks them)."""
+    first = region.first_block
+    return first is not None and first.next_block is None
 
 
 def _bits(vector: int) -> Iterable[int]:
@@ -438,7 +447,7 @@ class FunctionLifetimes:
         if lifetime.escapes or lifetime.killed or lifetime.leaves_region:
             return []
         scope = lifetime.scope
-        if len(scope.blocks) == 1:
+        if has_one_block(scope):
             anchor = lifetime.op
             for use, _ in lifetime.uses:
                 candidate = ancestor_in_region(use.operation, scope)
@@ -448,10 +457,10 @@ class FunctionLifetimes:
             if anchor.has_trait(IsTerminator):
                 return []
             return [KillPoint(after=anchor)]
-        block_args = {
-            arg for block in scope.blocks for arg in block.args
-        }
-        if any(alias in block_args for alias in lifetime.aliases):
+        if any(
+            isinstance(alias, BlockArgument) and alias.block.parent is scope
+            for alias in lifetime.aliases
+        ):
             return []
         liveness = self.liveness[scope]
         mask = liveness.mask(lifetime.aliases)
@@ -467,8 +476,15 @@ class FunctionLifetimes:
             current = last_in_block.get(block)
             if current is None or self.numbering.end[anchor] > self.numbering.end[current]:
                 last_in_block[block] = anchor
+        # Only the blocks where the value is: live into, or used/defined in.
+        present_blocks: dict[Block, None] = dict.fromkeys(last_in_block)
+        for alias in lifetime.aliases:
+            bit = liveness.bit.get(alias)
+            if bit is not None:
+                present_blocks.update(dict.fromkeys(liveness.live_in_blocks.get(bit, ())))
+        block_order = self.numbering.block_range
         points: list[KillPoint] = []
-        for block in scope.blocks:
+        for block in sorted(present_blocks, key=lambda b: block_order[b].start):
             live_in = bool(liveness.live_in[block] & mask)
             live_out = bool(liveness.live_out[block] & mask)
             present = live_in or block in last_in_block
@@ -583,7 +599,7 @@ class _FunctionAnalyzer:
         tracked: dict[Region, dict[SSAValue, None]] = {}
         for root in roots:
             scope = scopes[root]
-            if len(scope.blocks) < 2:
+            if has_one_block(scope):
                 continue
             values = tracked.setdefault(scope, {})
             for alias in closures[root][0]:
