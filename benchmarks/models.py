@@ -33,7 +33,8 @@ planned ``R.memory.alloc_storage`` sizes plus the function outputs Relax
 allocates outside the plan (``R.builtin.alloc_tensor``); memplan's pool
 holds its outputs too. Relax fuses operators first (a fused Conv+Relu has
 no intermediate tensor), so a second TVM column runs the same passes
-without FuseOps/FuseTIR: the same buffers memplan plans.
+without FuseOps/FuseTIR: about the buffers memplan plans (one per
+operator).
 
 Usage::
 

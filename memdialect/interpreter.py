@@ -143,11 +143,12 @@ class KernelRegistry:
 
     ``register(name, kernel)`` (or ``@registry.register(name)``) binds one
     declaration symbol; resolvers added with ``add_resolver`` are asked in
-    order for declarations no name matches. ``lookup`` caches per symbol.
+    order for declarations no name matches, once per declaration.
     """
 
     _by_name: dict[str, Kernel] = field(default_factory=dict)
     _resolvers: list[KernelResolver] = field(default_factory=list)
+    _resolved: dict[func.FuncOp, Kernel] = field(default_factory=dict)
 
     def register(
         self, name: str, kernel: Kernel | None = None
@@ -174,13 +175,15 @@ class KernelRegistry:
     def lookup(self, declaration: func.FuncOp) -> Kernel:
         """The kernel for ``declaration``, or ``ExecutionError`` naming it."""
         name = declaration.sym_name.data
-        kernel = self._by_name.get(name)
+        kernel = self._by_name.get(name) or self._resolved.get(declaration)
         if kernel is not None:
             return kernel
         for resolver in self._resolvers:
             kernel = resolver(declaration)
             if kernel is not None:
-                self._by_name[name] = kernel
+                # Per declaration, not per name: another module may declare
+                # the same name with other attributes.
+                self._resolved[declaration] = kernel
                 return kernel
         raise ExecutionError(
             f"no kernel for @{name}: register one with KernelRegistry.register("

@@ -401,3 +401,27 @@ def test_dynamic_storages_and_arith() -> None:
     assert result.unpinned_bytes == 12
     quiet = run_function(module, [], kernels=registry, poison=False)
     assert quiet.outputs[0].tolist() == [1.0, 2.0, 0.0]
+
+
+def test_resolved_kernels_are_per_declaration() -> None:
+    """One registry, two modules declaring @k with different attributes: each
+    call gets the kernel resolved for its own declaration."""
+    text = """
+    func.func private @k(memref<2xf32>) -> () attributes {value = VALUE : f32}
+    func.func @main() -> memref<2xf32> {
+      %s = memory.alloc_storage : !memory.storage<8>
+      %t = memory.alloc_tensor %s[0] : !memory.storage<8> -> memref<2xf32>
+      memory.invoke @k outs(%t : memref<2xf32>)
+      func.return %t : memref<2xf32>
+    }
+    """
+    registry = KernelRegistry()
+
+    def fill_with_value(declaration: func.FuncOp):  # type: ignore[no-untyped-def]
+        value = declaration.attributes["value"].value.data  # type: ignore[union-attr]
+        return lambda ins, outs, attrs: outs[0].fill(value)
+
+    registry.add_resolver(fill_with_value)
+    one = run_function(_parse(text.replace("VALUE", "1.0")), [], kernels=registry)
+    two = run_function(_parse(text.replace("VALUE", "2.0")), [], kernels=registry)
+    assert one.outputs[0].tolist() == [1.0, 1.0] and two.outputs[0].tolist() == [2.0, 2.0]
