@@ -63,7 +63,6 @@ NOT_FOUND = 1
 ABORTED = 2  # node limit of one portfolio round exhausted
 TIMED_OUT = 3
 
-_TIME_CHECK_MASK = 127  # check the clock every 128 nodes
 _MAX_MISSES = 24  # timeouts in a row before a minimisation pass gives up
 _PLACED = 1 << 62  # minimum offset recorded for placed buffers: above any floor
 
@@ -286,11 +285,11 @@ class PoolSearch:
         if self.nodes < 0:
             return ABORTED
         self.visited += 1
-        if not self.visited & _TIME_CHECK_MASK:
-            if time.perf_counter() > self.deadline:
-                raise SearchTimeout
-            if self.node_budget is not None and self.visited > self.node_budget:
-                raise SearchTimeout
+        # The clock costs ~0.1 us, a node at least ~20 us: check every node.
+        if time.perf_counter() > self.deadline or (
+            self.node_budget is not None and self.visited > self.node_budget
+        ):
+            raise SearchTimeout
         offsets = self.offsets
         min_offsets = self.min_offsets
         sizes = self.sizes
