@@ -36,10 +36,13 @@ def test_every_algorithm_returns_a_valid_plan(algorithm: str, problem: Problem) 
 
 @pytest.mark.parametrize("algorithm", NAMES)
 @settings(max_examples=15, deadline=None)
-@given(problem=problems(max_buffers=10))
+@given(problem=problems(max_buffers=8))
 def test_deterministic(algorithm: str, problem: Problem) -> None:
-    first = solve(problem, algorithm, FAST)
-    second = solve(problem, algorithm, FAST)
+    # A generous time limit: searches are budgeted in nodes, so only a
+    # deadline that actually cuts one short could make runs differ.
+    options = PlanOptions(timeout=120.0, iterations=20)
+    first = solve(problem, algorithm, options)
+    second = solve(problem, algorithm, options)
     assert first.placements == second.placements
     assert first.status == second.status
 
