@@ -834,6 +834,9 @@ def happens_after(kill: Operation, op: Operation, definition_block: Block | None
             other_block = other.parent_block()
             assert anchor_block is not None and other_block is not None
             reachable = _reachable_blocks(anchor_block, definition_block)
+            # Coming back to the defining block redefines the value: its uses
+            # there (all after the definition) see a new, live value.
+            reachable.discard(definition_block)
             if other_block is anchor_block:
                 return anchor.is_before_in_block(other) or anchor_block in reachable
             return other_block in reachable

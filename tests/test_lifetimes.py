@@ -337,6 +337,7 @@ class Trace:
     first: dict[int, int] = field(default_factory=dict)
     last: dict[int, int] = field(default_factory=dict)
     time: int = 0
+    branches: int = 0
 
 
 def _execute(func: FuncOp, choices: Iterator[int]) -> Trace:
@@ -348,7 +349,7 @@ def _execute(func: FuncOp, choices: Iterator[int]) -> Trace:
         for instance in instances:
             trace.last[instance] = trace.time
 
-    def run_block(block: Block) -> list[frozenset[int]]:
+    def run_block(block: Block) -> list[frozenset[int]] | tuple[Block, list[frozenset[int]]]:
         for op in block.ops:
             trace.time += 1
             operands = [env.get(v, frozenset()) for v in op.operands]
@@ -363,7 +364,7 @@ def _execute(func: FuncOp, choices: Iterator[int]) -> Trace:
                 env[op.results[0]] = operands[0]
             elif op.name == "scf.if":
                 region = op.regions[next(choices) % 2]
-                for result, value in zip(op.results, run_block(region.blocks[0])):
+                for result, value in zip(op.results, run_region(region.blocks[0])):
                     env[result] = value
             elif op.name == "scf.for":
                 body = op.regions[0].blocks[0]
@@ -371,7 +372,7 @@ def _execute(func: FuncOp, choices: Iterator[int]) -> Trace:
                 for _ in range(next(choices) % 3):
                     for arg, value in zip(body.args[1:], carried):
                         env[arg] = value
-                    carried = run_block(body)
+                    carried = run_region(body)
                     trace.time += 1
                     for instances in carried:
                         touch(instances)
@@ -379,6 +380,16 @@ def _execute(func: FuncOp, choices: Iterator[int]) -> Trace:
                     env[result] = value
             elif op.name == "scf.yield":
                 return operands
+            elif op.name == "cf.br":
+                return (op.successors[0], operands)
+            elif op.name == "cf.cond_br":
+                trace.branches += 1
+                # Bounded run: past the budget, take the second successor
+                # (the generated loops exit there).
+                pick = next(choices) % 2 if trace.branches < 12 else 1
+                then_count = len(op.successors[0].args)
+                values = operands[1 : 1 + then_count] if pick == 0 else operands[1 + then_count :]
+                return (op.successors[pick], values)
             elif op.name in ("func.return", "memref.store"):
                 # Escapes: live to the end of the run.
                 for instances in operands:
@@ -386,7 +397,17 @@ def _execute(func: FuncOp, choices: Iterator[int]) -> Trace:
                         trace.last[instance] = 1 << 40
         return []
 
-    run_block(func.body.blocks[0])
+    def run_region(block: Block) -> list[frozenset[int]]:
+        """Run from ``block`` through ``cf`` branches until a terminator leaves."""
+        while True:
+            outcome = run_block(block)
+            if not isinstance(outcome, tuple):
+                return outcome
+            block, values = outcome
+            for arg, value in zip(block.args, values):
+                env[arg] = value
+
+    run_region(func.body.blocks[0])
     return trace
 
 
@@ -409,6 +430,85 @@ def test_storages_live_together_at_run_time_conflict(source: str, picks: list[in
                 f"{op_a.storage.name_hint} and {op_b.storage.name_hint} are live together "
                 f"at run time but do not conflict\n{source}"
             )
+
+
+def cfg_program(rng: random.Random) -> str:
+    """A random ``cf`` CFG: straight stretches, diamonds and loops in sequence.
+
+    Values of the main path (entry and join blocks) are visible to every
+    later block; values made in a diamond arm or a loop body stay there, or
+    (in diamonds) reach the join as a block argument.
+    """
+    counter = itertools.count()
+    blocks: list[list[str]] = [[]]
+    visible: list[str] = []
+
+    def ops(lines: list[str], local: list[str]) -> None:
+        for _ in range(rng.randint(0, 3)):
+            if rng.random() < 0.5 or not (visible or local):
+                n = next(counter)
+                lines.append(f"%s{n} = memory.alloc_storage : !memory.storage<16>")
+                lines.append(f"%t{n} = memory.alloc_tensor %s{n}[0] : !memory.storage<16> -> {TENSOR}")
+                local.append(f"%t{n}")
+            else:
+                lines.append(f"memory.invoke @use ins({rng.choice(visible + local)} : {TENSOR})")
+
+    for _ in range(rng.randint(1, 4)):
+        ops(blocks[-1], visible)
+        shape = rng.choice(["diamond", "loop", "plain"])
+        label = len(blocks)
+        if shape == "diamond":
+            arm_a, arm_b, join = label, label + 1, label + 2
+            blocks[-1].append(f"cf.cond_br %c, ^bb{arm_a}, ^bb{arm_b}")
+            passed: list[str] = []
+            for _arm in range(2):
+                lines: list[str] = []
+                local: list[str] = []
+                ops(lines, local)
+                value = rng.choice(local + visible) if (local or visible) and rng.random() < 0.4 else None
+                passed.append(value or "")
+                blocks.append(lines)
+            use_arg = all(passed)
+            for arm, value in zip(blocks[-2:], passed):
+                arm.append(f"cf.br ^bb{join}({value} : {TENSOR})" if use_arg else f"cf.br ^bb{join}")
+            blocks.append([f"^bb{join}(%m{join}: {TENSOR}):" if use_arg else f"^bb{join}:"])
+            if use_arg:
+                visible.append(f"%m{join}")
+        elif shape == "loop":
+            header, body, exit_ = label, label + 1, label + 2
+            blocks[-1].append(f"cf.br ^bb{header}")
+            blocks.append([f"^bb{header}:", f"cf.cond_br %c, ^bb{body}, ^bb{exit_}"])
+            lines = [f"^bb{body}:"]
+            ops(lines, [])
+            lines.append(f"cf.br ^bb{header}")
+            blocks.append(lines)
+            blocks.append([f"^bb{exit_}:"])
+        for block in blocks[label:]:
+            if block and not block[0].startswith("^"):
+                block.insert(0, f"^bb{blocks.index(block)}:")
+    ops(blocks[-1], visible)
+    blocks[-1].append(f"func.return %x : {TENSOR}")
+    body = "\n".join("  " + line for block in blocks for line in block)
+    return (
+        f"func.func private @use({TENSOR})\n"
+        f"func.func @main(%c: i1, %x: {TENSOR}, %box: memref<{TENSOR}>) -> {TENSOR} {{\n"
+        f"{body}\n}}\n"
+    )
+
+
+cfg_programs = st.randoms(use_true_random=False).map(cfg_program)
+
+
+@settings(PROPERTY_SETTINGS, max_examples=100)
+@given(cfg_programs, st.lists(st.integers(0, 5), min_size=1, max_size=30))
+def test_cfg_storages_live_together_at_run_time_conflict(source: str, picks: list[int]) -> None:
+    func = _function(_parse(source))
+    buffers = {s.op: s.buffer() for s in analyze_function(func).storages}
+    trace = _execute(func, itertools.cycle(picks))
+    for a, b in itertools.combinations(sorted(trace.storage_of), 2):
+        op_a, op_b = trace.storage_of[a], trace.storage_of[b]
+        if op_a is not op_b and trace.first[a] <= trace.last[b] and trace.first[b] <= trace.last[a]:
+            assert buffers[op_a].conflicts_with(buffers[op_b]), source
 
 
 LOOP_CARRIED = [
@@ -493,7 +593,7 @@ def _conflicts(module: ModuleOp) -> set[tuple[str, str]]:
 
 
 @settings(PROPERTY_SETTINGS, max_examples=40)
-@given(programs)
+@given(st.one_of(programs, cfg_programs))
 def test_insert_kills_verifies_is_idempotent_and_keeps_conflicts(source: str) -> None:
     module = _parse(source)
     before = _conflicts(module)
