@@ -32,9 +32,10 @@ applies candidate order and fallback), then, pool by pool, searches offsets:
   budget doubling per pass, until the peak is proven minimal (a capacity one
   step below it is infeasible) or the time is up.
 
-``scf.if`` exclusivity: minimum offsets only follow conflicting buffers; the
-section totals count only buffers outside any ``scf.if`` region (those
-conflict with everything live with them), which keeps the pruning valid.
+``scf.if`` exclusivity: minimum offsets only follow conflicting buffers; a
+section's total counts a buffer inside an ``scf.if`` region only where no
+other member of the section sits in a different region of the same if, so
+every total stays the size of a set of pairwise conflicting buffers.
 
 Statuses: ``optimal`` when every pool's peak is proven minimal and the pool
 assignment was forced (one candidate per buffer); ``feasible`` for a valid
@@ -51,7 +52,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from itertools import accumulate, compress, repeat
 from math import gcd
-from operator import add, gt, mul, neg
+from operator import add, gt, mul, neg, sub
 
 from passes.planning.algorithms.greedy import GreedyPlacer, GreedyResult
 from passes.planning.algorithms.options import PlanOptions
@@ -87,10 +88,9 @@ class PoolSearch:
         self.alignments = list(alignments)
         self.pinned = [b.pinned_offset for b in buffers]
         self.preorderings = list(preorderings) or ["WAT"]
-        # Only buffers outside every scf.if region count in section totals.
-        self.plain_sizes = [0 if b.branch else b.size for b in buffers]
         self.conflicts = self._conflicts()
         self._sections()
+        self._section_weights()
         self.span = self.count + 1  # sort keys are min_offset * span + rank
         self.rank = [0] * self.count
         self.nodes = 0
@@ -149,6 +149,44 @@ class PoolSearch:
                 cuts[s] += 1
         self.initial_cuts = cuts
 
+    def _section_weights(self) -> None:
+        """How much of each buffer's size counts in each section's total.
+
+        A section total must be the size of a set of pairwise *conflicting*
+        buffers. Where no two members of a section sit in different regions
+        of one ``scf.if`` (the usual case: regions are numbered one after the
+        other), every member counts; elsewhere only members outside any region
+        do. ``plain_sizes[i]`` is buffer i's weight when it is the same in all
+        its sections, else ``weights[i]`` lists them per section.
+        """
+        uniform = []
+        for members in self.section_members:
+            seen: dict[int, int] = {}
+            clash = False
+            for i in members:
+                for choice, region in self.buffers[i].branch:
+                    if seen.setdefault(choice, region) != region:
+                        clash = True
+                        break
+                if clash:
+                    break
+            uniform.append(not clash)
+        self.plain_sizes: list[int] = []
+        self.weights: list[list[int] | None] = []
+        self.max_weights: list[int] = []
+        for i, buffer in enumerate(self.buffers):
+            own = uniform[self.first_section[i] : self.end_section[i]]
+            if not buffer.branch or all(own):
+                self.plain_sizes.append(buffer.size)
+                self.weights.append(None)
+            elif not any(own):
+                self.plain_sizes.append(0)
+                self.weights.append(None)
+            else:
+                self.plain_sizes.append(0)
+                self.weights.append([buffer.size if u else 0 for u in own])
+            self.max_weights.append(buffer.size if (not buffer.branch or any(own)) else 0)
+
     # --- search state ---------------------------------------------------------
 
     def _reset(self, capacity: int) -> None:
@@ -160,6 +198,12 @@ class PoolSearch:
         totals = [0] * len(self.section_members)
         for s, members in enumerate(self.section_members):
             totals[s] = sum(self.plain_sizes[i] for i in members)
+        for i, weights in enumerate(self.weights):
+            if weights is not None:
+                first = self.first_section[i]
+                totals[first : first + len(weights)] = list(
+                    map(add, totals[first : first + len(weights)], weights)
+                )
         self.totals = totals
         self.cuts = list(self.initial_cuts)
         # Per section, a member whose minimum offset was lowest when last seen.
@@ -301,7 +345,7 @@ class PoolSearch:
         keys.sort()
         # Dominance: nothing goes at or above the lowest top an unplaced buffer can reach.
         min_height = min(map(add, own_min_offsets, map(sizes.__getitem__, unplaced)))
-        max_plain = max(map(self.plain_sizes.__getitem__, unplaced))
+        max_plain = max(map(self.max_weights.__getitem__, unplaced))
         capacity = self.capacity
         conflicts = self.conflicts
         alignments = self.alignments
@@ -309,6 +353,7 @@ class PoolSearch:
         floors = self.floors
         totals = self.totals
         plain_sizes = self.plain_sizes
+        section_weights = self.weights
         first_section = self.first_section
         end_section = self.end_section
         solution = self.solution
@@ -355,12 +400,25 @@ class PoolSearch:
             size = sizes[index]
             top = offset + size
             plain = plain_sizes[index]
+            weights = section_weights[index]
             # Own sections: floors rise to this top, totals lose its size.
             inner_low = first - low
             inner_high = last - low
-            inner_value = max(part_values[inner_low:inner_high])
-            raised = top + max(part_totals[inner_low:inner_high])
-            if (inner_value if inner_value > raised else raised) - plain > capacity:
+            if weights is None:
+                inner_value = max(part_values[inner_low:inner_high])
+                raised = top + max(part_totals[inner_low:inner_high])
+                if (inner_value if inner_value > raised else raised) - plain > capacity:
+                    continue
+            elif (
+                max(
+                    map(
+                        add,
+                        map(max, floors[first:last], repeat(top)),
+                        map(sub, totals[first:last], weights),
+                    )
+                )
+                > capacity
+            ):
                 continue
             offsets[index] = offset
             solution[index] = offset
@@ -394,6 +452,8 @@ class PoolSearch:
                 floors[first:last] = [f if f > top else top for f in saved_floors]
                 if plain:
                     totals[first:last] = [t - plain for t in totals[first:last]]
+                elif weights is not None:
+                    totals[first:last] = list(map(sub, totals[first:last], weights))
                 # Unallocated floor: a section's floor is at least the lowest
                 # minimum offset of its unplaced buffers; check the sections
                 # whose buffers were just pushed up.
@@ -445,6 +505,8 @@ class PoolSearch:
                 floors[first:last] = saved_floors
                 if plain:
                     totals[first:last] = [t + plain for t in totals[first:last]]
+                elif weights is not None:
+                    totals[first:last] = list(map(add, totals[first:last], weights))
                 min_offsets[index] = own_min_offset
             for position in range(len(changed) - 2, -1, -2):
                 min_offsets[changed[position]] = changed[position + 1]
