@@ -14,6 +14,7 @@ with ``reuse``.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -265,6 +266,22 @@ def plan_group(
     )
 
 
+def merge_groups(lifetimes: FunctionLifetimes) -> list[list[StorageLifetime]]:
+    """The groups of storages ``coalesce`` considers merging, in IR order.
+
+    One group per piece of a block (cut at dynamic-size storages), device
+    and candidate list, of at least two mergeable storages.
+    """
+    result: list[list[StorageLifetime]] = []
+    for segment in _segments(lifetimes):
+        groups: dict[tuple[str, tuple[str, ...]], list[StorageLifetime]] = {}
+        for storage in segment:
+            if unmergeable_reason(storage) is None:
+                groups.setdefault((storage.device, storage.candidates), []).append(storage)
+        result.extend(members for members in groups.values() if len(members) >= 2)
+    return result
+
+
 def plan_function(
     lifetimes: FunctionLifetimes,
     *,
@@ -272,24 +289,16 @@ def plan_function(
     algorithm: str = "auto",
     options: PlanOptions | None = None,
 ) -> list[RegionPlan]:
-    """Every merge ``coalesce`` makes in one function, in IR order (the IR is not changed)."""
+    """Every merge ``coalesce`` makes in one function, in IR order (the IR is not changed).
+
+    Each group is planned with ``options`` (its ``timeout`` per group).
+    """
     options = options or PlanOptions()
-    plans: list[RegionPlan] = []
-    for segment in _segments(lifetimes):
-        groups: dict[tuple[str, tuple[str, ...]], list[StorageLifetime]] = {}
-        for storage in segment:
-            if unmergeable_reason(storage) is not None:
-                continue
-            groups.setdefault((storage.device, storage.candidates), []).append(storage)
-        for members in groups.values():
-            if len(members) < 2:
-                continue
-            plan = plan_group(
-                members, lifetimes, overlap=overlap, algorithm=algorithm, options=options
-            )
-            if plan is not None:
-                plans.append(plan)
-    return plans
+    plans = [
+        plan_group(members, lifetimes, overlap=overlap, algorithm=algorithm, options=options)
+        for members in merge_groups(lifetimes)
+    ]
+    return [plan for plan in plans if plan is not None]
 
 
 # ---------------------------------------------------------------------------
@@ -344,7 +353,7 @@ class CoalescePass(ModulePass):
     order (TVM part 1). With `overlap=true` (part 2) members whose lifetimes
     (`passes.analysis`) never conflict may share bytes: the offsets come
     from `passes.planning` (`algorithm`, default `auto`: greedy, then the
-    exact search up to the `timeout`), so the merged size equals the
+    exact search within the time budget), so the merged size equals the
     region's lower bound (its peak of live member bytes) whenever the exact
     search reaches it in time. A plan is never bigger than the end-to-end
     layout (if a heuristic's were, the end-to-end layout is kept).
@@ -365,7 +374,9 @@ class CoalescePass(ModulePass):
     Options:
     - `overlap` (bool, default true): let non-conflicting members share bytes.
     - `algorithm` (default `auto`): the planning algorithm for `overlap=true`.
-    - `timeout` (float seconds, default 10): search time per region.
+    - `timeout` (seconds, default 10): search time of the whole pass, shared
+      evenly by the groups still to plan (the greedy stage always runs, so
+      `timeout=0` gives greedy plans).
     """
 
     name = "coalesce"
@@ -383,12 +394,27 @@ class CoalescePass(ModulePass):
             )
         if self.timeout < 0:
             raise PassFailedException(f"coalesce: timeout must be >= 0, got {self.timeout}")
-        options = PlanOptions(timeout=self.timeout)
         functions = [f for f in op.walk() if isinstance(f, FuncOp) and not f.is_declaration]
-        for func in functions:
-            lifetimes = analyze_function(func, pools=())
-            plans = plan_function(
-                lifetimes, overlap=self.overlap, algorithm=self.algorithm, options=options
-            )
-            for plan in plans:
-                apply_plan(plan)
+        work = [
+            (lifetimes, merge_groups(lifetimes))
+            for lifetimes in (analyze_function(func, pools=()) for func in functions)
+        ]
+        # One time budget for the pass, shared evenly by the groups still to plan.
+        deadline = time.perf_counter() + self.timeout
+        left = sum(len(groups) for _, groups in work)
+        plans: list[RegionPlan] = []
+        for lifetimes, groups in work:
+            for members in groups:
+                budget = max(0.0, deadline - time.perf_counter()) / left
+                left -= 1
+                plan = plan_group(
+                    members,
+                    lifetimes,
+                    overlap=self.overlap,
+                    algorithm=self.algorithm,
+                    options=PlanOptions(timeout=budget),
+                )
+                if plan is not None:
+                    plans.append(plan)
+        for plan in plans:
+            apply_plan(plan)

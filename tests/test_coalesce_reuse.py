@@ -15,8 +15,8 @@ with or without ``insert-kills``, go through each pass. The properties:
   least its lower bound, at most its end-to-end size, and at the lower
   bound whenever the exact search reaches it;
 - ``coalesce`` then ``usmp`` never uses more pool bytes than ``usmp`` alone
-  (storages of one alignment and one tensor; two known counterexamples
-  outside that are strict ``xfail`` tests).
+  (storages of one alignment and one tensor; plus two regression cases
+  outside that, one a known failure marked strict ``xfail``).
 """
 
 from __future__ import annotations
@@ -391,9 +391,9 @@ def test_coalesce_before_usmp_costs_no_memory(source: str) -> None:
     assert sum(after.values()) <= sum(alone.values())
 
 
-# Known composition failures (found by the property above with mixed
-# alignments and multi-tensor storages). Strict: when `usmp` is fixed, these
-# pass and the marker must go.
+# Composition cases found by the property above with mixed alignments and
+# multi-tensor storages. The first is a known failure (strict: when `usmp`
+# handles it, the test passes and the marker must go).
 MIXED_ALIGNMENT = """
 func.func private @k()
 func.func @main(%c: i1, %x: memref<16xi8>) -> memref<16xi8> {
@@ -450,13 +450,9 @@ def test_coalesce_before_usmp_with_mixed_alignments() -> None:
     assert sum(after.values()) <= sum(alone.values())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="usmp decides to split for the whole module: the split of the merged "
-    "cpu storage pays off, so it also splits the original two-tensor npu storage "
-    "%n, which costs 14 bytes of pool alignment (114 instead of 100)",
-)
 def test_coalesce_before_usmp_with_a_two_tensor_storage() -> None:
+    # Splitting the merged cpu storage pays off; that must not split the
+    # original two-tensor npu storage %n too (14 bytes of pool alignment).
     original = _run(_parse(SPLIT_ORIGINAL), "insert-kills")
     alone = _pool_bytes(_run(original.clone(), USMP))
     after = _pool_bytes(_run(original.clone(), f"coalesce,{USMP}"))
