@@ -32,6 +32,7 @@ from passes.analysis import (
     TensorLifetime,
     analyze_function,
     analyze_module,
+    pools_of,
 )
 from passes.planning.algorithms import PlanOptions, solve
 from passes.planning.bounds import buffers_lower_bound, forced_pool
@@ -60,23 +61,61 @@ class Group:
     problem: Problem
 
 
+Component = str | None
+"""A set of pools linked by storages that may use several of them, named by
+its first pool; ``None`` for storages that may use no pool at all."""
+
+
 @dataclass
 class Plan:
     """A plan of a whole module: where each storage goes and what each pool uses.
 
     ``placements`` is keyed by the storage's ``alloc_storage`` op; ``used``
-    holds every pool of the module (0 when nothing went there). ``failure``
-    is a complete diagnostic when some storage could not be placed.
+    holds every pool of the module (0 when nothing went there). Storages
+    left unplaced are counted per pool component, with the first complete
+    diagnostic of each component in ``failures``.
     """
 
     placements: dict[AllocStorageOp, Placement] = field(default_factory=dict)
     used: dict[str, int] = field(default_factory=dict)
-    failure: str | None = None
-    unplaced: int = 0
+    unplaced: dict[Component, int] = field(default_factory=dict)
+    failures: dict[Component, str] = field(default_factory=dict)
 
-    def cost(self) -> tuple[int, int, tuple[int, ...]]:
+    def fail(self, component: Component, count: int, message: str) -> None:
+        self.unplaced[component] = self.unplaced.get(component, 0) + count
+        self.failures.setdefault(component, message)
+
+    def cost(self, component: Component, pools: Sequence[str]) -> tuple[int, int, tuple[int, ...]]:
         """Smaller is better: storages left unplaced, total bytes, bytes per pool."""
-        return (self.unplaced, sum(self.used.values()), tuple(self.used.values()))
+        used = tuple(self.used.get(pool, 0) for pool in pools)
+        return (self.unplaced.get(component, 0), sum(used), used)
+
+
+def pool_components(lifetimes: ModuleLifetimes) -> dict[str, str]:
+    """Each pool's component: pools are linked when one storage may use both.
+
+    Plans of different components never interact (no storage can move from
+    one to the other), so each can be chosen on its own.
+    """
+    parent = {pool.name: pool.name for pool in lifetimes.pools}
+
+    def find(name: str) -> str:
+        while parent[name] != name:
+            parent[name] = parent[parent[name]]
+            name = parent[name]
+        return name
+
+    problem = lifetimes.problem()
+    for buffer in problem.buffers:
+        names = [pool.name for pool in problem.candidate_pools(buffer)]
+        for name in names[1:]:
+            first, other = find(names[0]), find(name)
+            if first != other:
+                # The root is the pool that comes first in module order.
+                order = list(parent)
+                low, high = sorted((first, other), key=order.index)
+                parent[high] = low
+    return {name: find(name) for name in parent}
 
 
 def planning_groups(
@@ -391,13 +430,18 @@ class UsmpPass(ModulePass):
     Coalesced storages: a static storage holding several tensors at static
     offsets (what `coalesce` and `reuse` produce) is also planned split
     into one storage per group of tensors that share bytes while live
-    together. When that plan is strictly smaller (fewer unplaced storages,
-    then fewer total bytes), the split storages are written to the IR,
-    each created right before its first tensor and killed right after its
-    last use; otherwise the storages are kept as they are. So running
-    `coalesce` first never costs memory: the split form of a coalesced
-    program is the uncoalesced one. `split-storages=false` keeps every
-    storage whole.
+    together (usually one per tensor), each created right before its first
+    tensor in the innermost region holding the tensors' uses and killed
+    right after its last use (if the old storage was killed), aligned as
+    the tensor's address was. For each set of pools that storages link by
+    their candidates, the split plan is kept when it is strictly better
+    (fewer unplaced storages, then fewer bytes), and the storages of those
+    pools are split in the IR; elsewhere they stay whole. So running
+    `coalesce` first costs no memory when storages share one alignment
+    (the split form of a coalesced program is the uncoalesced one). With
+    mixed alignments it may: a merged storage takes its members' largest
+    alignment, and a tensor at a multiple of it cannot be told from one
+    that needed it. `split-storages=false` keeps every storage whole.
 
     The output is deterministic, except where `timeout` cuts a search short.
 
@@ -444,33 +488,88 @@ class UsmpPass(ModulePass):
                     storage.offset = None
         deadline = time.perf_counter() + self.timeout
         lifetimes = analyze_module(op)
+        components = pool_components(lifetimes)
         splits = storage_splits(lifetimes) if self.split_storages else []
-        plan = self._plan(lifetimes, deadline, 2 if splits else 1)
+        plan = self._plan(lifetimes, components, deadline, 2 if splits else 1)
         if splits:
-            # Plan the split form on a copy; keep it only if it is better.
-            clone = op.clone()
-            apply_splits(clone, storage_splits(analyze_module(clone)))
-            split_plan = self._plan(analyze_module(clone), deadline, 1)
-            if split_plan.cost() < plan.cost():
-                apply_splits(op, splits)
-                # The same deterministic rewrite on the same IR: the storages
-                # of the original and of the copy correspond in walk order.
-                matching = dict(zip(_storage_ops(clone), _storage_ops(op), strict=True))
-                plan = Plan(
-                    {matching[s]: p for s, p in split_plan.placements.items()},
-                    split_plan.used,
-                    split_plan.failure,
-                    split_plan.unplaced,
-                )
-        if plan.failure is not None:
-            raise PassFailedException(plan.failure)
+            plan = self._plan_split(op, splits, plan, components, deadline)
+        failures = [
+            plan.failures[component]
+            for component in [*dict.fromkeys(components.values()), None]
+            if component in plan.failures
+        ]
+        if failures:
+            raise PassFailedException(failures[0])
         for storage, placement in plan.placements.items():
             storage.pin(placement.pool, placement.offset)
         for pool in op.ops:
             if isinstance(pool, PoolOp):
                 pool.used = IntegerAttr(plan.used.get(pool.pool_name, 0), 64)
 
-    def _plan(self, lifetimes: ModuleLifetimes, deadline: float, rounds: int) -> Plan:
+    def _plan_split(
+        self,
+        module: ModuleOp,
+        splits: list[StorageSplit],
+        whole: Plan,
+        components: dict[str, str],
+        deadline: float,
+    ) -> Plan:
+        """Plan with the multi-tensor storages split; keep the split where it pays.
+
+        The split form is planned on a copy of the module. Then, pool
+        component by component, the better of the two plans is kept: the
+        storages of the components where the split plan is strictly better
+        are split in ``module`` and the plan returned combines both.
+        """
+        pools = pools_of(module)
+        clone = module.clone()
+        # The copy's storages in walk order match the module's.
+        original_of = dict(zip(_storage_ops(clone), _storage_ops(module), strict=True))
+        clone_splits = storage_splits(analyze_module(clone))
+        assert len(clone_splits) == len(splits)
+        clone_fragments = apply_splits(clone, clone_splits)
+        split = self._plan(analyze_module(clone), components, deadline, 1)
+        component_pools: dict[str, list[str]] = {}
+        for pool, component in components.items():
+            component_pools.setdefault(component, []).append(pool)
+        chosen = {
+            component
+            for component, names in component_pools.items()
+            if split.cost(component, names) < whole.cost(component, names)
+        }
+        if not chosen:
+            return whole
+        selected = [
+            index
+            for index, storage_split in enumerate(splits)
+            if _component_of(storage_split.storage, pools, components) in chosen
+        ]
+        fragments = apply_splits(module, [splits[index] for index in selected])
+        for index, new_storages in zip(selected, fragments):
+            original_of.update(zip(clone_fragments[index], new_storages, strict=True))
+        plan = Plan(used=dict(whole.used))
+        for storage, placement in whole.placements.items():
+            if components[placement.pool] not in chosen:
+                plan.placements[storage] = placement
+        for storage, placement in split.placements.items():
+            if components[placement.pool] in chosen:
+                plan.placements[original_of[storage]] = placement
+        for pool, component in components.items():
+            if component in chosen:
+                plan.used[pool] = split.used.get(pool, 0)
+        for component in [*component_pools, None]:
+            source = split if component in chosen else whole
+            if component in source.failures:
+                plan.fail(component, source.unplaced[component], source.failures[component])
+        return plan
+
+    def _plan(
+        self,
+        lifetimes: ModuleLifetimes,
+        components: dict[str, str],
+        deadline: float,
+        rounds: int,
+    ) -> Plan:
         """Plan every group of the analysed module (the IR is not changed).
 
         ``rounds`` is how many whole-module plans (this one included) still
@@ -481,6 +580,13 @@ class UsmpPass(ModulePass):
             for functions in planning_groups(lifetimes, self.scope)
         ]
         plan = Plan(used={pool.name: 0 for pool in lifetimes.pools})
+
+        def component(group: Group, buffer_id: str) -> Component:
+            problem = group.problem
+            buffer = next(b for b in problem.buffers if b.id == buffer_id)
+            pools = problem.candidate_pools(buffer)
+            return components[pools[0].name] if pools else None
+
         solves = [group for group in groups if group.problem.buffers]
         for position, group in enumerate(solves):
             left = len(solves) - position + (rounds - 1) * len(solves)
@@ -489,15 +595,15 @@ class UsmpPass(ModulePass):
             solution = solve(group.problem, self.algorithm, options)
             unplaced = solution.unplaced(group.problem)
             if unplaced:
-                plan.unplaced += len(unplaced)
-                if plan.failure is None:
-                    plan.failure = self._unplaced_failure(group, solution)
+                message = self._unplaced_failure(group, solution)
+                for buffer_id in unplaced:
+                    plan.fail(component(group, buffer_id), 1, message)
                 continue
             findings = validate(group.problem, solution)
             if findings:
-                plan.unplaced += len(group.problem.buffers)
-                if plan.failure is None:
-                    plan.failure = _invalid_plan_diagnostic(group, solution, findings)
+                message = _invalid_plan_diagnostic(group, solution, findings)
+                count = len(group.problem.buffers)
+                plan.fail(component(group, findings[0].buffers[0]), count, message)
                 continue
             for buffer_id, placement in solution.placements.items():
                 plan.placements[group.storages[buffer_id][1].alloc] = placement
@@ -530,6 +636,15 @@ class UsmpPass(ModulePass):
         elif self.algorithm != "exact":
             message += "\n  (a heuristic's failure is no proof: algorithm=exact searches every plan)"
         return message
+
+
+def _component_of(
+    storage: StorageLifetime, pools: tuple[Pool, ...], components: dict[str, str]
+) -> Component:
+    """The pool component of a storage: that of its first usable candidate pool."""
+    buffer = storage.buffer()
+    candidates = Problem((buffer,), pools).candidate_pools(buffer)
+    return components[candidates[0].name] if candidates else None
 
 
 def _storage_ops(module: ModuleOp) -> list[AllocStorageOp]:
@@ -719,7 +834,9 @@ def _function_of(op: Operation) -> FuncOp | None:
     return current
 
 
-def apply_splits(module: ModuleOp, splits: Sequence[StorageSplit]) -> None:
+def apply_splits(
+    module: ModuleOp, splits: Sequence[StorageSplit]
+) -> list[list[AllocStorageOp]]:
     """Replace each split storage by one storage per fragment.
 
     A fragment's storage has the fragment's alignment and the old one's
@@ -728,15 +845,15 @@ def apply_splits(module: ModuleOp, splits: Sequence[StorageSplit]) -> None:
     its tensors move to it at their offsets minus the fragment's base. If
     the old storage was killed, the old kills go and each new storage is
     killed where `insert-kills` would put it (right after its last use); if
-    not, none is.
+    not, none is. Returns the new storages of each split, fragment by fragment.
     """
-    if not splits:
-        return
+    created: list[list[AllocStorageOp]] = []
     touched: list[FuncOp] = []
     new_storages: list[SSAValue] = []
     for split in splits:
         old = split.storage.alloc
         killed = bool(split.storage.kills)
+        created.append([])
         for fragment in split.fragments:
             tensors = fragment.tensors
             first = fragment.anchor
@@ -753,6 +870,7 @@ def apply_splits(module: ModuleOp, splits: Sequence[StorageSplit]) -> None:
             elif old.storage.name_hint:
                 new.storage.name_hint = old.storage.name_hint
             Rewriter.insert_op(new, InsertPoint.before(first))
+            created[-1].append(new)
             for tensor in tensors:
                 op = tensor.alloc
                 offset = tensor.offset
@@ -769,7 +887,7 @@ def apply_splits(module: ModuleOp, splits: Sequence[StorageSplit]) -> None:
         if func is not None and func not in touched:
             touched.append(func)
     if not new_storages:
-        return
+        return created
     wanted = set(new_storages)
     for func in touched:
         lifetimes = analyze_function(func)
@@ -778,3 +896,4 @@ def apply_splits(module: ModuleOp, splits: Sequence[StorageSplit]) -> None:
                 continue
             for point in lifetimes.kill_points(storage):
                 Rewriter.insert_op(KillOp(storage.value), point.insert_point())
+    return created

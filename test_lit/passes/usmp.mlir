@@ -340,3 +340,43 @@ func.func @kept_whole(%x: memref<16xf32>) {
 // CHECK-NEXT:    %ta = memory.alloc_tensor %region[0] : !memory.storage<128> -> memref<16xf32>
 // CHECK:         %tc = memory.alloc_tensor %region[0] : !memory.storage<128> -> memref<16xf32>
 // CHECK:         memory.kill %region : !memory.storage<128>
+
+// -----
+
+// The split is chosen pool by pool (pools no storage can choose between are
+// planned independently): splitting %region pays off in @workspace_cpu
+// (128 instead of 192), but %n's two tensors are live together, and split
+// they would cost pool alignment padding (%n1 at 50 is only 2-aligned and
+// would move to 64 in the 16-aligned pool: 114 instead of 100), so %n stays
+// whole in @workspace_npu.
+func.func private @k(memref<16xf32>, memref<16xf32>)
+func.func private @k2(memref<50xi8>, memref<50xi8>)
+func.func @per_pool(%x: memref<16xf32>) {
+  %region = memory.alloc_storage : !memory.storage<192>
+  %ta = memory.alloc_tensor %region[0] : !memory.storage<192> -> memref<16xf32>
+  memory.invoke @k ins(%x : memref<16xf32>) outs(%ta : memref<16xf32>)
+  %tb = memory.alloc_tensor %region[64] : !memory.storage<192> -> memref<16xf32>
+  memory.invoke @k ins(%ta : memref<16xf32>) outs(%tb : memref<16xf32>)
+  memory.kill %ta : memref<16xf32>
+  %tc = memory.alloc_tensor %region[128] : !memory.storage<192> -> memref<16xf32>
+  memory.invoke @k ins(%tb : memref<16xf32>) outs(%tc : memref<16xf32>)
+  memory.kill %tb : memref<16xf32>
+  memory.invoke @k ins(%tc : memref<16xf32>) outs(%x : memref<16xf32>)
+  memory.kill %tc : memref<16xf32>
+  memory.kill %region : !memory.storage<192>
+  %n = memory.alloc_storage on "npu" : !memory.storage<100>
+  %n0 = memory.alloc_tensor %n[0] : !memory.storage<100> -> memref<50xi8>
+  %n1 = memory.alloc_tensor %n[50] : !memory.storage<100> -> memref<50xi8>
+  memory.invoke @k2 outs(%n0, %n1 : memref<50xi8>, memref<50xi8>)
+  memory.kill %n : !memory.storage<100>
+  func.return
+}
+// CHECK:         memory.pool @workspace_cpu targets ["cpu"] used 128
+// CHECK-NEXT:    memory.pool @workspace_npu targets ["npu"] used 100
+// CHECK-LABEL: func.func @per_pool
+// CHECK-NEXT:    %ta_storage = memory.alloc_storage at @workspace_cpu[64] : !memory.storage<64>
+// CHECK:         %tb_storage = memory.alloc_storage at @workspace_cpu[0] : !memory.storage<64>
+// CHECK:         %tc_storage = memory.alloc_storage at @workspace_cpu[64] : !memory.storage<64>
+// CHECK:         %n = memory.alloc_storage on "npu" at @workspace_npu[0] : !memory.storage<100>
+// CHECK-NEXT:    %n0 = memory.alloc_tensor %n[0] : !memory.storage<100> -> memref<50xi8>
+// CHECK-NEXT:    %n1 = memory.alloc_tensor %n[50] : !memory.storage<100> -> memref<50xi8>
