@@ -40,6 +40,7 @@ from xdsl.ir import Operation, SSAValue, Use
 from xdsl.traits import IsTerminator, MemoryEffectKind, get_effects
 
 from memdialect.aliases import is_view_of_operand
+from memdialect.ops import InvokeOp
 
 LOOP_OPS: frozenset[str] = frozenset(
     {
@@ -173,9 +174,8 @@ def writes(use: Use) -> bool:
     """May ``use`` write the bytes of the value it uses?"""
     op = use.operation
     name = op.name
-    if name == "memory.invoke":
-        ins_count = len(op.operands) - len(getattr(op, "outs"))
-        return use.index >= ins_count
+    if isinstance(op, InvokeOp):
+        return use.index >= len(op.ins)
     if name in ("memref.store", "memref.copy"):
         return use.index == 1
     if name in READ_ONLY_USERS or is_view_of_operand(op, use.index):

@@ -389,22 +389,19 @@ class FunctionLifetimes:
         """One past the last op number: where escaping values end."""
         return len(self.numbering)
 
+    def __post_init__(self) -> None:
+        self._by_root: dict[SSAValue, Lifetime] = {
+            lifetime.value: lifetime for lifetime in [*self.storages, *self.tensors]
+        }
+        self._by_name: dict[str, StorageLifetime] = {s.name: s for s in self.storages}
+
     def lifetime_of(self, value: SSAValue) -> Lifetime | None:
         """The lifetime whose root is ``value`` (a storage or tensor), if any."""
-        for lifetime in self._by_value():
-            if lifetime.value is value:
-                return lifetime
-        return None
-
-    def _by_value(self) -> list[Lifetime]:
-        return [*self.storages, *self.tensors]
+        return self._by_root.get(value)
 
     def storage_named(self, name: str) -> StorageLifetime:
         """The storage called ``name`` (``KeyError`` if none)."""
-        for storage in self.storages:
-            if storage.name == name:
-                return storage
-        raise KeyError(name)
+        return self._by_name[name]
 
     @property
     def static_storages(self) -> list[StorageLifetime]:
