@@ -451,9 +451,10 @@ class MemoryFunctions(InterpreterFunctions):
                 f"data for global @{name} is {_describe_array(array)}, "
                 f"its type is {memref_type}"
             )
-        array = np.asarray(array, order="C")
-        if array.flags.writeable:
-            array = array.copy()
+        if not array.flags.c_contiguous or array.flags.writeable:
+            # One private, read-only copy: a kernel writing a constant fails
+            # instead of changing the caller's data (splats materialise here).
+            array = np.array(array, order="C", copy=True)
             array.flags.writeable = False
         return array
 
