@@ -905,6 +905,19 @@ class KillOp(IRDLOperation):
                     "outside it: the next iteration would use it after its kill"
                 )
             current = current.parent_op()
+        # The same for a CFG loop: a block that reaches itself again without
+        # passing the definition runs the kill once per trip.
+        if definition_block is None or definition_block.parent is None:
+            return
+        anchor = ancestor_in_region(self, definition_block.parent)
+        anchor_block = anchor.parent_block() if anchor is not None else None
+        if anchor_block is None or anchor_block is definition_block:
+            return
+        if anchor_block in _reachable_blocks(anchor_block, definition_block):
+            raise VerifyException(
+                f"{describe(self.value)} is killed inside a cf loop but defined "
+                "outside it: the next trip would kill it again"
+            )
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")

@@ -272,3 +272,32 @@ func.func @cross_branch(%c : i1) {
 // Pool access is rw or ro.
 memory.pool @p access wo
 // CHECK: expected access mode 'rw' or 'ro'
+
+// -----
+
+// The same through a cf loop: ^loop runs again without redefining %s.
+func.func @kill_in_cf_loop(%c : i1) {
+  %s = memory.alloc_storage : !memory.storage<64>
+  cf.br ^loop
+^loop:
+  memory.kill %s : !memory.storage<64>
+  cf.cond_br %c, ^loop, ^exit
+^exit:
+  func.return
+}
+// CHECK: %s is killed inside a cf loop but defined outside it: the next trip would kill it again
+
+// -----
+
+// A storage defined in the loop block itself is a new value on every trip.
+func.func @kill_in_cf_loop_defined_inside(%c : i1) {
+  cf.br ^loop
+^loop:
+  %s = memory.alloc_storage : !memory.storage<64>
+  memory.kill %s : !memory.storage<64>
+  cf.cond_br %c, ^loop, ^exit
+^exit:
+  func.return
+}
+// CHECK-LABEL: func.func @kill_in_cf_loop_defined_inside
+// CHECK:         memory.kill %s : !memory.storage<64>
