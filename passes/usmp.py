@@ -85,7 +85,9 @@ class Plan:
         self.unplaced[component] = self.unplaced.get(component, 0) + count
         self.failures.setdefault(component, message)
 
-    def cost(self, component: Component, pools: Sequence[str]) -> tuple[int, int, tuple[int, ...]]:
+    def cost(
+        self, component: Component, pools: Sequence[str]
+    ) -> tuple[int, int, tuple[int, ...]]:
         """Smaller is better: storages left unplaced, total bytes, bytes per pool."""
         used = tuple(self.used.get(pool, 0) for pool in pools)
         return (self.unplaced.get(component, 0), sum(used), used)
@@ -170,7 +172,8 @@ def _storage_label(function: FunctionLifetimes, storage: StorageLifetime) -> str
     return f"storage {storage.label} in @{function.name}"
 
 
-def _lifetime_text(function: FunctionLifetimes, storage: StorageLifetime) -> str:
+def _lifetime_text(storage: StorageLifetime) -> str:
+    """The storage's interval in op numbers of its own function."""
     return f"live {storage.interval}"
 
 
@@ -181,7 +184,7 @@ def _live_set_text(group: Group, members: Sequence[Buffer]) -> str:
         function, storage = group.storages[buffer.id]
         where = "" if len(group.functions) == 1 else f" in @{function.name}"
         parts.append(
-            f"{storage.label}{where} ({buffer.size} bytes, {_lifetime_text(function, storage)})"
+            f"{storage.label}{where} ({buffer.size} bytes, {_lifetime_text(storage)})"
         )
     if len(parts) < 2:
         return "".join(parts)
@@ -206,12 +209,13 @@ def _blocking_set(
 ) -> tuple[int, list[Buffer]] | None:
     """A proof that ``buffer`` cannot fit ``pool``, when one is cheap to find.
 
-    Looks at the buffers that can only go to ``pool`` (the only candidate
-    large enough for them) and conflict with
-    ``buffer``. At each time in ``buffer``'s lifetime where one starts, the
-    ones live then and ``buffer`` must be stacked; when the bytes they need
+    Looks at the buffers that conflict with ``buffer`` and can only go to
+    ``pool`` (the only candidate large enough for them). At each time in
+    ``buffer``'s lifetime where one of them starts, the ones live then and
+    ``buffer`` must be stacked; when the bytes they need
     (``buffers_lower_bound``: ``scf.if`` regions as max, alignment rounding)
-    exceed the pool's size, returns those bytes and the live buffers.
+    exceed the pool's size, returns the most such bytes and those buffers
+    (none when ``buffer`` alone is larger than the pool).
     """
     if pool.size is None:
         return None
@@ -271,6 +275,7 @@ def unplaced_diagnostic(
             proof = _blocking_set(problem, buffer, pool)
             if proof is not None:
                 proofs[buffer_id][pool.name] = proof
+
     # Name first a storage that provably fits nowhere, else the largest.
     def rank(buffer_id: str) -> tuple[int, int, int]:
         buffer = by_id[buffer_id]
@@ -280,12 +285,13 @@ def unplaced_diagnostic(
     culprit_id = min(unplaced, key=rank)
     culprit = by_id[culprit_id]
     function, storage = group.storages[culprit_id]
+    candidates = problem.candidate_pools(culprit)
     head = (
         f"usmp: {_storage_label(function, storage)} ({culprit.size} bytes, "
         f"align {culprit.alignment}, device \"{culprit.device}\", "
-        f"{_lifetime_text(function, storage)}) fits in none of its candidate pools"
+        f"{_lifetime_text(storage)}) "
+        + ("fits in none of its candidate pools" if candidates else "has no pool it may use")
     )
-    candidates = problem.candidate_pools(culprit)
     lines: list[str] = []
     proven = True
     if not candidates:
@@ -302,7 +308,6 @@ def unplaced_diagnostic(
                 reasons.append(f"@{name}: targets [{targets}]")
             elif pool.access == "ro":
                 reasons.append(f"@{name}: read-only and the storage is written")
-        head = head.replace("fits in none of its candidate pools", "has no pool it may use")
         lines = reasons
     used = solution.used(problem)
     for pool in candidates:
@@ -350,7 +355,7 @@ def _invalid_plan_diagnostic(group: Group, solution: Solution, findings: Sequenc
                 top = placement.offset + by_id[buffer_id].size
                 parts.append(
                     f"{_storage_label(function, storage)} (bytes [{placement.offset}, {top}) "
-                    f"of @{placement.pool}, {_lifetime_text(function, storage)})"
+                    f"of @{placement.pool}, {_lifetime_text(storage)})"
                 )
             texts.append(f"{parts[0]} and {parts[1]} are live together but share bytes")
             continue
@@ -634,7 +639,9 @@ class UsmpPass(ModulePass):
         elif solution.status == "timeout":
             message += f"\n  the search found no plan within timeout={self.timeout}"
         elif self.algorithm != "exact":
-            message += "\n  (a heuristic's failure is no proof: algorithm=exact searches every plan)"
+            message += (
+                "\n  (a heuristic's failure is no proof: algorithm=exact searches every plan)"
+            )
         return message
 
 

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import get_args
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -27,8 +28,9 @@ from xdsl.utils.exceptions import PassFailedException
 from memdialect import AllocStorageOp, Memory, PoolOp
 from passes import get_all_passes
 from passes.analysis import analyze_module
+from passes.planning.algorithms import ALGORITHMS
 from passes.planning.bounds import buffers_lower_bound
-from passes.usmp import UsmpPass
+from passes.usmp import AlgorithmName, UsmpPass
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
@@ -160,7 +162,8 @@ def _program(
         tensor = (f"%t{index}", memref)
         lines.append(f"  {storage} = memory.alloc_storage{align}{device} : !memory.storage<{size}>")
         lines.append(
-            f"  {tensor[0]} = memory.alloc_tensor {storage}[0] : !memory.storage<{size}> -> {memref}"
+            f"  {tensor[0]} = memory.alloc_tensor {storage}[0] "
+            f": !memory.storage<{size}> -> {memref}"
         )
         for source in sources:
             invoke("  ", source, tensor)
@@ -213,7 +216,7 @@ def _lower_bounds(module: ModuleOp) -> dict[str, int]:
 
 
 @FAST
-@given(steps_strategy(devices=("cpu", "npu")), st.sampled_from(["auto", "greedy-by-size", "greedy-by-conflicts", "hill-climb", "exact"]))
+@given(steps_strategy(devices=("cpu", "npu")), st.sampled_from(sorted(ALGORITHMS)))
 def test_random_programs_are_pinned_and_verified(steps: list[Step], algorithm: str) -> None:
     """Every static storage is pinned, every pool has `used`, verify-plan accepts."""
     module = _run(_parse(_program(steps)), f"insert-kills,usmp{{algorithm={algorithm} timeout=2}}")
@@ -396,9 +399,12 @@ def test_read_only_storages_use_ro_pools() -> None:
 def test_pass_class_and_options() -> None:
     assert get_all_passes()["usmp"]() is UsmpPass
     parsed = PassPipeline.parse_spec(
-        get_all_passes(), "usmp{algorithm=exact timeout=3 seed=2 scope=module replan=true split-storages=false}"
+        get_all_passes(),
+        "usmp{algorithm=exact timeout=3 seed=2 scope=module replan=true split-storages=false}",
     ).passes[0]
     assert parsed == UsmpPass("exact", 3, 2, "module", True, False)
+    # The `algorithm` option lists exactly the registry's algorithms.
+    assert set(get_args(AlgorithmName)) == set(ALGORITHMS)
 
 
 @pytest.mark.parametrize("example", ["mlp", "convnet"])
