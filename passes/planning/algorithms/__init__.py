@@ -29,7 +29,8 @@ def auto(problem: Problem, options: PlanOptions | None = None) -> Solution:
     """Cheap heuristics first; stop at the lower bound, else improve with ``exact``.
 
     ``exact`` is skipped for pools with more than ``options.exact_max_buffers``
-    buffers; there ``hill-climb`` spends the time instead.
+    buffers; there ``hill-climb`` spends the time instead. ``options.timeout``
+    bounds the improvement stage; the two greedy placements always run.
     """
     options = options or PlanOptions()
     started = time.perf_counter()
