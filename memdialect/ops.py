@@ -65,6 +65,17 @@ def _is_power_of_two(value: int) -> bool:
     return value > 0 and value & (value - 1) == 0
 
 
+def offset_alignment(base_alignment: int, offset: int) -> int:
+    """The alignment ``offset`` bytes past a ``base_alignment``-aligned address is sure to have.
+
+    The base's alignment, or the largest power of two dividing ``offset`` if
+    that is smaller (``base_alignment`` itself at offset 0).
+    """
+    if offset == 0:
+        return base_alignment
+    return min(base_alignment, offset & -offset)
+
+
 def describe(value: SSAValue) -> str:
     """A short name for ``value`` in diagnostics: ``%name`` or its producer."""
     if value.name_hint:
@@ -530,12 +541,21 @@ class AllocTensorOp(IRDLOperation):
     The offset must be a multiple of the element's byte size, and the tensor
     must fit in a static storage.
 
+    `align N` (optional, a power of two) is the address alignment the tensor
+    needs, when that is less than its place in the storage guarantees: a
+    pass that moves the tensor into a more aligned storage (`coalesce`,
+    `reuse`) records the alignment the tensor had, so that `usmp` can later
+    give it a storage of its own aligned only that much. It must be
+    guaranteed where the tensor is: `N` divides the storage's alignment and
+    a static offset. Absent, the tensor needs what its place guarantees.
+
     Example:
 
     ```mlir
     %t = memory.alloc_tensor %s[1024] : !memory.storage<4096> -> memref<16x16xf32>
     %u = memory.alloc_tensor %s2[0](%d0) : !memory.storage<?> -> memref<?x64xf32>
     %v = memory.alloc_tensor %s2[%off] : !memory.storage<?> -> memref<8xf32>
+    %w = memory.alloc_tensor %s[64] align 16 : !memory.storage<4096> -> memref<4xf32>
     ```
     """
 
@@ -545,6 +565,7 @@ class AllocTensorOp(IRDLOperation):
     dynamic_offset = opt_operand_def(IndexType())
     dynamic_dims = var_operand_def(IndexType())
     offset = opt_prop_def(IntegerAttr[I64])
+    align = opt_prop_def(IntegerAttr[I64])
     tensor = result_def(base(MemRefType))
 
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
@@ -556,6 +577,8 @@ class AllocTensorOp(IRDLOperation):
         offset: int | SSAValue | Operation,
         tensor_type: MemRefType,
         dynamic_dims: Sequence[SSAValue | Operation] = (),
+        *,
+        align: int | None = None,
     ) -> None:
         static = isinstance(offset, int)
         super().__init__(
@@ -565,7 +588,10 @@ class AllocTensorOp(IRDLOperation):
                 [SSAValue.get(d) for d in dynamic_dims],
             ],
             result_types=[tensor_type],
-            properties={"offset": _int_attr(offset) if isinstance(offset, int) else None},
+            properties={
+                "offset": _int_attr(offset) if isinstance(offset, int) else None,
+                "align": None if align is None else _int_attr(align),
+            },
         )
 
     @property
@@ -579,6 +605,29 @@ class AllocTensorOp(IRDLOperation):
 
     def set_static_offset(self, offset: int) -> None:
         self.offset = _int_attr(offset)
+
+    @property
+    def required_alignment(self) -> int | None:
+        """The `align` the tensor's address needs, or ``None`` when not given."""
+        return None if self.align is None else self.align.value.data
+
+    @property
+    def address_alignment(self) -> int | None:
+        """The alignment the tensor's address is sure to have where it is.
+
+        The storage's alignment, or less at an offset that is a smaller
+        power of two (``offset_alignment``); ``None`` for a dynamic offset or
+        a storage that is not a ``memory.alloc_storage`` result.
+        """
+        owner = self.storage.owner
+        offset = self.static_offset
+        if offset is None or not isinstance(owner, AllocStorageOp):
+            return None
+        return offset_alignment(owner.alignment_value, offset)
+
+    def set_required_alignment(self, align: int | None) -> None:
+        """Sets (or, with ``None``, removes) the tensor's `align`."""
+        self.align = None if align is None else _int_attr(align)
 
     def verify_(self) -> None:
         name = f"tensor {describe(self.tensor)}"
@@ -594,6 +643,7 @@ class AllocTensorOp(IRDLOperation):
             )
         if (self.offset is None) == (self.dynamic_offset is None):
             raise VerifyException(f"{name}: needs exactly one offset, static or dynamic")
+        self._verify_align()
         offset = self.static_offset
         if offset is None:
             return
@@ -616,6 +666,28 @@ class AllocTensorOp(IRDLOperation):
                 f"overflows storage of {storage_bytes} bytes"
             )
 
+    def _verify_align(self) -> None:
+        """`align` is a power of two that the tensor's place guarantees."""
+        align = self.required_alignment
+        if align is None:
+            return
+        name = f"tensor {describe(self.tensor)}"
+        if not _is_power_of_two(align):
+            raise VerifyException(f"{name}: align must be a power of two, got {align}")
+        offset = self.static_offset
+        if offset is not None and offset % align:
+            raise VerifyException(
+                f"{name}: offset {offset} is not a multiple of its align {align}"
+            )
+        # The address is the storage's plus the offset: only the storage's
+        # alignment is known of the former, whatever the offset.
+        owner = self.storage.owner
+        if isinstance(owner, AllocStorageOp) and owner.alignment_value % align:
+            raise VerifyException(
+                f"{name}: align {align} is not guaranteed by the alignment "
+                f"{owner.alignment_value} of its storage {describe(self.storage)}"
+            )
+
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_operand(self.storage)
@@ -628,6 +700,8 @@ class AllocTensorOp(IRDLOperation):
         if self.dynamic_dims:
             with printer.in_parens():
                 printer.print_list(self.dynamic_dims, printer.print_operand)
+        if self.align is not None:
+            printer.print_string(f" align {self.align.value.data}")
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.storage.type)
@@ -649,6 +723,9 @@ class AllocTensorOp(IRDLOperation):
             )
             or []
         )
+        align = None
+        if parser.parse_optional_keyword("align") is not None:
+            align = parser.parse_integer(allow_negative=False, allow_boolean=False)
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         storage_type = parser.parse_type()
@@ -668,6 +745,7 @@ class AllocTensorOp(IRDLOperation):
             offset,
             tensor_type,
             [parser.resolve_operand(d, index) for d in dims],
+            align=align,
         )
         op.attributes |= attributes
         return op

@@ -75,6 +75,13 @@ def retarget_storage(old: AllocStorageOp, new: SSAValue, shift: int) -> None:
     A static tensor offset becomes ``offset + shift``; a dynamic one gets an
     ``arith.addi`` of ``shift`` right before its ``alloc_tensor``. ``old``
     itself is left without uses (the caller erases it).
+
+    ``new`` must be at least as aligned as ``old`` and ``shift`` a multiple
+    of ``old``'s alignment, so every tensor stays as aligned as it was. A
+    tensor at a static offset that lands more aligned than it was (a
+    16-aligned member at offset 0 of a 128-aligned storage) gets `align`
+    with the alignment it had, unless it already has one: that is all it
+    needs, and what `usmp` gives it when it splits ``new``.
     """
     for use in tuple(old.storage.uses):
         user = use.operation
@@ -82,12 +89,16 @@ def retarget_storage(old: AllocStorageOp, new: SSAValue, shift: int) -> None:
             Rewriter.erase_op(user)
             continue
         assert isinstance(user, AllocTensorOp)
+        had = user.address_alignment
         user.operands[0] = new
-        if shift == 0:
-            continue
         offset = user.static_offset
         if offset is not None:
             user.set_static_offset(offset + shift)
+            has = user.address_alignment
+            if user.required_alignment is None and had and has and had < has:
+                user.set_required_alignment(had)
+            continue
+        if shift == 0:
             continue
         dynamic = user.dynamic_offset
         assert dynamic is not None
@@ -343,7 +354,13 @@ class CoalescePass(ModulePass):
       storages used in that block are merged);
     - each member's tensors are re-pointed at it: a static `alloc_tensor`
       offset becomes old offset + the member's offset, a dynamic one gets an
-      `arith.addi`;
+      `arith.addi`; a tensor at a static offset that the merged storage
+      aligns more than its own storage did (a member of alignment 16 at
+      offset 0 of a 128-aligned storage) gets `align` with the alignment it
+      had (unless it has one already), so that `usmp`, splitting the merged
+      storage, aligns it no more than before: `coalesce` then `usmp` costs no
+      memory over `usmp` alone (recorded only then: with storages of one
+      alignment no tensor gets `align`);
     - the members' own kills are dropped and, if any member had one, the
       merged storage is killed right after the last op of the block that
       uses a member or a value aliasing it (the last member kill, after

@@ -266,16 +266,17 @@ class ReusePass(ModulePass):
     Output: one `memory.alloc_storage` per slot of two or more members: its
     size is the largest member's, its alignment the largest member
     alignment; each member's tensors are re-pointed at it with their offsets
-    unchanged (every member starts at offset 0 of its slot), and the
-    members are erased. The slot's allocation must dominate every member
-    and every use of a value aliasing one: it goes in the deepest block
-    enclosing all of them, right before the first member (or the op holding
-    it); when the members span several blocks of a function body (`cf`
-    branches), it is hoisted to the start of the entry block. The members'
-    own kills are dropped; the slot is killed right after the last op of its
-    block that uses a member (after `insert-kills`: the last member's kill)
-    when some member had a kill and none escapes; a hoisted slot is not
-    killed.
+    unchanged (every member starts at offset 0 of its slot), with `align`
+    where the slot aligns a tensor more than its own storage did (as in
+    `coalesce`), and the members are erased. The slot's allocation must
+    dominate every member and every use of a value aliasing one: it goes in
+    the deepest block enclosing all of them, right before the first member
+    (or the op holding it); when the members span several blocks of a
+    function body (`cf` branches), it is hoisted to the start of the entry
+    block. The members' own kills are dropped; the slot is killed right
+    after the last op of its block that uses a member (after
+    `insert-kills`: the last member's kill) when some member had a kill and
+    none escapes; a hoisted slot is not killed.
 
     Left alone: dynamic-size storages, storages pinned to a pool, and
     storages whose storage value is used by anything but

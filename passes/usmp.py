@@ -438,15 +438,16 @@ class UsmpPass(ModulePass):
     together (usually one per tensor), each created right before its first
     tensor in the innermost region holding the tensors' uses and killed
     right after its last use (if the old storage was killed), aligned as
-    the tensor's address was. For each set of pools that storages link by
+    the tensor needs: its `align` if it has one, else as its address was
+    aligned in the old storage. For each set of pools that storages link by
     their candidates, the split plan is kept when it is strictly better
     (fewer unplaced storages, then fewer bytes), and the storages of those
     pools are split in the IR; elsewhere they stay whole. So running
-    `coalesce` first costs no memory when storages share one alignment
-    (the split form of a coalesced program is the uncoalesced one). With
-    mixed alignments it may: a merged storage takes its members' largest
-    alignment, and a tensor at a multiple of it cannot be told from one
-    that needed it. `split-storages=false` keeps every storage whole.
+    `coalesce` first costs no memory: the split form of a coalesced program
+    is the uncoalesced one, alignments included, since `coalesce` records
+    the alignment of a member's storage as `align` on each of its tensors
+    that the merged storage aligns more. `split-storages=false` keeps every
+    storage whole.
 
     The output is deterministic, except where `timeout` cuts a search short.
 
@@ -668,13 +669,14 @@ class Fragment:
     """Tensors of one storage that must stay together, and the bytes they span.
 
     ``base`` is where the fragment starts in the old storage and ``size``
-    runs from there to the highest tensor end. A single tensor's fragment is
-    exactly its bytes, aligned as its address was in the old storage: the
-    storage's alignment, or the largest power of two dividing its offset if
-    that is smaller. A fragment of several tensors starts at the lowest
-    offset rounded down to a multiple of the storage's alignment and of
-    every element size, and keeps the storage's alignment, so every tensor
-    keeps the alignment it had.
+    runs from there to the highest tensor end. ``alignment`` is the largest
+    that a tensor of the fragment needs: its `align` if it has one (a pass
+    that merged its storage recorded what it had before), else the
+    alignment its address has in the old storage: the storage's, or the
+    largest power of two dividing its offset if that is smaller. A single
+    tensor's fragment is exactly its bytes. A fragment of several tensors
+    starts at the lowest offset rounded down to a multiple of that alignment
+    and of every element size, so every tensor keeps the alignment it needs.
     """
 
     tensors: list[TensorLifetime]
@@ -741,6 +743,13 @@ def _fragment_anchor(fragment: Fragment, storage: StorageLifetime) -> Operation 
     return _anchor_in_block(fragment.tensors[0].alloc, block)
 
 
+def _needed_alignment(tensor: TensorLifetime) -> int:
+    """The address alignment a tensor at a static offset needs: its `align`, else what it has."""
+    needed = tensor.alloc.required_alignment or tensor.alloc.address_alignment
+    assert needed is not None
+    return needed
+
+
 def _fragments(storage: StorageLifetime) -> list[Fragment] | None:
     """The storage's tensors grouped into fragments, or ``None`` if it cannot split.
 
@@ -792,29 +801,26 @@ def _fragments(storage: StorageLifetime) -> list[Fragment] | None:
         members.setdefault(find(index), []).append(index)
     fragments: list[Fragment] = []
     for group in members.values():
+        # Each tensor needs its `align`, else the alignment its address has
+        # in the old storage (the storage's, or less at an offset that is a
+        # smaller power of two); powers of two, so the largest covers all.
+        alignment = max(_needed_alignment(tensors[i]) for i in group)
         if len(group) == 1:
-            # One tensor: exactly its bytes, with the alignment its address
-            # has in the old storage (the storage's, or less at an offset
-            # that is a smaller power of two).
+            # One tensor: exactly its bytes.
             (index,) = group
             offset = offsets[index]
             assert offset is not None
-            alignment = storage.alignment
-            if offset:
-                alignment = min(alignment, offset & -offset)
             fragments.append(
                 Fragment([tensors[index]], offset, buffers[index].size, alignment)
             )
             continue
-        step = storage.alignment
+        step = alignment
         for index in group:
             step = lcm(step, tensors[index].alignment)
         low = min(offsets[i] for i in group)  # type: ignore[type-var]
         high = max(offsets[i] + buffers[i].size for i in group)  # type: ignore[operator]
         base = low - low % step
-        fragments.append(
-            Fragment([tensors[i] for i in group], base, high - base, storage.alignment)
-        )
+        fragments.append(Fragment([tensors[i] for i in group], base, high - base, alignment))
     if len(fragments) < 2:
         return None
     for fragment in fragments:
@@ -849,7 +855,8 @@ def apply_splits(
     A fragment's storage has the fragment's alignment and the old one's
     device and candidate pools, and is created right before the op holding
     its first tensor in the fragment's home block (``_fragment_anchor``);
-    its tensors move to it at their offsets minus the fragment's base. If
+    its tensors move to it at their offsets minus the fragment's base, and
+    lose an `align` that their new place guarantees anyway. If
     the old storage was killed, the old kills go and each new storage is
     killed where `insert-kills` would put it (right after its last use); if
     not, none is. Returns the new storages of each split, fragment by fragment.
@@ -884,6 +891,9 @@ def apply_splits(
                 assert offset is not None
                 op.operands[0] = new.storage
                 op.set_static_offset(offset - fragment.base)
+                if op.required_alignment == op.address_alignment:
+                    # Its own storage gives it exactly that: nothing to record.
+                    op.set_required_alignment(None)
             if killed:
                 new_storages.append(new.storage)
         for use in list(old.storage.uses):

@@ -79,6 +79,38 @@ def test_builders_and_accessors() -> None:
     assert pool.alignment_value == 16 and not pool.is_read_only
 
 
+def test_tensor_align_builder_and_accessors() -> None:
+    storage = AllocStorageOp(4096, alignment=128)
+    plain = AllocTensorOp(storage, 96, MemRefType(f32, [4]))
+    aligned = AllocTensorOp(storage, 0, MemRefType(f32, [4]), align=16)
+    module = _module_with([storage, plain, aligned])
+    module.verify()
+    assert plain.required_alignment is None and plain.address_alignment == 32
+    assert aligned.required_alignment == 16 and aligned.address_alignment == 128
+    assert str(aligned).endswith("[0] align 16 : !memory.storage<4096> -> memref<4xf32>")
+    assert "align" not in str(plain)
+    aligned.set_required_alignment(None)
+    assert aligned.required_alignment is None and "align" not in aligned.properties
+    plain.set_required_alignment(64)
+    with pytest.raises(VerifyException, match="offset 96 is not a multiple of its align 64"):
+        module.verify()
+
+
+@pytest.mark.parametrize(
+    ("offset", "align", "message"),
+    [
+        (0, 24, "align must be a power of two, got 24"),
+        (32, 64, "offset 32 is not a multiple of its align 64"),
+        (256, 256, "align 256 is not guaranteed by the alignment 128 of its storage"),
+    ],
+)
+def test_tensor_align_is_verified(offset: int, align: int, message: str) -> None:
+    storage = AllocStorageOp(4096, alignment=128)
+    tensor = AllocTensorOp(storage, offset, MemRefType(f32, [4]), align=align)
+    with pytest.raises(VerifyException, match=message):
+        _module_with([storage, tensor]).verify()
+
+
 def test_default_properties_are_elided() -> None:
     storage = AllocStorageOp(64)
     assert storage.alignment_value == 64 and storage.device_name == "cpu"

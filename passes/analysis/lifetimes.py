@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from math import lcm
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import CallOp, FuncOp
@@ -224,8 +225,8 @@ class TensorLifetime(Lifetime):
 
     @property
     def alignment(self) -> int:
-        """The element's byte size: the alignment the offset must have."""
-        return element_byte_size(self.alloc.tensor_type)
+        """The alignment the offset must have: the element's byte size and the `align`."""
+        return lcm(element_byte_size(self.alloc.tensor_type), self.alloc.required_alignment or 1)
 
     def buffer(self, *, buffer_id: str | None = None) -> Buffer:
         """This tensor as a ``Buffer`` of its storage (static size only)."""

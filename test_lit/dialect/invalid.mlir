@@ -57,6 +57,37 @@ func.func @tensor_misaligned() {
 
 // -----
 
+// A tensor's `align` is a power of two.
+func.func @tensor_align_not_pow2() {
+  %s = memory.alloc_storage : !memory.storage<64>
+  %t = memory.alloc_tensor %s[0] align 12 : !memory.storage<64> -> memref<4xf32>
+  func.return
+}
+// CHECK: tensor %t: align must be a power of two, got 12
+
+// -----
+
+// A tensor's `align` divides its static offset (16 is 16-aligned at most).
+func.func @tensor_align_offset() {
+  %s = memory.alloc_storage : !memory.storage<64>
+  %t = memory.alloc_tensor %s[16] align 32 : !memory.storage<64> -> memref<4xf32>
+  func.return
+}
+// CHECK: tensor %t: offset 16 is not a multiple of its align 32
+
+// -----
+
+// ... and its storage's alignment: a 128-aligned tensor in a 64-aligned
+// storage is not guaranteed, whatever the offset (static or dynamic).
+func.func @tensor_align_storage(%n : index) {
+  %s = memory.alloc_storage : !memory.storage<256>
+  %t = memory.alloc_tensor %s[%n] align 128 : !memory.storage<256> -> memref<4xf32>
+  func.return
+}
+// CHECK: tensor %t: align 128 is not guaranteed by the alignment 64 of its storage %s
+
+// -----
+
 // A tensor must fit its static storage: 1024 bytes at 3072 end at 4096 + 1024.
 func.func @tensor_overflow() {
   %s = memory.alloc_storage : !memory.storage<4096>

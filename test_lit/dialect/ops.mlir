@@ -77,6 +77,31 @@ func.func @tensors(%n : index, %x : memref<1x3x8x8xf32>, %w : memref<4x3x3x3xf32
   func.return
 }
 
+// `align N` on a tensor (the alignment it needs, when its place guarantees
+// more: what `coalesce` records) is printed only when present, after the
+// dims; generic form: the `align` property.
+// CHECK-LABEL: func.func @aligned_tensors(
+// CHECK-NEXT:    %s = memory.alloc_storage align 128 : !memory.storage<4096>
+// CHECK-NEXT:    %d = memory.alloc_storage(%n) align 32 : !memory.storage<?>
+// CHECK-NEXT:    %t = memory.alloc_tensor %s[0] align 16 : !memory.storage<4096> -> memref<4xf32>
+// CHECK-NEXT:    %u = memory.alloc_tensor %s[64] align 64 {tag} : !memory.storage<4096> -> memref<16xf32>
+// CHECK-NEXT:    %v = memory.alloc_tensor %d[%n](%n) align 32 : !memory.storage<?> -> memref<?xf32>
+// CHECK-NEXT:    %w = memory.alloc_tensor %s[128] : !memory.storage<4096> -> memref<4xf32>
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "aligned_tensors"
+// CHECK-GENERIC:       %t = "memory.alloc_tensor"(%s) <{offset = 0 : i64, align = 16 : i64, operandSegmentSizes = array<i32: 1, 0, 0>}> : (!memory.storage<4096>) -> memref<4xf32>
+// CHECK-GENERIC-NEXT:  %u = "memory.alloc_tensor"(%s) <{offset = 64 : i64, align = 64 : i64, operandSegmentSizes = array<i32: 1, 0, 0>}> {tag} : (!memory.storage<4096>) -> memref<16xf32>
+// CHECK-GENERIC-NEXT:  %v = "memory.alloc_tensor"(%d, %n, %n) <{align = 32 : i64, operandSegmentSizes = array<i32: 1, 1, 1>}> : (!memory.storage<?>, index, index) -> memref<?xf32>
+// CHECK-GENERIC-NEXT:  %w = "memory.alloc_tensor"(%s) <{offset = 128 : i64, operandSegmentSizes = array<i32: 1, 0, 0>}> : (!memory.storage<4096>) -> memref<4xf32>
+func.func @aligned_tensors(%n : index) {
+  %s = memory.alloc_storage align 128 : !memory.storage<4096>
+  %d = memory.alloc_storage(%n) align 32 : !memory.storage<?>
+  %t = memory.alloc_tensor %s[0] align 16 : !memory.storage<4096> -> memref<4xf32>
+  %u = memory.alloc_tensor %s[64] align 64 {tag} : !memory.storage<4096> -> memref<16xf32>
+  %v = memory.alloc_tensor %d[%n](%n) align 32 : !memory.storage<?> -> memref<?xf32>
+  %w = memory.alloc_tensor %s[128] : !memory.storage<4096> -> memref<4xf32>
+  func.return
+}
+
 // Kills in the two branches of an scf.if are on different paths; a tensor
 // of a killed storage's sibling is fine.
 // CHECK-LABEL: func.func @branches(

@@ -278,6 +278,10 @@ func.func @dynamic(%x: memref<64xf32>, %n: index) {
 // bytes, the lower bound (%b and %c live together), below the 316 bytes of
 // the three side by side. Part 1 in IR order: %a at 0, %b at align(20, 128)
 // = 128, %c at 384, 424 bytes.
+// A tensor that the 128-aligned merged storage aligns more than its own
+// storage did records what it had as `align`: %ta `align 16` (at 256, or 0
+// in part 1) and %tc `align 32` (at 256, or 384). %tb was 128-aligned
+// already and records nothing. `usmp` splits with those alignments.
 func.func private @k(memref<5xf32>, memref<64xf32>) -> ()
 func.func private @k2(memref<64xf32>, memref<10xf32>) -> ()
 func.func @mixed_alignments() {
@@ -297,20 +301,20 @@ func.func @mixed_alignments() {
 
 // CHECK-LABEL: func.func @mixed_alignments(
 // CHECK-NEXT:    %region = memory.alloc_storage align 128 : !memory.storage<296>
-// CHECK-NEXT:    %ta = memory.alloc_tensor %region[256] : !memory.storage<296> -> memref<5xf32>
+// CHECK-NEXT:    %ta = memory.alloc_tensor %region[256] align 16 : !memory.storage<296> -> memref<5xf32>
 // CHECK-NEXT:    %tb = memory.alloc_tensor %region[0] : !memory.storage<296> -> memref<64xf32>
 // CHECK-NEXT:    memory.invoke
-// CHECK-NEXT:    %tc = memory.alloc_tensor %region[256] : !memory.storage<296> -> memref<10xf32>
+// CHECK-NEXT:    %tc = memory.alloc_tensor %region[256] align 32 : !memory.storage<296> -> memref<10xf32>
 // CHECK-NEXT:    memory.invoke
 // CHECK-NEXT:    memory.kill %region : !memory.storage<296>
 // CHECK-NEXT:    func.return
 
 // PART1-LABEL: func.func @mixed_alignments(
 // PART1-NEXT:    %region = memory.alloc_storage align 128 : !memory.storage<424>
-// PART1-NEXT:    %ta = memory.alloc_tensor %region[0] : !memory.storage<424> -> memref<5xf32>
+// PART1-NEXT:    %ta = memory.alloc_tensor %region[0] align 16 : !memory.storage<424> -> memref<5xf32>
 // PART1-NEXT:    %tb = memory.alloc_tensor %region[128] : !memory.storage<424> -> memref<64xf32>
 // PART1-NEXT:    memory.invoke
-// PART1-NEXT:    %tc = memory.alloc_tensor %region[384] : !memory.storage<424> -> memref<10xf32>
+// PART1-NEXT:    %tc = memory.alloc_tensor %region[384] align 32 : !memory.storage<424> -> memref<10xf32>
 
 // -----
 

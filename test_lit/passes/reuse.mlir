@@ -291,7 +291,9 @@ func.func @dynamic(%x: memref<64xf32>, %n: index) {
 // -----
 
 // Mixed alignments: the slot takes the largest member alignment (256) and
-// the largest size (200); every member starts at its offset 0.
+// the largest size (200); every member starts at its offset 0. %ta's address
+// is now 256-aligned but only needs 16, which it records as `align 16`;
+// %tb's storage was 256-aligned already.
 func.func @alignments() {
   %a = memory.alloc_storage align 16 : !memory.storage<200>
   %ta = memory.alloc_tensor %a[0] : !memory.storage<200> -> memref<200xi8>
@@ -304,7 +306,7 @@ func.func @alignments() {
 
 // CHECK-LABEL: func.func @alignments(
 // CHECK-NEXT:    %slot = memory.alloc_storage align 256 : !memory.storage<200>
-// CHECK-NEXT:    %ta = memory.alloc_tensor %slot[0] : !memory.storage<200> -> memref<200xi8>
+// CHECK-NEXT:    %ta = memory.alloc_tensor %slot[0] align 16 : !memory.storage<200> -> memref<200xi8>
 // CHECK-NEXT:    %tb = memory.alloc_tensor %slot[0] : !memory.storage<200> -> memref<128xi8>
 // CHECK-NEXT:    memory.kill %slot : !memory.storage<200>
 

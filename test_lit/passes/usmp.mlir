@@ -1,6 +1,11 @@
 // RUN: memplan-opt %s --usmp --verify-plan --split-input-file | filecheck %s
 // Idempotence: planning a planned module again changes nothing.
 // RUN: memplan-opt %s --usmp --split-input-file | memplan-opt --usmp --verify-plan --split-input-file | filecheck %s
+// Composition: the COMPOSE lines hold for usmp alone and with `coalesce`
+// first (either mode).
+// RUN: memplan-opt %s --usmp --verify-plan --split-input-file | filecheck %s --check-prefix=COMPOSE
+// RUN: memplan-opt %s --coalesce --usmp --verify-plan --split-input-file | filecheck %s --check-prefix=COMPOSE
+// RUN: memplan-opt %s --coalesce=overlap=false --usmp --verify-plan --split-input-file | filecheck %s --check-prefix=COMPOSE
 
 // No memory.pool: one unbounded @workspace_cpu is created at the top of the
 // module. %a and %b are live together (%a is killed after %b's invoke), so
@@ -380,3 +385,46 @@ func.func @per_pool(%x: memref<16xf32>) {
 // CHECK:         %n = memory.alloc_storage on "npu" at @workspace_npu[0] : !memory.storage<100>
 // CHECK-NEXT:    %n0 = memory.alloc_tensor %n[0] : !memory.storage<100> -> memref<50xi8>
 // CHECK-NEXT:    %n1 = memory.alloc_tensor %n[50] : !memory.storage<100> -> memref<50xi8>
+
+// -----
+
+// Mixed alignments, with or without `coalesce` first: 344 bytes. %p (64
+// bytes) is live across the scf.if; in it %a (256 bytes, align 128) and %b
+// (24 bytes, align 64) are live together. usmp alone: %a at 0, %p at 256,
+// %b at 320 (a multiple of 64). `coalesce` merges %a and %b into one
+// 128-aligned storage with %tb at 256, a multiple of 128, so %tb records
+// `align 64`; usmp splits the merged storage with %tb's storage 64-aligned
+// and places it at 320 as above (aligned to 128 it would go to 384, after
+// %p: 408 bytes).
+memory.pool @mixed
+func.func private @k(memref<16xi8>, memref<16xi8>)
+func.func @mixed_alignments_composition(%c: i1, %x: memref<16xi8>) {
+  %p = memory.alloc_storage : !memory.storage<64>
+  %tp = memory.alloc_tensor %p[0] : !memory.storage<64> -> memref<64xi8>
+  memory.invoke @k ins(%x : memref<16xi8>) outs(%tp : memref<64xi8>)
+  scf.if %c {
+    %a = memory.alloc_storage align 128 : !memory.storage<256>
+    %ta = memory.alloc_tensor %a[0] : !memory.storage<256> -> memref<256xi8>
+    memory.invoke @k ins(%tp : memref<64xi8>) outs(%ta : memref<256xi8>)
+    %b = memory.alloc_storage : !memory.storage<24>
+    %tb = memory.alloc_tensor %b[0] : !memory.storage<24> -> memref<24xi8>
+    memory.invoke @k ins(%ta : memref<256xi8>) outs(%tb : memref<24xi8>)
+    memory.kill %a : !memory.storage<256>
+    memory.invoke @k ins(%tb : memref<24xi8>) outs(%x : memref<16xi8>)
+    memory.kill %b : !memory.storage<24>
+  }
+  memory.invoke @k ins(%tp : memref<64xi8>) outs(%x : memref<16xi8>)
+  memory.kill %p : !memory.storage<64>
+  func.return
+}
+// CHECK-LABEL: func.func @mixed_alignments_composition
+// CHECK-NEXT:    %p = memory.alloc_storage at @mixed[256] : !memory.storage<64>
+// CHECK:           %a = memory.alloc_storage align 128 at @mixed[0] : !memory.storage<256>
+// CHECK:           %b = memory.alloc_storage at @mixed[320] : !memory.storage<24>
+// COMPOSE:       memory.pool @mixed used 344
+// COMPOSE-LABEL: func.func @mixed_alignments_composition
+// COMPOSE-NEXT:    %p = memory.alloc_storage at @mixed[256] : !memory.storage<64>
+// COMPOSE:           = memory.alloc_storage align 128 at @mixed[0] : !memory.storage<256>
+// COMPOSE-NEXT:      %ta = memory.alloc_tensor %{{[a-z_]+}}[0] : !memory.storage<256> -> memref<256xi8>
+// COMPOSE:           = memory.alloc_storage at @mixed[320] : !memory.storage<24>
+// COMPOSE-NEXT:      %tb = memory.alloc_tensor %{{[a-z_]+}}[0] : !memory.storage<24> -> memref<24xi8>
