@@ -136,11 +136,7 @@ def planning_groups(
         return [list(functions)] if functions else []
     spans: list[tuple[LiveInterval, int]] = []
     for index, function in enumerate(functions):
-        span = lifetimes.called_span.get(function.name)
-        if span is None:
-            start = lifetimes.time_offset[function.name]
-            span = LiveInterval(start, start + max(function.end, 1))
-        spans.append((span, index))
+        spans.append((lifetimes.span(function), index))
     spans.sort(key=lambda item: (item[0].start, item[1]))
     groups: list[list[int]] = []
     reach = -1
@@ -427,7 +423,7 @@ class UsmpPass(ModulePass):
     Functions that call each other are planned together, since a callee's
     storages are live while the caller's are. `scope=module` plans every
     function as one program on the module time line (functions one after
-    another; a callee spans its callers).
+    another; a callee laid out inline at its first call).
 
     Already pinned storages stay where they are and are planned around
     (pre-placed), unless `replan=true`, which first removes every pin.

@@ -143,8 +143,9 @@ class VerifyPlanPass(ModulePass):
 
     - Pools: pinned storages (`at @pool[offset]`) of the whole module, on
       the module time line (functions one after another; a called function
-      spans its callers). Two storages that conflict (live together and not
-      in different regions of one `scf.if`) must not share bytes of a pool;
+      laid out inline at its first call, `passes.analysis`). Two storages
+      that conflict (live together and not in different regions of one
+      `scf.if`) must not share bytes of a pool;
       each offset is a multiple of the storage's and the pool's alignment;
       it fits a bounded pool; the pool is one of the storage's candidates
       (`pools [...]`), accepts its device, and is `rw` unless the storage is

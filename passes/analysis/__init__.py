@@ -52,7 +52,11 @@ Scope and interval (half-open ``[start, end)``)
     scope with several blocks, a backward liveness fixpoint over the blocks
     (``RegionLiveness``) extends the interval to cover every block that an
     alias defined in the scope is live into or out of; the interval is the
-    hull of those ranges.
+    hull of those ranges. There a ``memory.kill`` is not a use that makes a
+    value live, and one in a block where the value is not (no allocation,
+    other use, alias definition or live-in: ``insert-kills`` puts such kills
+    at the start of a block entered from where the value was live) counts
+    for nothing, so inserting kills never widens the hull.
 
 Exclusive regions
     ``branch`` is the path of ``(choice, region)`` pairs of the ``scf.if``/
@@ -61,10 +65,49 @@ Exclusive regions
     in two regions of one ``scf.if`` never conflict. Ifs inside a loop that
     the root outlives are dropped from the path (the loop may run both).
 
-Module scope
-    ``analyze_module`` lays functions out one after another on one time line
-    (``time_offset``); a function called by another (``func.call``) gets the
-    whole span of its callers for all its storages (``called_span``).
+Module scope (``analyze_module``, one time line for all functions)
+    The call graph is laid out as an inlined time line. Functions no other
+    function calls are *top level*: their segments follow one another in
+    module order. A called function has one *segment* of the time line, of
+    length = its op count plus the segments nested in it, placed right after
+    its first call met on the time line (its *home*: the call's op gets its
+    time, the callee's ops the next ones, the caller's later ops move up by
+    the segment's length); a function only called from its own cycle gets a
+    top-level segment after the others. Every storage and tensor keeps its
+    own interval, mapped into its function's segment (``TimeLine.time``), so
+    a callee's storages overlap each other exactly as when it is planned
+    alone. Then the interval is widened (its hull taken) with:
+
+    - *live across a call*: a value live in the caller at a call (interval
+      ``[start, end)`` holding the call's number; for what an earlier call
+      handed back, see below) covers the segments of every function the
+      call may run (the callee and all it calls, directly or not), wherever
+      they sit: with several calls of one callee, a value live across a
+      later one reaches back over the segment at the first;
+    - *returned*: a value that leaves its function only through
+      ``func.return`` (``EscapeKind.RETURNED``) is live, in each caller,
+      where the call's results are (``CallSite.results``: the results
+      followed like roots); if those are returned again, in the callers'
+      callers, and so on;
+    - *leaked*: a value that escapes in another way (stored, raw pointer,
+      passed to an op returning a reference; or returned into results that
+      leak) is live in every caller from the call (from the start of the
+      outermost loop or CFG cycle around it: ``CallSite.repeat_start``) to
+      the caller's end, all the way up the call graph.
+
+    Soundness: whenever two storages are live at once at run time, the
+    innermost running function's current op time lies in both module
+    intervals (its own values hold it; values of functions further up the
+    call stack, and values handed back to them, cover its segment), so a
+    plan on these intervals never lets them share bytes, even when
+    ``lower-to-memref`` passes one pool buffer to every call (``arg`` and
+    ``global`` modes). One interval per buffer is the planning model's,
+    hence one segment per function rather than one per call. Refused with
+    ``PassFailedException``: a function that calls itself (directly or not)
+    and allocates storages; a static storage still live (handed back by an
+    earlier call) at a call that may run its function again, since both
+    instances would need the one static place. ``scf.if`` choice ids become
+    the choice ops' module times, unique in the module.
 
 API
 ===
@@ -94,12 +137,23 @@ branch=, pin=True) -> Buffer``.
 ``TensorLifetime``: + ``storage``, ``alloc``, ``offset`` (None if dynamic),
 ``size`` (None if dynamic), ``alignment`` (element bytes), ``buffer()``.
 
-``ModuleLifetimes``: ``module``, ``functions``, ``pools``, ``time_offset``,
-``called_span``, ``function(name)``, ``storages()`` ((function, storage)
-pairs), ``buffer_id(function, storage)`` (``"<func>.<storage>"``),
-``module_interval(function, lifetime)``, ``module_buffer(function, storage,
-pin=True)``, ``storage_by_buffer_id()``, ``problem(pin=True)``,
-``placements()``.
+``StorageLifetime`` and ``TensorLifetime`` also have ``escape_kind``
+(``EscapeKind.NONE``/``RETURNED``/``LEAKED``); ``FunctionLifetimes.calls``
+lists its ``func.call`` ops as ``CallSite``s: ``op``, ``callee``, ``number``,
+``results`` (``LiveInterval`` or None), ``results_escape``, ``repeat_start``.
+
+``ModuleLifetimes``: ``module``, ``functions``, ``pools``, ``time_offset``
+(segment start per function), ``timelines`` (``TimeLine`` per function:
+``start``, ``length``, ``time(number)``, ``interval(local)``, ``segment``),
+``homes`` (callee name -> the ``CallSite`` holding its segment),
+``intervals`` (module interval per lifetime), ``function(name)``,
+``module_time(function, number)``, ``segment(function)``, ``span(function)``
+(hull of its segment and its values' module intervals: functions whose
+spans do not meet never have values live together), ``storages()``
+((function, storage) pairs), ``buffer_id(function, storage)``
+(``"<func>.<storage>"``), ``module_interval(function, lifetime)``,
+``module_buffer(function, storage, pin=True)``, ``storage_by_buffer_id()``,
+``problem(pin=True)``, ``placements()``.
 
 ``LiveInterval(start, end)``: half-open, ``overlaps``, ``shifted``.
 ``flow.classify_use(use) -> (UseKind, targets)``, ``flow.alias_closure(root)``.
@@ -107,22 +161,25 @@ pin=True)``, ``storage_by_buffer_id()``, ``problem(pin=True)``,
 
 from passes.analysis.flow import UseKind, alias_closure, classify_use
 from passes.analysis.lifetimes import (
+    CallSite,
+    EscapeKind,
     FunctionLifetimes,
     KillPoint,
     Lifetime,
     LiveInterval,
-    ModuleLifetimes,
     RegionLiveness,
     StorageLifetime,
     TensorLifetime,
     analyze_function,
-    analyze_module,
     pools_of,
 )
+from passes.analysis.module import ModuleLifetimes, TimeLine, analyze_module
 from passes.analysis.numbering import BlockRange, OpNumbering
 
 __all__ = [
     "BlockRange",
+    "CallSite",
+    "EscapeKind",
     "FunctionLifetimes",
     "KillPoint",
     "Lifetime",
@@ -132,6 +189,7 @@ __all__ = [
     "RegionLiveness",
     "StorageLifetime",
     "TensorLifetime",
+    "TimeLine",
     "UseKind",
     "alias_closure",
     "analyze_function",

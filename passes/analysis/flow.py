@@ -79,8 +79,13 @@ def _is_scalar(value: SSAValue) -> bool:
     return isinstance(value.type, IntegerType | IndexType | AnyFloat | VectorType)
 
 
+def may_hold_reference(value: SSAValue) -> bool:
+    """Could ``value`` refer to bytes (anything but an integer, index, float or vector)?"""
+    return not _is_scalar(value)
+
+
 def _may_hold_reference(op: Operation) -> bool:
-    return not all(_is_scalar(result) for result in op.results)
+    return any(may_hold_reference(result) for result in op.results)
 
 
 def _successor_targets(op: Operation, index: int) -> tuple[SSAValue, ...] | None:

@@ -13,6 +13,10 @@ This module implements it in three steps per function:
    the blocks (``RegionLiveness``) extends the interval over every block the
    value (or an alias defined in the scope) is live in or out of.
 
+Every ``func.call`` is also recorded (``CallSite``: where its results live,
+how they leave the function) for ``passes/analysis/module.py``, which lays
+the functions of a module out on one time line.
+
 Cost: one walk for the numbering, then per root O(uses of its aliases x
 region depth), plus one bit-vector fixpoint per multi-block scope region.
 """
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from math import lcm
 
 from xdsl.dialects.builtin import ModuleOp
@@ -28,7 +33,6 @@ from xdsl.dialects.func import CallOp, FuncOp
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue, Use
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import IsTerminator
-from xdsl.utils.exceptions import PassFailedException
 
 from memdialect.ops import AllocStorageOp, AllocTensorOp, KillOp, PoolOp, ancestor_in_region
 from memdialect.types import element_byte_size, static_byte_size
@@ -37,6 +41,7 @@ from passes.analysis.flow import (
     LOOP_OPS,
     UseKind,
     alias_closure,
+    may_hold_reference,
     region_index,
     writes,
 )
@@ -65,6 +70,28 @@ class LiveInterval:
 
     def __str__(self) -> str:
         return f"[{self.start}, {self.end})"
+
+
+class EscapeKind(Enum):
+    """How a value leaves its function (what a caller must assume about it)."""
+
+    NONE = "none"
+    """It does not escape."""
+    RETURNED = "returned"
+    """Only through ``func.return``: the caller holds it in the call's results."""
+    LEAKED = "leaked"
+    """Some other way (stored, pointer taken, passed to an op returning a
+    reference, ...): it may be reached from anywhere later on."""
+
+
+def escape_kind(uses: Iterable[tuple[Use, UseKind]]) -> EscapeKind:
+    """The ``EscapeKind`` of a value whose aliases have these ``uses``."""
+    escaping = [use.operation.name for use, kind in uses if kind is UseKind.ESCAPE]
+    if not escaping:
+        return EscapeKind.NONE
+    if all(name == "func.return" for name in escaping):
+        return EscapeKind.RETURNED
+    return EscapeKind.LEAKED
 
 
 @dataclass(frozen=True)
@@ -120,6 +147,11 @@ class Lifetime:
     def leaves_region(self) -> bool:
         """True when an alias is used outside the region that allocates the value."""
         return self.scope is not self.op.parent_region()
+
+    @property
+    def escape_kind(self) -> EscapeKind:
+        """How the value leaves the function: returned only, leaked, or not at all."""
+        return escape_kind(self.uses)
 
 
 @dataclass(eq=False)
@@ -243,6 +275,28 @@ class TensorLifetime(Lifetime):
         )
 
 
+@dataclass(eq=False)
+class CallSite:
+    """A ``func.call`` in a function, and where the values it returns are live.
+
+    ``number`` is the call's op number. ``results`` is the hull of the
+    intervals of its results that may hold a reference, each computed as for
+    a root allocated by the call (``None`` when it has no such result): a
+    value the callee returns is live there. ``results_escape`` is how those
+    results leave this function. ``repeat_start`` is the first op number
+    from which the call may run again (the start of the outermost loop around
+    it, or of the first block a CFG path from it reaches; else ``number``):
+    a value the call leaks may be live from there on.
+    """
+
+    op: CallOp
+    callee: str
+    number: int
+    results: LiveInterval | None
+    results_escape: EscapeKind
+    repeat_start: int
+
+
 class RegionLiveness:
     """Backward liveness of SSA values over the blocks of one region.
 
@@ -268,6 +322,8 @@ class RegionLiveness:
             definition = _defining_block(value)
             defs[block_index[definition]] |= 1 << bit
             for use in value.uses:
+                if isinstance(use.operation, KillOp):
+                    continue  # a kill reads nothing: it never makes a value live
                 anchor = ancestor_in_region(use.operation, region)
                 assert anchor is not None, "uses stay within the defining region"
                 block = anchor.parent_block()
@@ -339,6 +395,22 @@ def _bits(vector: int) -> Iterable[int]:
         vector ^= low
 
 
+def _reachable_blocks(block: Block) -> list[Block]:
+    """The blocks a CFG path from the end of ``block`` reaches (``block`` only on a cycle)."""
+    seen: dict[Block, None] = {}
+    work = [block]
+    while work:
+        current = work.pop()
+        last = current.last_op
+        if last is None:
+            continue
+        for successor in last.successors:
+            if successor not in seen:
+                seen[successor] = None
+                work.append(successor)
+    return list(seen)
+
+
 def _defining_block(value: SSAValue) -> Block:
     if isinstance(value, BlockArgument):
         return value.block
@@ -372,6 +444,8 @@ class FunctionLifetimes:
     ``storages`` and ``tensors`` are in pre-order; each tensor also sits in
     its storage's ``tensors``. ``pools`` are the module's ``memory.pool``s
     (empty when the function is not in a module or the module has none).
+    ``calls`` are the function's ``func.call`` ops in pre-order (the module
+    analysis lays callees out from them).
     """
 
     func: FuncOp
@@ -380,6 +454,7 @@ class FunctionLifetimes:
     tensors: list[TensorLifetime]
     pools: tuple[Pool, ...]
     liveness: dict[Region, RegionLiveness]
+    calls: list[CallSite] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -520,9 +595,15 @@ class _FunctionAnalyzer:
     def run(self) -> FunctionLifetimes:
         storage_ops = [op for op in self.numbering if isinstance(op, AllocStorageOp)]
         tensor_ops = [op for op in self.numbering if isinstance(op, AllocTensorOp)]
+        call_ops = [op for op in self.numbering if isinstance(op, CallOp)]
         closures: dict[SSAValue, tuple[list[SSAValue], list[tuple[Use, UseKind]], bool]] = {}
         scopes: dict[SSAValue, Region] = {}
-        roots = [op.results[0] for op in [*storage_ops, *tensor_ops]]
+        # Call results that may hold a reference are followed like roots: a
+        # value the callee returns lives as long as they do.
+        roots = [
+            *(op.results[0] for op in [*storage_ops, *tensor_ops]),
+            *(r for op in call_ops for r in op.results if may_hold_reference(r)),
+        ]
         for root in roots:
             closures[root] = alias_closure(root)
             aliases, uses, escapes = closures[root]
@@ -553,9 +634,65 @@ class _FunctionAnalyzer:
             tensors.append(lifetime)
             if storage is not None:
                 storage.tensors.append(lifetime)
+        calls = [self._call_site(op, closures, scopes, liveness) for op in call_ops]
         return FunctionLifetimes(
-            self.func, self.numbering, storages, tensors, self.pools, liveness
+            self.func, self.numbering, storages, tensors, self.pools, liveness, calls
         )
+
+    def _call_site(
+        self,
+        op: CallOp,
+        closures: dict[SSAValue, tuple[list[SSAValue], list[tuple[Use, UseKind]], bool]],
+        scopes: dict[SSAValue, Region],
+        liveness: dict[Region, RegionLiveness],
+    ) -> CallSite:
+        intervals: list[LiveInterval] = []
+        kinds: list[EscapeKind] = []
+        for result in op.results:
+            if not may_hold_reference(result):
+                continue
+            common = self._common(result, "", closures[result], scopes[result], liveness)
+            interval = common["interval"]
+            assert isinstance(interval, LiveInterval)
+            intervals.append(interval)
+            kinds.append(escape_kind(closures[result][1]))
+        results = (
+            LiveInterval(min(i.start for i in intervals), max(i.end for i in intervals))
+            if intervals
+            else None
+        )
+        results_escape = EscapeKind.NONE
+        if EscapeKind.LEAKED in kinds:
+            results_escape = EscapeKind.LEAKED
+        elif EscapeKind.RETURNED in kinds:
+            results_escape = EscapeKind.RETURNED
+        return CallSite(
+            op=op,
+            callee=op.callee.root_reference.data,
+            number=self.numbering.index[op],
+            results=results,
+            results_escape=results_escape,
+            repeat_start=self._repeat_start(op),
+        )
+
+    def _repeat_start(self, op: Operation) -> int:
+        """The first op number from which ``op`` may run again (see ``CallSite``)."""
+        numbering = self.numbering
+        start = numbering.index[op]
+        current = op
+        while True:
+            region = current.parent_region()
+            block = current.parent_block()
+            assert region is not None and block is not None
+            if not has_one_block(region):
+                for reached in _reachable_blocks(block):
+                    start = min(start, numbering.block_range[reached].start)
+            parent = region.parent_op()
+            if parent is None or parent is self.func:
+                return start
+            if parent.name in LOOP_OPS:
+                start = min(start, numbering.index[parent])
+            current = parent
 
     def _scope(
         self, root: SSAValue, uses: list[tuple[Use, UseKind]], escapes: bool
@@ -623,26 +760,39 @@ class _FunctionAnalyzer:
         start, branch = self._start_and_branch(op, scope)
         end = numbering.index[op] + 1
         kills: list[KillOp] = []
+        region_liveness = liveness.get(scope)
+        present = (
+            None
+            if region_liveness is None
+            else self._present_blocks(op, aliases, uses, scope, region_liveness)
+        )
+        counted: list[tuple[Use, UseKind]] = []
         for use, kind in uses:
             user = use.operation
             anchor = ancestor_in_region(user, scope)
             assert anchor is not None
+            if kind is UseKind.KILL and use.operation.operands[0] is root:
+                assert isinstance(user, KillOp)
+                kills.append(user)
+            block = anchor.parent_block()
+            if kind is UseKind.KILL and present is not None and block not in present:
+                # A kill where the value is dead anyway (insert-kills puts one
+                # at the start of a block entered from where it was live):
+                # nothing to end, and counting it would widen the hull.
+                continue
+            counted.append((use, kind))
             if kind is UseKind.KILL and anchor is user:
                 # A kill ends the lifetime: [alloc, kill), so an allocation
                 # right after the kill may take the bytes.
                 end = max(end, numbering.index[user])
             else:
                 end = max(end, numbering.end[anchor])
-            if kind is UseKind.KILL and use.operation.operands[0] is root:
-                assert isinstance(user, KillOp)
-                kills.append(user)
-        region_liveness = liveness.get(scope)
         if region_liveness is not None:
             # Several blocks: block numbering need not follow control flow
             # (a block argument or a back edge may bring the value into an
             # earlier-numbered block), so every live point lowers the start.
             own_anchor = ancestor_in_region(op, scope)
-            for use, _ in uses:
+            for use, _ in counted:
                 anchor = ancestor_in_region(use.operation, scope)
                 if anchor is not own_anchor:
                     assert anchor is not None
@@ -670,6 +820,33 @@ class _FunctionAnalyzer:
             "kills": tuple(kills),
             "scope": scope,
         }
+
+    def _present_blocks(
+        self,
+        op: Operation,
+        aliases: Sequence[SSAValue],
+        uses: Sequence[tuple[Use, UseKind]],
+        scope: Region,
+        region_liveness: RegionLiveness,
+    ) -> set[Block]:
+        """Blocks of a multi-block ``scope`` where the value is (kills aside).
+
+        The block of the allocation, those holding a use other than a kill
+        or defining an alias, and those an alias is live into.
+        """
+        present: set[Block] = set()
+        for user in [op, *(use.operation for use, kind in uses if kind is not UseKind.KILL)]:
+            anchor = ancestor_in_region(user, scope)
+            if anchor is not None and anchor.parent_block() is not None:
+                present.add(anchor.parent_block())  # type: ignore[arg-type]
+        for alias in aliases:
+            block = _defining_block(alias)
+            if block.parent is scope:
+                present.add(block)
+            bit = region_liveness.bit.get(alias)
+            if bit is not None:
+                present.update(region_liveness.live_in_blocks.get(bit, ()))
+        return present
 
     def _start_and_branch(self, op: Operation, scope: Region) -> tuple[int, BranchPath]:
         """Start number and exclusive-region path of a value allocated by ``op``.
@@ -739,145 +916,3 @@ def analyze_function(func: FuncOp, pools: tuple[Pool, ...] | None = None) -> Fun
     if func.is_declaration:
         raise ValueError(f"@{func.sym_name.data} is a declaration")
     return _FunctionAnalyzer(func, pools).run()
-
-
-@dataclass(eq=False)
-class ModuleLifetimes:
-    """Lifetimes of every function of a module, on one shared time line.
-
-    Functions are laid out one after another in module order:
-    ``time_offset[name]`` is added to every interval of that function, so
-    storages of different functions never conflict. A function that another
-    one calls (``func.call``) may run while the caller's storages are live:
-    its storages' intervals are ``called_span[name]``, the whole time span of
-    itself and of every function that calls it, directly or not. Recursion with storages cannot
-    be planned statically and is an error (``PassFailedException``).
-    Buffer ids are ``<function>.<storage name>``; branch choice ids are
-    shifted with the times, so they stay unique.
-    """
-
-    module: ModuleOp
-    functions: list[FunctionLifetimes]
-    pools: tuple[Pool, ...]
-    time_offset: dict[str, int]
-    called_span: dict[str, LiveInterval]
-
-    def function(self, name: str) -> FunctionLifetimes:
-        for function in self.functions:
-            if function.name == name:
-                return function
-        raise KeyError(name)
-
-    @staticmethod
-    def buffer_id(function: FunctionLifetimes, storage: StorageLifetime) -> str:
-        return f"{function.name}.{storage.name}"
-
-    def module_interval(
-        self, function: FunctionLifetimes, lifetime: Lifetime
-    ) -> LiveInterval:
-        """``lifetime``'s interval on the module time line."""
-        called_span = self.called_span.get(function.name)
-        if called_span is not None:
-            return called_span
-        return lifetime.interval.shifted(self.time_offset[function.name])
-
-    def module_buffer(
-        self, function: FunctionLifetimes, storage: StorageLifetime, *, pin: bool = True
-    ) -> Buffer:
-        offset = self.time_offset[function.name]
-        return storage.buffer(
-            buffer_id=self.buffer_id(function, storage),
-            interval=self.module_interval(function, storage),
-            branch=tuple((choice + offset, region) for choice, region in storage.branch),
-            pin=pin,
-        )
-
-    def storages(self) -> list[tuple[FunctionLifetimes, StorageLifetime]]:
-        """Every storage of the module with its function, in module order."""
-        return [(f, s) for f in self.functions for s in f.storages]
-
-    def storage_by_buffer_id(self) -> dict[str, tuple[FunctionLifetimes, StorageLifetime]]:
-        return {self.buffer_id(f, s): (f, s) for f, s in self.storages()}
-
-    def problem(self, *, pin: bool = True) -> Problem:
-        """Every static storage of the module as one ``Problem`` over the pools."""
-        return Problem(
-            tuple(
-                self.module_buffer(f, s, pin=pin)
-                for f, s in self.storages()
-                if s.size is not None
-            ),
-            self.pools,
-        )
-
-    def placements(self) -> Solution:
-        """The plan already in the IR (pinned storages), keyed by module buffer id."""
-        return Solution(
-            {
-                self.buffer_id(f, s): Placement(*s.pinned)
-                for f, s in self.storages()
-                if s.size is not None and s.pinned is not None
-            }
-        )
-
-
-def _callers(functions: list[FunctionLifetimes]) -> dict[str, set[str]]:
-    """For each analysed function, the analysed functions calling it (transitively)."""
-    names = {f.name for f in functions}
-    direct: dict[str, set[str]] = {name: set() for name in names}
-    for function in functions:
-        for op in function.numbering:
-            if isinstance(op, CallOp):
-                callee = op.callee.root_reference.data
-                if callee in names:
-                    direct[callee].add(function.name)
-    result: dict[str, set[str]] = {}
-    for name in sorted(names):
-        seen: set[str] = set()
-        work = list(direct[name])
-        while work:
-            caller = work.pop()
-            if caller not in seen:
-                seen.add(caller)
-                work.extend(direct[caller])
-        result[name] = seen
-    return result
-
-
-def analyze_module(module: ModuleOp) -> ModuleLifetimes:
-    """Lifetimes of every function with a body among ``module``'s top-level ops."""
-    pools = pools_of(module)
-    functions = [
-        analyze_function(op, pools)
-        for op in module.ops
-        if isinstance(op, FuncOp) and not op.is_declaration
-    ]
-    time_offset: dict[str, int] = {}
-    own_span: dict[str, LiveInterval] = {}
-    offset = 0
-    for function in functions:
-        time_offset[function.name] = offset
-        length = max(function.end, 1)
-        own_span[function.name] = LiveInterval(offset, offset + length)
-        offset += length
-    called_span: dict[str, LiveInterval] = {}
-    for name, callers in _callers(functions).items():
-        if not callers:
-            continue
-        if name in callers and any(True for _ in _static_storages(functions, name)):
-            raise PassFailedException(
-                f"@{name} calls itself (directly or not) and allocates storages: "
-                "recursive functions cannot be planned statically"
-            )
-        intervals = [own_span[n] for n in callers | {name}]
-        called_span[name] = LiveInterval(
-            min(i.start for i in intervals), max(i.end for i in intervals)
-        )
-    return ModuleLifetimes(module, functions, pools, time_offset, called_span)
-
-
-def _static_storages(functions: list[FunctionLifetimes], name: str) -> list[StorageLifetime]:
-    for function in functions:
-        if function.name == name:
-            return function.storages
-    return []

@@ -1,4 +1,5 @@
 // RUN: memplan-opt %s --split-input-file --plan-report='format=json' -o %t.mlir 2>&1 | filecheck %s
+// RUN: memplan-opt %s --split-input-file --usmp --plan-report='format=json' -o %t.planned.mlir 2>&1 | filecheck %s --check-prefix=PLAN
 
 // Lifetimes (passes/analysis) seen through plan-report's JSON: `start`/`end`
 // are half-open [start, end) op numbers of a pre-order walk of the function
@@ -342,3 +343,61 @@ func.func @execute_region(%x: memref<16xf32>) {
 }
 // CHECK-LABEL: "name": "execute_region"
 // CHECK:       {"name": "s", {{.*}} "start": 1, "end": 5, {{.*}} "branch": []}
+
+// -----
+
+// A caller and its callee on the module time line (analyze_module; the JSON
+// shows each function's own numbers). @main is top level, so its ops take
+// module times 0, 1, ... up to its call at 6. @callee, called once, is laid
+// out inline right after the call: its ops 0..8 take times 7..15, and @main's
+// ops after the call move up by 9 (op 7 -> 16, ...). Every storage keeps its
+// own interval, placed in its function's segment: @callee's %a [0, 3) ->
+// [7, 10) and %b [4, 7) -> [11, 14) do not overlap, so they may share bytes
+// as when @callee is planned alone. @main's %across [4, 8) is live across the
+// call (it is even passed to it): on the module time line it covers the
+// whole callee segment, [4, 17), so it conflicts with both. %before [0, 3)
+// and %after [9, 10) -> [18, 19) conflict with neither. The module's lower
+// bound is 128 bytes (%across and one of %a, %b; it would be 192 if every
+// callee storage spanned the call) and usmp (second RUN) reaches it: %a and
+// %b share offset 64, @main's storages take 0.
+func.func private @k(memref<16xf32>, memref<16xf32>)
+func.func @callee(%x: memref<16xf32>) {
+  %a = memory.alloc_storage : !memory.storage<64>                               // 0
+  %ta = memory.alloc_tensor %a[0] : !memory.storage<64> -> memref<16xf32>       // 1
+  memory.invoke @k ins(%x : memref<16xf32>) outs(%ta : memref<16xf32>)         // 2
+  memory.kill %a : !memory.storage<64>                                          // 3
+  %b = memory.alloc_storage : !memory.storage<64>                               // 4
+  %tb = memory.alloc_tensor %b[0] : !memory.storage<64> -> memref<16xf32>       // 5
+  memory.invoke @k ins(%x : memref<16xf32>) outs(%tb : memref<16xf32>)         // 6
+  memory.kill %b : !memory.storage<64>                                          // 7
+  func.return                                                                   // 8
+}
+func.func @main(%x: memref<16xf32>) {
+  %before = memory.alloc_storage : !memory.storage<64>                          // 0
+  %t0 = memory.alloc_tensor %before[0] : !memory.storage<64> -> memref<16xf32>  // 1
+  memory.invoke @k ins(%x : memref<16xf32>) outs(%t0 : memref<16xf32>)         // 2
+  memory.kill %before : !memory.storage<64>                                     // 3
+  %across = memory.alloc_storage : !memory.storage<64>                          // 4
+  %t1 = memory.alloc_tensor %across[0] : !memory.storage<64> -> memref<16xf32>  // 5
+  func.call @callee(%t1) : (memref<16xf32>) -> ()                               // 6
+  memory.invoke @k ins(%t1 : memref<16xf32>) outs(%x : memref<16xf32>)         // 7
+  memory.kill %across : !memory.storage<64>                                     // 8
+  %after = memory.alloc_storage : !memory.storage<64>                           // 9
+  func.return                                                                   // 10
+}
+// CHECK-LABEL: "name": "callee"
+// CHECK:       {"name": "a", {{.*}} "start": 0, "end": 3,
+// CHECK-NEXT:  {"name": "b", {{.*}} "start": 4, "end": 7,
+// CHECK-LABEL: "name": "main"
+// CHECK:       {"name": "before", {{.*}} "start": 0, "end": 3,
+// CHECK-NEXT:  {"name": "across", {{.*}} "start": 4, "end": 8,
+// CHECK-NEXT:  {"name": "after", {{.*}} "start": 9, "end": 10,
+// PLAN-LABEL:  "name": "callee"
+// PLAN:        {"name": "a", {{.*}} "pool": "workspace_cpu", "offset": 64,
+// PLAN-NEXT:   {"name": "b", {{.*}} "pool": "workspace_cpu", "offset": 64,
+// PLAN-LABEL:  "name": "main"
+// PLAN:        {"name": "before", {{.*}} "pool": "workspace_cpu", "offset": 0,
+// PLAN-NEXT:   {"name": "across", {{.*}} "pool": "workspace_cpu", "offset": 0,
+// PLAN-NEXT:   {"name": "after", {{.*}} "pool": "workspace_cpu", "offset": 0,
+// PLAN:        "pools": [
+// PLAN-NEXT:   {"name": "workspace_cpu", "size": null, "used": 128, "lower_bound": 128, "buffer_count": 5}
