@@ -1240,3 +1240,34 @@ def test_plan_report_cannot_write(tmp_path: Path) -> None:
     target = tmp_path / "missing" / "r.txt"
     with pytest.raises(PassFailedException, match="cannot write"):
         PlanReportPass(output=str(target)).apply(_context(), _parse(REPORTED))
+
+
+def test_a_storage_escaping_in_a_cfg_loop_outlives_the_next_trip() -> None:
+    """%s escapes in the loop body; on the next trip %y (loop header, numbered
+    before %s) is live while %s still is, so the two must conflict."""
+    module = _parse(
+        """
+        func.func @main(%c : i1) {
+          cf.br ^loop
+        ^loop:
+          %y = memory.alloc_storage : !memory.storage<64>
+          %yt = memory.alloc_tensor %y[0] : !memory.storage<64> -> memref<16xf32>
+          "test.op"(%yt) : (memref<16xf32>) -> ()
+          memory.kill %y : !memory.storage<64>
+          cf.cond_br %c, ^body, ^exit
+        ^body:
+          %s = memory.alloc_storage : !memory.storage<64>
+          %st = memory.alloc_tensor %s[0] : !memory.storage<64> -> memref<16xf32>
+          %r = "test.op"(%st) : (memref<16xf32>) -> memref<16xf32>
+          cf.br ^loop
+        ^exit:
+          func.return
+        }
+        """
+    )
+    lifetimes = analyze_function(_function(module))
+    y = lifetimes.storage_named("y")
+    s = lifetimes.storage_named("s")
+    assert s.escapes
+    assert s.interval == LiveInterval(1, 11)
+    assert y.buffer().conflicts_with(s.buffer())

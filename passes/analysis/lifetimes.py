@@ -806,7 +806,10 @@ class _FunctionAnalyzer:
                 start = min(start, region_liveness.first_live_in.get(bit, start))
                 end = max(end, region_liveness.last_live_out.get(bit, end))
         if escapes:
+            # Live to the end, and so through every later trip of a loop
+            # around the allocation, earlier-numbered blocks included.
             end = len(numbering)
+            start = min(start, self._repeat_start(op))
         end = max(end, start + 1)
         return {
             "value": root,
