@@ -428,3 +428,49 @@ func.func @mixed_alignments_composition(%c: i1, %x: memref<16xi8>) {
 // COMPOSE-NEXT:      %ta = memory.alloc_tensor %{{[a-z_]+}}[0] : !memory.storage<256> -> memref<256xi8>
 // COMPOSE:           = memory.alloc_storage at @mixed[320] : !memory.storage<24>
 // COMPOSE-NEXT:      %tb = memory.alloc_tensor %{{[a-z_]+}}[0] : !memory.storage<24> -> memref<24xi8>
+
+// -----
+
+// Fallback only when a storage does not fit: all five storages fit @sram
+// (576 bytes are live while %a is, exactly its size), so none goes to
+// @slow. Largest first (the greedy plan) puts %b and %a at 256 above %d and
+// stacks %e at 448, leaving %c (live with %d, %e and %b) no 64-byte gap, so
+// %c would fall back to @slow. The search packs %e at 256 under %a (384),
+// %b reuses %e's bytes after %e's kill (256..448), and %c sits on %b at
+// 448, where %a was before its kill.
+memory.pool @sram size 576 align 64
+memory.pool @slow align 64
+func.func private @k1(memref<48xf32>, memref<64xf32>)
+func.func private @k2(memref<16xf32>, memref<32xf32>)
+func.func private @k3(memref<48xf32>, memref<16xf32>)
+func.func private @k4(memref<48xf32>, memref<64xf32>)
+func.func @fits_first_pool() {
+  %d = memory.alloc_storage : !memory.storage<256>
+  %td = memory.alloc_tensor %d[0] : !memory.storage<256> -> memref<64xf32>
+  %e = memory.alloc_storage : !memory.storage<128>
+  %te = memory.alloc_tensor %e[0] : !memory.storage<128> -> memref<32xf32>
+  %a = memory.alloc_storage : !memory.storage<192>
+  %ta = memory.alloc_tensor %a[0] : !memory.storage<192> -> memref<48xf32>
+  memory.invoke @k1 ins(%ta : memref<48xf32>) outs(%td : memref<64xf32>)
+  memory.kill %a : !memory.storage<192>
+  %c = memory.alloc_storage : !memory.storage<64>
+  %tc = memory.alloc_tensor %c[0] : !memory.storage<64> -> memref<16xf32>
+  memory.invoke @k2 ins(%tc : memref<16xf32>) outs(%te : memref<32xf32>)
+  memory.kill %e : !memory.storage<128>
+  %b = memory.alloc_storage : !memory.storage<192>
+  %tb = memory.alloc_tensor %b[0] : !memory.storage<192> -> memref<48xf32>
+  memory.invoke @k3 ins(%tb : memref<48xf32>) outs(%tc : memref<16xf32>)
+  memory.kill %c : !memory.storage<64>
+  memory.invoke @k4 ins(%tb : memref<48xf32>) outs(%td : memref<64xf32>)
+  memory.kill %b : !memory.storage<192>
+  memory.kill %d : !memory.storage<256>
+  func.return
+}
+// CHECK:         memory.pool @sram size 576 align 64 used 576
+// CHECK-NEXT:    memory.pool @slow align 64 used 0
+// CHECK-LABEL: func.func @fits_first_pool
+// CHECK-NEXT:    %d = memory.alloc_storage at @sram[0] : !memory.storage<256>
+// CHECK:         %e = memory.alloc_storage at @sram[256] : !memory.storage<128>
+// CHECK:         %a = memory.alloc_storage at @sram[384] : !memory.storage<192>
+// CHECK:         %c = memory.alloc_storage at @sram[448] : !memory.storage<64>
+// CHECK:         %b = memory.alloc_storage at @sram[256] : !memory.storage<192>

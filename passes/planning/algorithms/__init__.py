@@ -5,14 +5,43 @@ respects per-buffer and per-pool alignment, pool sizes, candidate order with
 fallback, pinned buffers and ``scf.if`` exclusivity, and is deterministic.
 
 ``solve(problem, algorithm="auto", options)`` runs one by name.
+
+Candidate priority (USMP: a buffer goes to a later candidate pool only when
+it does not fit the earlier one). Two precise rules:
+
+* ``greedy-by-size``, ``greedy-by-conflicts``, ``hill-climb``: per buffer,
+  when it is placed: it goes to the first candidate with a gap for it among
+  the buffers placed before it in the order. A buffer can fall back although
+  another arrangement of that pool would hold it too.
+* ``exact`` and ``auto`` (when it reaches its ``exact`` stage), see
+  ``pool_assignment``: pools are filled in problem order, in rounds; a
+  bounded pool keeps every buffer arriving at it (first remaining candidate)
+  when all of them fit together with the buffers already there (pinned or
+  kept earlier), decided by search. Otherwise it keeps those it is the last
+  candidate of, then the greedy plan's choice, then the rest, each group
+  largest first, each buffer kept when it fits with everything kept before
+  it; the others move on. So the set a bounded pool keeps is maximal: no
+  buffer that moved on fits there with it, and a buffer falls back only when
+  the pool cannot hold it together with the buffers kept there. When every
+  buffer fits its first candidate, every buffer goes there. Exceptions, both
+  reported in ``stats``: a check that runs out of its node budget or the
+  deadline counts as "does not fit" (``assignment_proven`` is 0), and when
+  the greedy plan places more buffers than the rule (possible only when
+  candidate lists order the pools differently), the greedy plan's pools are
+  used (``assignment`` is ``greedy``).
+
+Status ``optimal`` needs every pool's peak proven minimal for its buffers and
+every buffer in its first usable candidate pool (then priority prefers no
+other assignment; one candidate per buffer is the special case).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
-from passes.planning.algorithms.exact_search import exact
+from passes.planning.algorithms.exact_search import exact, exact_from
 from passes.planning.algorithms.greedy import (
     GreedyPlacer,
     greedy_by_conflicts,
@@ -26,50 +55,64 @@ Algorithm = Callable[[Problem, PlanOptions], Solution]
 
 
 def auto(problem: Problem, options: PlanOptions | None = None) -> Solution:
-    """Cheap heuristics first; stop at the lower bound, else improve with ``exact``.
+    """Cheap heuristics first; stop when nothing can beat them, else improve.
 
-    ``exact`` is skipped for pools with more than ``options.exact_max_buffers``
-    buffers; there ``hill-climb`` spends the time instead. ``options.timeout``
-    bounds the improvement stage; the two greedy placements always run.
+    Stages, each started only while ``options.timeout`` (counted from the
+    call) has not run out: greedy by size (always runs: every stage needs a
+    plan), greedy by conflicts (skipped when the first placement's duration
+    would take it past the deadline), then ``exact`` on problems whose pools
+    hold at most ``options.exact_max_buffers`` buffers each in the greedy
+    plan, else ``hill-climb``, with the time left (not started when one more
+    placement would not finish before the deadline).
+
+    The greedy plan is returned at once when it is optimal, or when
+    ``options.minimize`` is false, it places every buffer and each buffer
+    sits in its first candidate pool (nothing is left to decide). Otherwise
+    ``exact`` also redoes the pool choice by candidate priority
+    (``pool_assignment``); ``hill-climb`` keeps the greedy placer's
+    per-buffer fallback.
     """
     options = options or PlanOptions()
     started = time.perf_counter()
+    deadline = started + options.timeout
     placer = GreedyPlacer(problem)
     best_order = placer.size_order()
     placement_started = time.perf_counter()
     best = placer.place(best_order)
     placement_seconds = time.perf_counter() - placement_started
-    other_order = placer.conflict_order()
-    other = placer.place(other_order)
-    if other.cost() < best.cost():
-        best_order, best = other_order, other
+    placements = 1
+    if time.perf_counter() + placement_seconds <= deadline:
+        other_order = placer.conflict_order()
+        other = placer.place(other_order)
+        placements += 1
+        if other.cost() < best.cost():
+            best_order, best = other_order, other
     solution = placer.solution(best, "auto")
+    solution.stats["stage"] = "greedy"
+    solution.stats["placements"] = placements
     if solution.status == "optimal":
-        solution.stats["stage"] = "greedy"
         return solution
-    if not best.unplaced and not options.minimize:
-        solution.stats["stage"] = "greedy"
+    first_choice = all(
+        candidates and best.pools[i] == candidates[0][0]
+        for i, candidates in enumerate(placer.candidates)
+    )
+    if first_choice and not options.minimize:
         return solution
-    remaining = max(0.0, options.timeout - (time.perf_counter() - started))
+    remaining = deadline - time.perf_counter()
+    if remaining <= 0:
+        return solution
     per_pool = [0] * len(problem.pools)
     for pool in best.pools:
         if pool >= 0:
             per_pool[pool] += 1
-    budget = PlanOptions(
-        timeout=remaining,
-        seed=options.seed,
-        iterations=options.iterations,
-        minimize=options.minimize,
-        preorderings=options.preorderings,
-        exact_max_buffers=options.exact_max_buffers,
-    )
     if max(per_pool, default=0) <= options.exact_max_buffers:
-        improved = exact(problem, budget)
+        improved = exact_from(placer, best, options, deadline, started)
         stage = "exact"
     else:
-        improved = climb(
-            placer, best_order, best, budget, time.perf_counter() + remaining, placement_seconds
-        )
+        if remaining < placement_seconds:
+            return solution  # not even one perturbed placement would finish
+        budget = replace(options, timeout=remaining)
+        improved = climb(placer, best_order, best, budget, deadline, placement_seconds)
         stage = "hill-climb"
     improved.stats["stage"] = stage
     improved.stats["algorithm"] = "auto"

@@ -1,7 +1,8 @@
 """Complete search for offsets: MiniMalloc's algorithm, in pure Python.
 
-``exact`` first assigns every buffer a pool with the best greedy plan (which
-applies candidate order and fallback), then, pool by pool, searches offsets:
+``exact`` first assigns every buffer a pool by candidate priority, falling
+back only when a buffer does not fit (``pool_assignment``, which uses the
+decision below), then, pool by pool, searches offsets:
 
 * **Decision** (``PoolSearch.decide``): can the pool's buffers fit in ``C``
   bytes? A depth-first search places one buffer per node at its *minimum
@@ -37,11 +38,15 @@ section's total counts a buffer inside an ``scf.if`` region only where no
 other member of the section sits in a different region of the same if, so
 every total stays the size of a set of pairwise conflicting buffers.
 
-Statuses: ``optimal`` when every pool's peak is proven minimal and the pool
-assignment was forced (one candidate per buffer); ``feasible`` for a valid
-plan without that proof; ``infeasible`` when a bounded pool provably cannot
-hold its buffers (or, with a free pool choice, none was found); ``timeout``
-when time ran out before any plan fitting the pool sizes was found.
+Statuses: ``optimal`` when every pool's peak is proven minimal and every
+buffer sits in its first usable candidate pool (so priority prefers no other
+assignment; a forced pool is the special case); ``feasible`` for a valid
+plan without that proof; ``infeasible`` when a buffer has no usable pool or
+the search proves a bounded pool cannot hold the buffers assigned to it (a
+proof about that assignment: with several candidates per buffer, another
+assignment might fit); ``timeout`` when time ran out before any plan
+fitting the pool sizes was found. ``options.timeout`` bounds the assignment
+and the offset searches together.
 """
 
 from __future__ import annotations
@@ -56,8 +61,8 @@ from operator import add, gt, mul, neg, sub
 
 from passes.planning.algorithms.greedy import GreedyPlacer, GreedyResult
 from passes.planning.algorithms.options import PlanOptions
-from passes.planning.bounds import buffers_lower_bound, forced_pool
-from passes.planning.model import Buffer, Placement, Problem, Solution
+from passes.planning.bounds import buffers_lower_bound
+from passes.planning.model import Buffer, Placement, Pool, Problem, Solution
 
 FOUND = 0
 NOT_FOUND = 1
@@ -673,42 +678,80 @@ def exact(problem: Problem, options: PlanOptions | None = None) -> Solution:
     """Minimal peak per pool (or, with ``minimize=False``, any plan that fits)."""
     options = options or PlanOptions()
     started = time.perf_counter()
-    deadline = started + options.timeout
     placer = GreedyPlacer(problem)
     heuristic: GreedyResult = placer.place(placer.size_order())
     other = placer.place(placer.conflict_order())
     if other.cost() < heuristic.cost():
         heuristic = other
+    return exact_from(placer, heuristic, options, started + options.timeout, started)
 
+
+def _incumbent(
+    problem: Problem,
+    pool_index: int,
+    searched: list[int],
+    packing: dict[int, int] | None,
+    heuristic: GreedyResult,
+) -> list[int]:
+    """The lowest-peak known valid offsets of ``searched`` in one pool.
+
+    From the assignment's packing (within the pool's size), the greedy plan
+    (when it put all of them there) or, otherwise, a greedy placement of just
+    these buffers in the pool without its size limit (always complete; the
+    search then decides whether they fit).
+    """
+    sizes = [problem.buffers[i].size for i in searched]
+    choices: list[list[int]] = []
+    if packing is not None and all(i in packing for i in searched):
+        choices.append([packing[i] for i in searched])
+    if all(heuristic.pools[i] == pool_index for i in searched):
+        choices.append([heuristic.offsets[i] for i in searched])
+    else:
+        pool = problem.pools[pool_index]
+        unbounded = Pool(pool.name, None, pool.alignment, pool.targets, pool.access)
+        sub = GreedyPlacer(Problem(tuple(problem.buffers[i] for i in searched), (unbounded,)))
+        choices.append(sub.place(sub.size_order()).offsets)
+
+    def peak(offsets: list[int]) -> int:
+        return max(map(add, offsets, sizes), default=0)
+
+    return min(choices, key=peak)
+
+
+def _search_pools(
+    placer: GreedyPlacer,
+    heuristic: GreedyResult,
+    chosen: list[int],
+    packings: dict[int, dict[int, int]],
+    options: PlanOptions,
+    deadline: float,
+    stats: dict[str, float | int | str],
+) -> tuple[dict[str, Placement], list[str]]:
+    """Offsets pool by pool for the pool choice ``chosen``: (placements, pool statuses).
+
+    ``packings`` holds known valid offsets per pool (incumbents); search
+    counts are added to ``stats``.
+    """
+    problem = placer.problem
     buffers = problem.buffers
     pools = problem.pools
-    # Pool per buffer: the heuristic's choice, else its first candidate.
-    assignment: list[int] = []
-    for index in range(len(buffers)):
-        if heuristic.pools[index] >= 0:
-            assignment.append(heuristic.pools[index])
-        else:
-            candidates = placer.candidates[index]
-            assignment.append(candidates[0][0] if candidates else -1)
-    forced = all(forced_pool(problem, b) is not None for b in buffers)
-
     placements: dict[str, Placement] = {}
     statuses: list[str] = []
-    stats: dict[str, float | int | str] = {"algorithm": "exact", "probes": 0, "nodes": 0}
-    assigned_pools = set(assignment)
-    pool_order = [p for p in range(len(pools)) if p in assigned_pools]
+    by_pool: dict[int, list[int]] = {}
+    for index, pool_index in enumerate(chosen):
+        if pool_index >= 0:
+            by_pool.setdefault(pool_index, []).append(index)
+    pool_order = sorted(by_pool)
     for position, pool_index in enumerate(pool_order):
         pool = pools[pool_index]
-        members = [i for i in range(len(buffers)) if assignment[i] == pool_index]
+        members = by_pool[pool_index]
         # Zero-size buffers take no bytes: offset 0 is always valid for them.
         searched = [
             i for i in members if buffers[i].size > 0 or buffers[i].pinned_offset is not None
         ]
         for i in set(members).difference(searched):
             placements[buffers[i].id] = Placement(pool.name, 0)
-        incumbent = None
-        if all(heuristic.pools[i] == pool_index for i in searched):
-            incumbent = [heuristic.offsets[i] for i in searched]
+        incumbent = _incumbent(problem, pool_index, searched, packings.get(pool_index), heuristic)
         share = (deadline - time.perf_counter()) / (len(pool_order) - position)
         status, offsets, pool_stats = _solve_pool(
             [buffers[i] for i in searched],
@@ -730,12 +773,60 @@ def exact(problem: Problem, options: PlanOptions | None = None) -> Solution:
             for i in searched:
                 if heuristic.pools[i] == pool_index:
                     placements[buffers[i].id] = Placement(pool.name, heuristic.offsets[i])
-    unplaceable = any(a < 0 for a in assignment)
-    if unplaceable or "infeasible" in statuses:
+    return placements, statuses
+
+
+def exact_from(
+    placer: GreedyPlacer,
+    heuristic: GreedyResult,
+    options: PlanOptions,
+    deadline: float,
+    started: float | None = None,
+) -> Solution:
+    """``exact`` from an existing greedy plan ``heuristic`` of ``placer``'s problem.
+
+    ``deadline`` is a ``time.perf_counter()`` value shared by the pool
+    assignment and the offset searches; ``started`` (default: now) only
+    feeds ``stats["seconds"]``.
+    """
+    # Imported here: the assignment builds on ``PoolSearch`` from this module.
+    from passes.planning.algorithms.pool_assignment import assign_pools, greedy_assignment
+
+    started = time.perf_counter() if started is None else started
+    problem = placer.problem
+    buffers = problem.buffers
+    stats: dict[str, float | int | str] = {"algorithm": "exact", "probes": 0, "nodes": 0}
+    # The assignment may take half the time left; the offset searches get the rest.
+    now = time.perf_counter()
+    assignment = assign_pools(placer, heuristic, options, now + max(deadline - now, 0.0) / 2)
+    stats["assignment"] = "priority"
+    stats["assignment_proven"] = int(assignment.proven)
+    stats["assignment_checks"] = assignment.checks
+    stats["nodes"] = assignment.nodes
+    placements, statuses = _search_pools(
+        placer, heuristic, assignment.pools, assignment.packings, options, deadline, stats
+    )
+    if len(buffers) - len(placements) > len(heuristic.unplaced):
+        # The greedy plan placed more buffers (possible when candidate lists
+        # order the pools differently): a plan that fits beats priority.
+        assignment = greedy_assignment(placer, heuristic)
+        stats["assignment"] = "greedy"
+        stats["assignment_proven"] = 0
+        placements, statuses = _search_pools(
+            placer, heuristic, assignment.pools, {}, options, deadline, stats
+        )
+    chosen = assignment.pools
+    candidates = placer.candidates
+    # Every buffer in its first usable candidate: no assignment is preferable
+    # under candidate priority, so proven-minimal peaks make the plan optimal.
+    first_choice = all(
+        candidates[i] and chosen[i] == candidates[i][0][0] for i in range(len(buffers))
+    )
+    if -1 in chosen or "infeasible" in statuses:
         status = "infeasible"
     elif "timeout" in statuses:
         status = "timeout"
-    elif forced and all(s == "optimal" for s in statuses):
+    elif first_choice and all(s == "optimal" for s in statuses):
         status = "optimal"
     else:
         status = "feasible"

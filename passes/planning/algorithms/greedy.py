@@ -23,9 +23,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from passes.planning.algorithms.options import PlanOptions
-from passes.planning.bounds import forced_pool, lower_bound
+from passes.planning.bounds import buffers_lower_bound
 from passes.planning.intervals import PrefixMaxTree, StartOrder
-from passes.planning.model import Placement, Problem, Solution
+from passes.planning.model import Buffer, Placement, Problem, Solution
 
 
 @dataclass
@@ -178,15 +178,25 @@ class GreedyPlacer:
 
 
 def reaches_lower_bound(problem: Problem, solution: Solution) -> bool:
-    """True when every buffer's pool is forced and every pool's use meets its bound.
+    """True when the plan is provably optimal under candidate priority.
 
-    Then no plan can use less in any pool: the plan is optimal.
+    That is when every buffer sits in its first usable candidate pool
+    (priority prefers no other assignment; a forced pool is the special case
+    of a single candidate) and every pool's use meets the lower bound of the
+    buffers in it (no offsets use less).
     """
-    if any(forced_pool(problem, b) is None for b in problem.buffers):
-        return False
-    bounds = lower_bound(problem)
+    members: dict[str, list[Buffer]] = {pool.name: [] for pool in problem.pools}
+    for buffer in problem.buffers:
+        placement = solution.placements.get(buffer.id)
+        pools = problem.candidate_pools(buffer)
+        if placement is None or not pools or placement.pool != pools[0].name:
+            return False
+        members[placement.pool].append(buffer)
     used = solution.used(problem)
-    return all(used[pool.name] <= bounds[pool.name] for pool in problem.pools)
+    return all(
+        used[pool.name] <= buffers_lower_bound(members[pool.name], pool.alignment)
+        for pool in problem.pools
+    )
 
 
 def greedy_by_size(problem: Problem, options: PlanOptions | None = None) -> Solution:
