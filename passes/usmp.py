@@ -632,7 +632,15 @@ class UsmpPass(ModulePass):
         if proven:
             pass
         elif stage == "exact" and solution.status == "infeasible":
-            message += "\n  the exact search proved that no plan fits the pool sizes"
+            several = any(
+                len(group.problem.candidate_pools(b)) > 1 for b in group.problem.buffers
+            )
+            # The search is complete for offsets only once pools are chosen.
+            message += (
+                "\n  the exact search proved that no offsets fit the pools it chose"
+                if several
+                else "\n  the exact search proved that no plan fits the pool sizes"
+            )
         elif solution.status == "timeout":
             message += f"\n  the search found no plan within timeout={self.timeout}"
         elif self.algorithm != "exact":
