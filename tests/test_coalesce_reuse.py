@@ -22,7 +22,6 @@ with or without ``insert-kills``, go through each pass. The properties:
 from __future__ import annotations
 
 import hashlib
-import io
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -33,14 +32,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
-from xdsl.parser import Parser
 from xdsl.passes import PassPipeline
-from xdsl.printer import Printer
 
-from memdialect import AllocStorageOp, AllocTensorOp, Memory, PoolOp
+from memdialect import AllocStorageOp, AllocTensorOp, PoolOp
 from memdialect.interpreter import KernelRegistry, run_function
 from passes import get_all_passes
 from passes.analysis import analyze_function
@@ -49,6 +45,7 @@ from passes.planning.algorithms import PlanOptions, exact
 from passes.planning.model import Buffer, Pool, Problem, align_up
 from passes.reuse import ReusePass, assign_slots
 from tools.memplan_opt import main as memplan_opt_main
+from memplan_testing import parse_module, print_module, run_passes
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
@@ -56,36 +53,6 @@ EXAMPLES = REPO / "examples"
 # ---------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------
-
-
-def _context() -> Context:
-    from xdsl.dialects import get_all_dialects
-
-    ctx = Context()
-    for name, factory in get_all_dialects().items():
-        ctx.register_dialect(name, factory)
-    ctx.load_dialect(Memory)
-    return ctx
-
-
-def _parse(text: str) -> ModuleOp:
-    module = Parser(_context(), text).parse_module()
-    module.verify()
-    return module
-
-
-def _run(module: ModuleOp, spec: str) -> ModuleOp:
-    """Apply ``spec`` through the registry, verifying after, as memplan-opt does."""
-    if spec:
-        PassPipeline.parse_spec(get_all_passes(), spec).apply(_context(), module)
-    module.verify()
-    return module
-
-
-def _print(module: ModuleOp) -> str:
-    stream = io.StringIO()
-    Printer(stream=stream).print_op(module)
-    return stream.getvalue()
 
 
 def _total_bytes(module: ModuleOp) -> int:
@@ -320,23 +287,23 @@ PASSES = [
 @given(programs, st.booleans(), st.sampled_from(PASSES))
 def test_passes_preserve_the_program(source: str, kills: bool, spec: str) -> None:
     prefix = "insert-kills," if kills else ""
-    original = _run(_parse(source), prefix.rstrip(","))
-    planned = _run(original.clone(), f"{spec},verify-plan")
+    original = run_passes(parse_module(source, verify=True), prefix.rstrip(","))
+    planned = run_passes(original.clone(), f"{spec},verify-plan")
     for condition in (False, True):
-        assert _trace(planned, condition) == _trace(original, condition), _print(planned)
+        assert _trace(planned, condition) == _trace(original, condition), print_module(planned)
     if "overlap=false" not in spec:  # part 1 may add alignment padding
         assert _total_bytes(planned) <= _total_bytes(original)
-        again = _run(planned.clone(), spec)
+        again = run_passes(planned.clone(), spec)
         assert _total_bytes(again) <= _total_bytes(planned)
 
 
 @PROPERTY_SETTINGS
 @given(programs, st.booleans())
 def test_reuse_is_never_above_coalesce_without_overlap(source: str, kills: bool) -> None:
-    original = _run(_parse(source), "insert-kills" if kills else "")
-    part1 = _total_bytes(_run(original.clone(), "coalesce{overlap=false}"))
-    reused = _total_bytes(_run(original.clone(), "reuse"))
-    coalesced = _total_bytes(_run(original.clone(), "coalesce"))
+    original = run_passes(parse_module(source, verify=True), "insert-kills" if kills else "")
+    part1 = _total_bytes(run_passes(original.clone(), "coalesce{overlap=false}"))
+    reused = _total_bytes(run_passes(original.clone(), "reuse"))
+    coalesced = _total_bytes(run_passes(original.clone(), "coalesce"))
     assert reused <= part1
     assert coalesced <= part1
 
@@ -344,7 +311,7 @@ def test_reuse_is_never_above_coalesce_without_overlap(source: str, kills: bool)
 @PROPERTY_SETTINGS
 @given(programs)
 def test_regions_sit_between_their_lower_bound_and_end_to_end(source: str) -> None:
-    module = _run(_parse(source), "insert-kills")
+    module = run_passes(parse_module(source, verify=True), "insert-kills")
     lifetimes = analyze_function(_main(module))
     part1 = {p.members: p.size for p in plan_function(lifetimes, overlap=False)}
     for members, size in part1.items():
@@ -389,9 +356,9 @@ def _pool_bytes(module: ModuleOp) -> dict[str, int]:
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(one_tensor_programs)
 def test_coalesce_before_usmp_costs_no_memory(source: str) -> None:
-    original = _run(_parse(source), "insert-kills")
-    alone = _pool_bytes(_run(original.clone(), USMP))
-    after = _pool_bytes(_run(original.clone(), f"coalesce,{USMP}"))
+    original = run_passes(parse_module(source, verify=True), "insert-kills")
+    alone = _pool_bytes(run_passes(original.clone(), USMP))
+    after = _pool_bytes(run_passes(original.clone(), f"coalesce,{USMP}"))
     assert sum(after.values()) <= sum(alone.values())
 
 
@@ -445,25 +412,25 @@ def test_coalesce_before_usmp_with_mixed_alignments() -> None:
     # offset 4096: it records `align 64`, so usmp's split gives it a
     # 64-aligned storage and %p fits between %a and %b (4184 bytes, as
     # usmp alone; 4224 with %b's storage 128-aligned).
-    original = _run(_parse(MIXED_ALIGNMENT), "insert-kills")
-    alone = _pool_bytes(_run(original.clone(), USMP))
-    coalesced = _run(original.clone(), "coalesce")
+    original = run_passes(parse_module(MIXED_ALIGNMENT, verify=True), "insert-kills")
+    alone = _pool_bytes(run_passes(original.clone(), USMP))
+    coalesced = run_passes(original.clone(), "coalesce")
     tensors = {
         op.tensor.name_hint: (op.static_offset, op.required_alignment)
         for op in coalesced.walk()
         if isinstance(op, AllocTensorOp)
     }
     assert tensors == {"tp": (0, None), "ta": (0, None), "tb": (4096, 64)}
-    after = _pool_bytes(_run(coalesced, USMP))
+    after = _pool_bytes(run_passes(coalesced, USMP))
     assert alone == after == {"workspace_cpu": 4184}
 
 
 def test_coalesce_before_usmp_with_a_two_tensor_storage() -> None:
     # Splitting the merged cpu storage pays off; that must not split the
     # original two-tensor npu storage %n too (14 bytes of pool alignment).
-    original = _run(_parse(SPLIT_ORIGINAL), "insert-kills")
-    alone = _pool_bytes(_run(original.clone(), USMP))
-    after = _pool_bytes(_run(original.clone(), f"coalesce,{USMP}"))
+    original = run_passes(parse_module(SPLIT_ORIGINAL, verify=True), "insert-kills")
+    alone = _pool_bytes(run_passes(original.clone(), USMP))
+    after = _pool_bytes(run_passes(original.clone(), f"coalesce,{USMP}"))
     assert sum(after.values()) <= sum(alone.values())
 
 
@@ -510,8 +477,8 @@ def test_assign_slots_never_frees_a_value_live_to_the_end() -> None:
 @pytest.mark.parametrize("spec", ["coalesce", "coalesce{overlap=false}", "reuse"])
 def test_examples_keep_their_results(example: str, spec: str) -> None:
     source = (EXAMPLES / example).read_text()
-    original = _run(_parse(source), "manifest-alloc,insert-kills")
-    planned = _run(original.clone(), f"{spec},verify-plan")
+    original = run_passes(parse_module(source, verify=True), "manifest-alloc,insert-kills")
+    planned = run_passes(original.clone(), f"{spec},verify-plan")
     if "overlap=false" in spec:
         # Part 1 only merges; the examples' 40-byte storages add padding.
         assert len(_storages(planned)) < len(_storages(original))
@@ -524,7 +491,7 @@ def _storages(module: ModuleOp) -> list[AllocStorageOp]:
 
 
 def test_mlp_reaches_its_lower_bound() -> None:
-    module = _run(_parse((EXAMPLES / "mlp.mlir").read_text()), "manifest-alloc,insert-kills")
+    module = run_passes(parse_module((EXAMPLES / "mlp.mlir").read_text(), verify=True), "manifest-alloc,insert-kills")
     plans = plan_function(analyze_function(_main(module)))
     assert [(p.size, p.lower_bound, p.status) for p in plans] == [(1024, 1024, "optimal")]
 

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from xdsl.context import Context
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -23,41 +22,18 @@ from xdsl.dialects.builtin import (
     f32,
 )
 from xdsl.ir import Attribute, Block, Region
-from xdsl.parser import Parser
-from xdsl.passes import PassPipeline
 from xdsl.utils.exceptions import PassFailedException
 
-from memdialect import AllocStorageOp, AllocTensorOp, InvokeOp, Memory
+from memdialect import AllocStorageOp, AllocTensorOp, InvokeOp
 from memdialect.aliases import underlying_root
 from passes import get_all_passes
 from passes.manifest_alloc import ManifestAllocPass
 from tools.memplan_opt import main as memplan_opt_main
+from memplan_testing import memplan_context, parse_module, run_passes
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
 MLIR_OPT = Path("/usr/lib/llvm-22/bin/mlir-opt")
-
-
-def _context() -> Context:
-    from xdsl.dialects import get_all_dialects
-
-    ctx = Context()
-    for name, factory in get_all_dialects().items():
-        ctx.register_dialect(name, factory)
-    ctx.load_dialect(Memory)
-    return ctx
-
-
-def _parse(text: str) -> ModuleOp:
-    return Parser(_context(), text).parse_module()
-
-
-def _run(module: ModuleOp, spec: str = "manifest-alloc") -> ModuleOp:
-    """Apply ``spec`` as memplan-opt would: through the registry, verifying after."""
-    pipeline = PassPipeline.parse_spec(get_all_passes(), spec)
-    pipeline.apply(_context(), module)
-    module.verify()
-    return module
 
 
 def _all_types(module: ModuleOp) -> list[Attribute]:
@@ -100,7 +76,7 @@ def test_registered_under_its_name() -> None:
 def test_examples(
     example: str, invokes: int, storage_bytes: list[int], views: int, globals_: int
 ) -> None:
-    module = _run(_parse((EXAMPLES / example).read_text()))
+    module = run_passes(parse_module((EXAMPLES / example).read_text()), "manifest-alloc")
     assert len(_ops(module, InvokeOp)) == invokes
     assert [s.byte_size for s in _ops(module, AllocStorageOp)] == storage_bytes
     assert all(s.alignment_value == 64 for s in _ops(module, AllocStorageOp))
@@ -112,7 +88,7 @@ def test_examples(
 
 
 def test_convnet_view_aliases_the_pool_output() -> None:
-    module = _run(_parse((EXAMPLES / "convnet.mlir").read_text()))
+    module = run_passes(parse_module((EXAMPLES / "convnet.mlir").read_text()), "manifest-alloc")
     (cast,) = _ops(module, memref.ReinterpretCastOp)
     root = underlying_root(cast.result)
     assert isinstance(root.owner, AllocStorageOp)
@@ -123,8 +99,8 @@ def test_convnet_view_aliases_the_pool_output() -> None:
 
 @pytest.mark.parametrize("example", ["mlp.mlir", "convnet.mlir"])
 def test_idempotent(example: str) -> None:
-    once = str(_run(_parse((EXAMPLES / example).read_text())))
-    twice = str(_run(_parse(once)))
+    once = str(run_passes(parse_module((EXAMPLES / example).read_text()), "manifest-alloc"))
+    twice = str(run_passes(parse_module(once), "manifest-alloc"))
     assert once == twice
 
 
@@ -144,7 +120,7 @@ def test_storage_size_and_alignment_rule(shape: list[int], element: str) -> None
       func.return %y : tensor<{dims}{element}>
     }}
     """
-    module = _run(_parse(text))
+    module = run_passes(parse_module(text), "manifest-alloc")
     (storage,) = _ops(module, AllocStorageOp)
     (tensor,) = _ops(module, AllocTensorOp)
     bits = {"bf16": 16, "f16": 16, "f32": 32, "f64": 64}.get(element) or int(element[1:])
@@ -176,7 +152,7 @@ def test_declaration_attributes_follow_the_arguments() -> None:
     call = func.CallOp("k", block.args, [tensor])
     block.add_ops([call, func.ReturnOp(call)])
     caller = func.FuncOp("f", FunctionType.from_lists([tensor, f32], [tensor]), Region(block))
-    _run(ModuleOp([kernel, caller]))
+    run_passes(ModuleOp([kernel, caller]), "manifest-alloc")
     memref_type = MemRefType(f32, [4])
     assert kernel.function_type == FunctionType.from_lists(
         [memref_type, f32, memref_type], []
@@ -290,10 +266,10 @@ BAD_INPUTS = {
 @pytest.mark.parametrize("case", sorted(BAD_INPUTS))
 def test_bad_input_fails_before_any_rewrite(case: str) -> None:
     text, message = BAD_INPUTS[case]
-    module = _parse(text)
+    module = parse_module(text)
     before = str(module)
     with pytest.raises(PassFailedException) as failure:
-        ManifestAllocPass().apply(_context(), module)
+        ManifestAllocPass().apply(memplan_context(), module)
     assert message in str(failure.value)
     # Every check runs before the first rewrite: the diagnostic shows the input.
     assert str(module) == before
@@ -324,7 +300,7 @@ def test_output_is_valid_upstream_mlir(example: str) -> None:
     """Everything but the `memory` ops is upstream MLIR: the signatures, the
     `memref.global`s and the `memref.reinterpret_cast` views verify in
     mlir-opt (the `memory` ops pass as unregistered operations)."""
-    module = _run(_parse((EXAMPLES / example).read_text()))
+    module = run_passes(parse_module((EXAMPLES / example).read_text()), "manifest-alloc")
     from io import StringIO
 
     from xdsl.printer import Printer
@@ -345,8 +321,8 @@ def test_output_is_valid_upstream_mlir(example: str) -> None:
 
 
 def test_user_calls_of_a_shape_function_follow_its_new_signature() -> None:
-    module = _run(
-        _parse(
+    module = run_passes(
+        parse_module(
             """
             func.func private @k(tensor<?xf32>) -> tensor<?xf32> attributes {memory.shape_fn = @k_shape}
             func.func private @k_shape(tensor<?xf32>) -> index
@@ -356,8 +332,7 @@ def test_user_calls_of_a_shape_function_follow_its_new_signature() -> None:
               func.return %y, %n : tensor<?xf32>, index
             }
             """
-        )
-    )
+        ), "manifest-alloc")
     shape_calls = [op for op in _ops(module, func.CallOp) if op.callee.string_value() == "k_shape"]
     # The user's own call plus the one the pass adds for @k's dynamic result.
     assert len(shape_calls) == 2

@@ -13,7 +13,6 @@ import numpy as np
 import onnx
 import pytest
 from onnx import AttributeProto, TensorProto, helper
-from xdsl.context import Context
 from xdsl.dialects import bufferization, func, memref
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
@@ -22,12 +21,11 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnitAttr,
 )
-from xdsl.parser import Parser
 
-from memdialect import Memory
 from memdialect.interpreter import VIEW_ATTR, numpy_dtype
 from tools import memplan_import_onnx as importer
 from tools.memplan_opt import main as memplan_opt_main
+from memplan_testing import parse_module
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures" / "onnx"
@@ -51,20 +49,6 @@ GOLDEN = {
     "light_vgg19": (46, 3, 38),
     "light_zfnet512": (22, 1, 16),
 }
-
-
-def _context() -> Context:
-    from xdsl.dialects import get_all_dialects
-
-    ctx = Context()
-    for name, factory in get_all_dialects().items():
-        ctx.register_dialect(name, factory)
-    ctx.load_dialect(Memory)
-    return ctx
-
-
-def _parse(text: str) -> ModuleOp:
-    return Parser(_context(), text).parse_module()
 
 
 def _import_cli(
@@ -144,7 +128,7 @@ def test_light_model_imports_and_plans(
     imported = tmp_path / f"{name}.mlir"
     code, _, err = _import_cli([str(LIGHT / f"{name}.onnx"), "-o", str(imported)], capsys)
     assert code == 0, err
-    module = _parse(imported.read_text())
+    module = parse_module(imported.read_text())
     calls = _calls(module)
     declarations = _declarations(module)
     views = [c for c in calls if VIEW_ATTR in declarations[c.callee.string_value()].attributes]
@@ -180,7 +164,7 @@ def test_convnet_constants_fold_into_globals(capsys: pytest.CaptureFixture[str])
     of a weight all become globals; no kernel computes a constant."""
     code, out, err = _import_cli([str(FIXTURES / "convnet.onnx")], capsys)
     assert code == 0, err
-    module = _parse(out)
+    module = parse_module(out)
     ops = {d.attributes["memory.onnx.op_type"].data for d in _declarations(module).values()}  # type: ignore[union-attr]
     assert not ops & {"Constant", "ConstantOfShape", "Reshape", "Transpose"}
     globals_ = {op.sym_name.data: op for op in module.ops if isinstance(op, memref.GlobalOp)}
@@ -200,7 +184,7 @@ def test_convnet_constants_fold_into_globals(capsys: pytest.CaptureFixture[str])
 def test_views_unused_outputs_and_slots(capsys: pytest.CaptureFixture[str]) -> None:
     """View kernels keep only their data operand; Dropout's unused mask is
     dropped so Dropout is a view; Clip's empty min input is recorded."""
-    module = _parse(_import_cli([str(FIXTURES / "convnet.onnx")], capsys)[1])
+    module = parse_module(_import_cli([str(FIXTURES / "convnet.onnx")], capsys)[1])
     declarations = _declarations(module)
     views = {
         name: decl.attributes["memory.onnx.op_type"].data  # type: ignore[union-attr]
@@ -211,10 +195,10 @@ def test_views_unused_outputs_and_slots(capsys: pytest.CaptureFixture[str]) -> N
     for call in _calls(module):
         if call.callee.string_value() in views:
             assert len(call.arguments) == 1 and len(call.results) == 1
-    mlp = _parse(_import_cli([str(FIXTURES / "mlp.onnx")], capsys)[1])
+    mlp = parse_module(_import_cli([str(FIXTURES / "mlp.onnx")], capsys)[1])
     assert not any(op.sym_name.data == "shape3d" for op in mlp.ops if isinstance(op, memref.GlobalOp))
 
-    int_ops = _parse(_import_cli([str(FIXTURES / "int_ops.onnx")], capsys)[1])
+    int_ops = parse_module(_import_cli([str(FIXTURES / "int_ops.onnx")], capsys)[1])
     clip = _declarations(int_ops)["onnx.Clip"]
     assert str(clip.attributes["memory.onnx.input_slots"]) == "array<i64: 0, 2>"
     assert str(clip.function_type) == "(tensor<3x6xf32>, tensor<f32>) -> tensor<3x6xf32>"
@@ -224,7 +208,7 @@ def test_views_unused_outputs_and_slots(capsys: pytest.CaptureFixture[str]) -> N
 
 def test_kernel_declarations_carry_the_node(capsys: pytest.CaptureFixture[str]) -> None:
     """One declaration per signature; op type, domain, opset and attributes."""
-    module = _parse(_import_cli([str(FIXTURES / "convnet.onnx")], capsys)[1])
+    module = parse_module(_import_cli([str(FIXTURES / "convnet.onnx")], capsys)[1])
     declarations = _declarations(module)
     conv = declarations["onnx.Conv"]
     assert conv.attributes["memory.onnx.op_type"] == StringAttr("Conv")
@@ -242,7 +226,7 @@ def test_inline_weights_are_bit_exact(capsys: pytest.CaptureFixture[str]) -> Non
     code, out, err = _import_cli([str(FIXTURES / "convnet.onnx"), "--weights", "inline"], capsys)
     assert code == 0, err
     assert "initial_value = dense<2.500000e-01> : tensor<1x16x1x1xf32>" in out
-    module = _parse(out)
+    module = parse_module(out)
     constants = importer.constant_values(onnx.load(FIXTURES / "convnet.onnx"))
     for op in module.ops:
         if not isinstance(op, memref.GlobalOp):
@@ -273,7 +257,7 @@ def test_custom_domain_op_typed_by_value_info(capsys: pytest.CaptureFixture[str]
     and without that the error names the tensor and the inference problem."""
     code, out, err = _import_cli([str(FIXTURES / "custom_op.onnx")], capsys)
     assert code == 0, err
-    scale = _declarations(_parse(out))["onnx.com.example.Scale"]
+    scale = _declarations(parse_module(out))["onnx.com.example.Scale"]
     assert scale.attributes["memory.onnx.domain"] == StringAttr("com.example")
     assert str(scale.attributes["memory.onnx.factor"]) == "3.000000e+00 : f32"
 
@@ -313,7 +297,7 @@ def test_attributes_round_trip(attribute: AttributeProto) -> None:
     # Through the printer and parser too, as an attribute of a declaration.
     decl = func.FuncOp.external("k", [], [])
     decl.attributes["memory.onnx.x"] = encoded
-    reparsed = _parse(str(ModuleOp([decl]))).body.block.first_op
+    reparsed = parse_module(str(ModuleOp([decl]))).body.block.first_op
     assert isinstance(reparsed, func.FuncOp)
     decoded = importer.decode_attribute(attribute.name, reparsed.attributes["memory.onnx.x"])
     if attribute.type == AttributeProto.TENSOR:

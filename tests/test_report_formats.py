@@ -34,15 +34,9 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.parser import Parser
-from xdsl.passes import PassPipeline
-from xdsl.printer import Printer
 from xdsl.utils.exceptions import PassFailedException
 
-from memdialect import Memory
-from passes import get_all_passes
 from passes.plan_report import PlanReportPass, gather_report
 from passes.planning.bounds import peak_live_bytes
 from passes.planning.model import Buffer
@@ -50,6 +44,7 @@ from passes.report_formats.common import format_bytes, format_bytes_exact
 from passes.report_formats.svg import CHAR_WIDTH, LABEL_FONT, MIN_EXTENT, byte_step, op_step
 from passes.report_formats.trace import thread_lanes
 from tools.memplan_opt import main
+from memplan_testing import memplan_context, parse_module, print_module, run_passes
 
 REPO = Path(__file__).resolve().parent.parent
 SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -57,34 +52,6 @@ SVG_NS = "{http://www.w3.org/2000/svg}"
 # ---------------------------------------------------------------------------
 # Modules
 # ---------------------------------------------------------------------------
-
-
-def _context() -> Context:
-    from xdsl.dialects import get_all_dialects
-
-    ctx = Context()
-    for name, factory in get_all_dialects().items():
-        ctx.register_dialect(name, factory)
-    ctx.load_dialect(Memory)
-    return ctx
-
-
-def _parse(text: str) -> ModuleOp:
-    module = Parser(_context(), text).parse_module()
-    module.verify()
-    return module
-
-
-def _run(module: ModuleOp, spec: str) -> ModuleOp:
-    PassPipeline.parse_spec(get_all_passes(), spec).apply(_context(), module)
-    module.verify()
-    return module
-
-
-def _print(module: ModuleOp) -> str:
-    stream = io.StringIO()
-    Printer(stream=stream).print_op(module)
-    return stream.getvalue()
 
 
 HAND_PINNED = """
@@ -120,14 +87,14 @@ module @tiny_net {
 
 
 def _convnet(planned: bool) -> ModuleOp:
-    module = _parse((REPO / "examples" / "convnet.mlir").read_text())
+    module = parse_module((REPO / "examples" / "convnet.mlir").read_text(), verify=True)
     spec = "manifest-alloc,insert-kills" + (",usmp" if planned else "")
-    return _run(module, spec)
+    return run_passes(module, spec)
 
 
 def _hand_pinned(planned: bool) -> ModuleOp:
     text = HAND_PINNED if planned else re.sub(r" at @\w+\[\d+\]", "", HAND_PINNED)
-    return _parse(text)
+    return parse_module(text, verify=True)
 
 
 MODULES = {
@@ -145,7 +112,7 @@ def module_case(request: pytest.FixtureRequest) -> tuple[str, ModuleOp]:
 
 def _report(module: ModuleOp, fmt: str, tmp_path: Path, **options: str) -> str:
     path = tmp_path / f"report.{fmt}"
-    PlanReportPass(format=fmt, output=str(path), **options).apply(_context(), module)
+    PlanReportPass(format=fmt, output=str(path), **options).apply(memplan_context(), module)
     return path.read_text()
 
 
@@ -308,7 +275,7 @@ def _big_module(count: int = 2000, window: int = 24, seed: int = 7) -> str:
 
 
 def test_svg_stays_readable_at_2000_buffers(tmp_path: Path) -> None:
-    module = _parse(_big_module())
+    module = parse_module(_big_module(), verify=True)
     text = _report(module, "svg", tmp_path)
     assert len(text.encode()) < 1_000_000, "about 200 bytes per buffer"
     root = ET.fromstring(text)
@@ -329,7 +296,7 @@ def test_svg_labels_do_not_overlap_when_rects_share_bytes(tmp_path: Path) -> Non
     # Two storages of an scf.if, both yielded out so both live after it, may
     # share bytes in time and space: a name written in one rect would lie
     # over the other, so neither is named (the tooltips still are).
-    module = _parse(
+    module = parse_module(
         """
         memory.pool @sram
         func.func private @w(memref<16xf32>)
@@ -352,7 +319,7 @@ def test_svg_labels_do_not_overlap_when_rects_share_bytes(tmp_path: Path) -> Non
           func.return
         }
         """
-    )
+    , verify=True)
     root = ET.fromstring(_report(module, "svg", tmp_path))
     (panel,) = _panels(root)
     assert len(list(panel.iter(f"{SVG_NS}rect"))) == 2
@@ -543,7 +510,7 @@ def _pool_alignments(module: ModuleOp, pools: list[dict[str, Any]]) -> list[dict
 def test_c_header_prefix_must_be_a_c_identifier(tmp_path: Path) -> None:
     module = _hand_pinned(True)
     with pytest.raises(PassFailedException, match="prefix '9lives' is not a C identifier"):
-        PlanReportPass(format="c-header", prefix="9lives").apply(_context(), module)
+        PlanReportPass(format="c-header", prefix="9lives").apply(memplan_context(), module)
     text = _report(module, "c-header", tmp_path, prefix="Board_A")
     assert "#define BOARD_A_SRAM_SIZE 2048" in text
     assert "typedef struct board_a_pools {" in text
@@ -559,17 +526,17 @@ def test_formats_leave_the_ir_unchanged(
     module_case: tuple[str, ModuleOp], fmt: str, tmp_path: Path
 ) -> None:
     _, module = module_case
-    before = _print(module)
+    before = print_module(module)
     text = _report(module, fmt, tmp_path)
     assert text
-    assert _print(module) == before
+    assert print_module(module) == before
 
 
 @pytest.mark.parametrize("fmt", ["svg", "trace", "c-header"])
 def test_output_is_written_only_on_success(fmt: str, tmp_path: Path) -> None:
     # A recursive function that allocates cannot be planned: the analysis
     # fails, and an existing output file keeps its content.
-    module = _parse(
+    module = parse_module(
         """
         func.func @recursive(%n: i1) {
           %s = memory.alloc_storage : !memory.storage<64>
@@ -579,11 +546,11 @@ def test_output_is_written_only_on_success(fmt: str, tmp_path: Path) -> None:
           func.return
         }
         """
-    )
+    , verify=True)
     path = tmp_path / "report.out"
     path.write_text("previous")
     with pytest.raises(PassFailedException, match="recursive"):
-        PlanReportPass(format=fmt, output=str(path)).apply(_context(), module)
+        PlanReportPass(format=fmt, output=str(path)).apply(memplan_context(), module)
     assert path.read_text() == "previous"
 
 

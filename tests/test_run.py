@@ -8,12 +8,10 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.parser import Parser
 
-from memdialect import AllocStorageOp, Memory, PoolOp
+from memdialect import AllocStorageOp, PoolOp
 from memdialect.interpreter import (
     ExecutionError,
     KernelRegistry,
@@ -30,6 +28,7 @@ from tools.memplan_run import (
     plan,
     run_onnx,
 )
+from memplan_testing import parse_module
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures" / "onnx"
@@ -39,20 +38,6 @@ PIPELINES = [
     "manifest-alloc,insert-kills,coalesce,usmp",
     "manifest-alloc,insert-kills,reuse",
 ]
-
-
-def _context() -> Context:
-    from xdsl.dialects import get_all_dialects
-
-    ctx = Context()
-    for name, factory in get_all_dialects().items():
-        ctx.register_dialect(name, factory)
-    ctx.load_dialect(Memory)
-    return ctx
-
-
-def _parse(text: str) -> ModuleOp:
-    return Parser(_context(), text).parse_module()
 
 
 @pytest.mark.parametrize("pipeline", PIPELINES)
@@ -192,7 +177,7 @@ def _twice_registry() -> KernelRegistry:
 
 def test_python_kernels_by_name_and_kill_poisoning() -> None:
     x = np.arange(4, dtype=np.float32)
-    late = _parse(HAND_WRITTEN.replace("KILL_EARLY", "").replace("KILL_LATE", "memory.kill %s : !memory.storage<16>"))
+    late = parse_module(HAND_WRITTEN.replace("KILL_EARLY", "").replace("KILL_LATE", "memory.kill %s : !memory.storage<16>"))
     late.verify()
     result = run_function(late, [x], kernels=_twice_registry())
     np.testing.assert_array_equal(result.outputs[0], 4 * x)
@@ -200,7 +185,7 @@ def test_python_kernels_by_name_and_kill_poisoning() -> None:
 
     # A kill before the last use (the verifier rejects it; the interpreter
     # does not verify) poisons %t: the second kernel reads NaNs.
-    early = _parse(HAND_WRITTEN.replace("KILL_EARLY", "memory.kill %s : !memory.storage<16>").replace("KILL_LATE", ""))
+    early = parse_module(HAND_WRITTEN.replace("KILL_EARLY", "memory.kill %s : !memory.storage<16>").replace("KILL_LATE", ""))
     result = run_function(early, [x], kernels=_twice_registry())
     assert np.isnan(result.outputs[0]).all()
     without_poison = run_function(early, [x], kernels=_twice_registry(), poison=False)
@@ -209,7 +194,7 @@ def test_python_kernels_by_name_and_kill_poisoning() -> None:
 
 def test_kernel_lookup() -> None:
     """Names win over resolvers; an unknown kernel is an error naming it."""
-    module = _parse(HAND_WRITTEN.replace("KILL_EARLY", "").replace("KILL_LATE", ""))
+    module = parse_module(HAND_WRITTEN.replace("KILL_EARLY", "").replace("KILL_LATE", ""))
     x = np.ones(4, dtype=np.float32)
     with pytest.raises(ExecutionError, match=r'no kernel for @twice: register one with KernelRegistry.register\("twice", ...\)'):
         run_function(module, [x], kernels=KernelRegistry())
@@ -378,7 +363,7 @@ def test_scalars_bools_external_data_and_constant_outputs(tmp_path: Path) -> Non
 def test_dynamic_storages_and_arith() -> None:
     """Sizes computed with arith at run time, dynamic dims, dense constants;
     bytes no kernel wrote read as poison."""
-    module = _parse(
+    module = parse_module(
         """
         func.func private @head(tensor<2xf32>, memref<?xf32>) -> ()
         func.func @main() -> memref<?xf32> {
@@ -422,6 +407,6 @@ def test_resolved_kernels_are_per_declaration() -> None:
         return lambda ins, outs, attrs: outs[0].fill(value)
 
     registry.add_resolver(fill_with_value)
-    one = run_function(_parse(text.replace("VALUE", "1.0")), [], kernels=registry)
-    two = run_function(_parse(text.replace("VALUE", "2.0")), [], kernels=registry)
+    one = run_function(parse_module(text.replace("VALUE", "1.0")), [], kernels=registry)
+    two = run_function(parse_module(text.replace("VALUE", "2.0")), [], kernels=registry)
     assert one.outputs[0].tolist() == [1.0, 1.0] and two.outputs[0].tolist() == [2.0, 2.0]

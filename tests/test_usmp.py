@@ -18,19 +18,17 @@ from typing import get_args
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.parser import Parser
 from xdsl.passes import PassPipeline
-from xdsl.printer import Printer
 from xdsl.utils.exceptions import PassFailedException
 
-from memdialect import AllocStorageOp, AllocTensorOp, Memory, PoolOp
+from memdialect import AllocStorageOp, AllocTensorOp, PoolOp
 from passes import get_all_passes
 from passes.analysis import analyze_module
 from passes.planning.algorithms import ALGORITHMS
 from passes.planning.bounds import buffers_lower_bound
 from passes.usmp import AlgorithmName, UsmpPass
+from memplan_testing import parse_module, print_module, run_passes
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
@@ -40,38 +38,6 @@ FAST = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
-
-
-def _context() -> Context:
-    from xdsl.dialects import get_all_dialects
-
-    ctx = Context()
-    for name, factory in get_all_dialects().items():
-        ctx.register_dialect(name, factory)
-    ctx.load_dialect(Memory)
-    return ctx
-
-
-def _parse(text: str) -> ModuleOp:
-    return Parser(_context(), text).parse_module()
-
-
-def _run(module: ModuleOp, spec: str) -> ModuleOp:
-    """Apply ``spec`` as memplan-opt would: through the registry, verifying after each pass."""
-    pipeline = PassPipeline.parse_spec(
-        get_all_passes(), spec, callback=lambda _a, module, _b: module.verify()
-    )
-    pipeline.apply(_context(), module)
-    module.verify()
-    return module
-
-
-def _text(module: ModuleOp) -> str:
-    from io import StringIO
-
-    stream = StringIO()
-    Printer(stream=stream).print_op(module)
-    return stream.getvalue()
 
 
 def _pools(module: ModuleOp) -> dict[str, PoolOp]:
@@ -219,8 +185,8 @@ def _lower_bounds(module: ModuleOp) -> dict[str, int]:
 @given(steps_strategy(devices=("cpu", "npu")), st.sampled_from(sorted(ALGORITHMS)))
 def test_random_programs_are_pinned_and_verified(steps: list[Step], algorithm: str) -> None:
     """Every static storage is pinned, every pool has `used`, verify-plan accepts."""
-    module = _run(_parse(_program(steps)), f"insert-kills,usmp{{algorithm={algorithm} timeout=2}}")
-    _run(module, "verify-plan{require-pinned=true}")
+    module = run_passes(parse_module(_program(steps)), f"insert-kills,usmp{{algorithm={algorithm} timeout=2}}")
+    run_passes(module, "verify-plan{require-pinned=true}")
     used = _used(module)
     devices = {step.device for step in steps}
     assert set(used) == {f"workspace_{d}" for d in devices}
@@ -229,7 +195,7 @@ def test_random_programs_are_pinned_and_verified(steps: list[Step], algorithm: s
         pool, offset = storage.pinned
         assert offset % storage.alignment_value == 0
         assert offset + (storage.byte_size or 0) <= used[pool]
-    bounds = _lower_bounds(_run(_parse(_program(steps)), "insert-kills"))
+    bounds = _lower_bounds(run_passes(parse_module(_program(steps)), "insert-kills"))
     for pool, value in used.items():
         assert value >= bounds.get(pool, 0)
 
@@ -247,12 +213,12 @@ def test_chains_reach_the_lower_bound(blocks: list[int], algorithm: str) -> None
     """
     steps = [Step(elements=16 * n, alignment=64, reads=(i - 1,)) for i, n in enumerate(blocks)]
     text = _program(steps)
-    module = _run(_parse(text), f"insert-kills,usmp{{algorithm={algorithm} timeout=5}}")
-    _run(module, "verify-plan{require-pinned=true}")
+    module = run_passes(parse_module(text), f"insert-kills,usmp{{algorithm={algorithm} timeout=5}}")
+    run_passes(module, "verify-plan{require-pinned=true}")
     sizes = [64 * n for n in blocks]
     expected = max([sizes[0], *(a + b for a, b in zip(sizes, sizes[1:]))])
     assert _used(module) == {"workspace_cpu": expected}
-    assert _lower_bounds(_run(_parse(text), "insert-kills")) == {"workspace_cpu": expected}
+    assert _lower_bounds(run_passes(parse_module(text), "insert-kills")) == {"workspace_cpu": expected}
 
 
 @FAST
@@ -261,8 +227,8 @@ def test_deterministic(steps: list[Step]) -> None:
     """The same input gives byte-identical output (auto and hill-climb)."""
     text = _program(steps)
     for spec in ("insert-kills,usmp", "insert-kills,usmp{algorithm=hill-climb seed=7}"):
-        first = _text(_run(_parse(text), spec))
-        second = _text(_run(_parse(text), spec))
+        first = print_module(run_passes(parse_module(text), spec))
+        second = print_module(run_passes(parse_module(text), spec))
         assert first == second
 
 
@@ -270,8 +236,8 @@ def test_deterministic(steps: list[Step]) -> None:
 @given(steps_strategy(max_steps=8))
 def test_idempotent(steps: list[Step]) -> None:
     """Planning a planned module again changes nothing."""
-    once = _text(_run(_parse(_program(steps)), "insert-kills,usmp"))
-    twice = _text(_run(_parse(once), "usmp"))
+    once = print_module(run_passes(parse_module(_program(steps)), "insert-kills,usmp"))
+    twice = print_module(run_passes(parse_module(once), "usmp"))
     assert once == twice
 
 
@@ -285,10 +251,10 @@ def test_coalesce_first_never_costs_memory(steps: list[Step], overlap: bool) -> 
     carries `align` with what it had, which usmp's split gives back.
     """
     text = _program(steps)
-    alone = _used(_run(_parse(text), "insert-kills,usmp{timeout=1}"))
+    alone = _used(run_passes(parse_module(text), "insert-kills,usmp{timeout=1}"))
     for before in (f"coalesce{{overlap={'true' if overlap else 'false'}}}", "reuse"):
-        module = _run(_parse(text), f"insert-kills,{before},usmp{{timeout=1}}")
-        _run(module, "verify-plan{require-pinned=true}")
+        module = run_passes(parse_module(text), f"insert-kills,{before},usmp{{timeout=1}}")
+        run_passes(module, "verify-plan{require-pinned=true}")
         combined = _used(module)
         assert all(combined[pool] <= alone[pool] for pool in alone), (before, combined, alone)
 
@@ -298,10 +264,10 @@ def test_coalesce_first_never_costs_memory(steps: list[Step], overlap: bool) -> 
 def test_usmp_never_loses_to_the_storages_as_given(steps: list[Step], overlap: bool) -> None:
     """Whatever coalesce did, usmp's plan is no bigger than keeping its storages whole."""
     text = _program(steps)
-    coalesced = _run(_parse(text), f"insert-kills,coalesce{{overlap={str(overlap).lower()}}}")
-    whole = _used(_run(coalesced.clone(), "usmp{timeout=1 split-storages=false}"))
-    seen_through = _run(coalesced, "usmp{timeout=1}")
-    _run(seen_through, "verify-plan{require-pinned=true}")
+    coalesced = run_passes(parse_module(text), f"insert-kills,coalesce{{overlap={str(overlap).lower()}}}")
+    whole = _used(run_passes(coalesced.clone(), "usmp{timeout=1 split-storages=false}"))
+    seen_through = run_passes(coalesced, "usmp{timeout=1}")
+    run_passes(seen_through, "verify-plan{require-pinned=true}")
     assert all(_used(seen_through)[pool] <= whole[pool] for pool in whole)
 
 
@@ -311,12 +277,12 @@ def test_mixed_alignments_after_coalesce() -> None:
     packs as tightly as usmp alone (20 bytes, not 36)."""
     steps = [Step(1, 16, (0,)), Step(1, 32, (0,))]
     text = _program(steps)
-    assert _used(_run(_parse(text), "insert-kills,usmp")) == {"workspace_cpu": 20}
-    merged = _run(_parse(text), "insert-kills,coalesce{overlap=false}")
+    assert _used(run_passes(parse_module(text), "insert-kills,usmp")) == {"workspace_cpu": 20}
+    merged = run_passes(parse_module(text), "insert-kills,coalesce{overlap=false}")
     tensors = [op for op in merged.walk() if isinstance(op, AllocTensorOp)]
     assert [(t.static_offset, t.required_alignment) for t in tensors] == [(0, 16), (32, None)]
-    coalesced = _run(merged, "usmp")
-    _run(coalesced, "verify-plan{require-pinned=true}")
+    coalesced = run_passes(merged, "usmp")
+    run_passes(coalesced, "verify-plan{require-pinned=true}")
     assert _used(coalesced) == {"workspace_cpu": 20}
     # Each tensor has its own storage again, aligned as it needs: nothing to record.
     assert all(
@@ -332,19 +298,19 @@ def test_functions_share_the_workspace(functions: list[list[Step]]) -> None:
         _program(steps, name=f"f{i}", with_kernels=False) for i, steps in enumerate(functions)
     ]
     header = "func.func private @k(memref<?xf32>, memref<?xf32>)\n"
-    module = _run(_parse(header + "".join(bodies)), "insert-kills,usmp{algorithm=exact}")
-    _run(module, "verify-plan{require-pinned=true}")
+    module = run_passes(parse_module(header + "".join(bodies)), "insert-kills,usmp{algorithm=exact}")
+    run_passes(module, "verify-plan{require-pinned=true}")
     alone = [
-        _used(_run(_parse(header + body), "insert-kills,usmp{algorithm=exact}"))["workspace_cpu"]
+        _used(run_passes(parse_module(header + body), "insert-kills,usmp{algorithm=exact}"))["workspace_cpu"]
         for body in bodies
     ]
     assert _used(module) == {"workspace_cpu": max(alone)}
     # scope=module plans them as one program: the functions follow each
     # other on the time line, so the optimum is the same.
-    whole = _run(
-        _parse(header + "".join(bodies)), "insert-kills,usmp{algorithm=exact scope=module}"
+    whole = run_passes(
+        parse_module(header + "".join(bodies)), "insert-kills,usmp{algorithm=exact scope=module}"
     )
-    _run(whole, "verify-plan{require-pinned=true}")
+    run_passes(whole, "verify-plan{require-pinned=true}")
     assert _used(whole) == {"workspace_cpu": max(alone)}
 
 
@@ -359,8 +325,8 @@ def test_fallback_respects_pool_sizes(steps: list[Step], quarter: int) -> None:
     total = sum(-(-step.elements * 4 // 64) * 64 for step in steps)
     size = max(64, total * quarter // 4)
     pools = f"memory.pool @fast size {size} align 64\nmemory.pool @slow"
-    module = _run(_parse(_program(steps, pools=pools)), "insert-kills,usmp{timeout=1}")
-    _run(module, "verify-plan{require-pinned=true}")
+    module = run_passes(parse_module(_program(steps, pools=pools)), "insert-kills,usmp{timeout=1}")
+    run_passes(module, "verify-plan{require-pinned=true}")
     used = _used(module)
     assert used["fast"] <= size
     if quarter == 4:
@@ -378,7 +344,7 @@ def test_overflow_is_a_diagnostic(algorithm: str) -> None:
     steps = [Step(16, 64, ()), Step(16, 64, (0,)), Step(16, 64, (0, 1))]
     text = _program(steps, pools="memory.pool @sram size 128")
     with pytest.raises(PassFailedException) as info:
-        _run(_parse(text), f"insert-kills,usmp{{algorithm={algorithm}}}")
+        run_passes(parse_module(text), f"insert-kills,usmp{{algorithm={algorithm}}}")
     message = str(info.value)
     assert "usmp: storage %s2 in @f (64 bytes, align 64" in message
     assert "@sram: size 128, peak 128; impossible: live together with %s0" in message
@@ -400,7 +366,7 @@ def test_read_only_storages_use_ro_pools() -> None:
       func.return
     }
     """
-    module = _run(_parse(text), "usmp,verify-plan{require-pinned=true}")
+    module = run_passes(parse_module(text), "usmp,verify-plan{require-pinned=true}")
     pins = {op.storage.name_hint: op.pinned for op in _storages(module)}
     assert pins == {"w": ("flash", 0), "a": ("sram", 0)}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from passes.planning.algorithms import PlanOptions, solve
+from passes.planning.algorithms import solve
 from passes.planning.bounds import buffers_lower_bound, lower_bound, peak_live_bytes
 from passes.planning.model import Buffer, Pool, Problem
 from passes.planning.validate import validate

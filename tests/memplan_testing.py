@@ -1,0 +1,49 @@
+"""Helpers shared by the pytest suite: build a context with every dialect,
+parse, run passes as ``memplan-opt`` does, print."""
+
+from __future__ import annotations
+
+import io
+
+from xdsl.context import Context
+from xdsl.dialects import get_all_dialects
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+from xdsl.passes import PassPipeline
+from xdsl.printer import Printer
+
+from memdialect import Memory
+from passes import get_all_passes
+
+
+def memplan_context() -> Context:
+    """Every upstream dialect plus ``memory``, as ``memplan-opt`` loads them."""
+    ctx = Context()
+    for name, factory in get_all_dialects().items():
+        ctx.register_dialect(name, factory)
+    ctx.load_dialect(Memory)
+    return ctx
+
+
+def parse_module(text: str, *, verify: bool = False) -> ModuleOp:
+    module = Parser(memplan_context(), text).parse_module()
+    if verify:
+        module.verify()
+    return module
+
+
+def run_passes(module: ModuleOp, spec: str) -> ModuleOp:
+    """Apply the pipeline ``spec`` through the registry, verifying after each
+    pass as ``memplan-opt`` does (an empty ``spec`` only verifies)."""
+    if spec:
+        PassPipeline.parse_spec(
+            get_all_passes(), spec, callback=lambda _p, op, _n: op.verify()
+        ).apply(memplan_context(), module)
+    module.verify()
+    return module
+
+
+def print_module(module: ModuleOp, *, generic: bool = False) -> str:
+    stream = io.StringIO()
+    Printer(stream=stream, print_generic_format=generic).print_op(module)
+    return stream.getvalue()
