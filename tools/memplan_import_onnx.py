@@ -103,6 +103,8 @@ from xdsl.printer import Printer
 
 from memdialect.interpreter import VIEW_ATTR, Kernel, numpy_dtype
 
+from .cli import ToolArgumentParser
+
 WeightsMode = Literal["external", "inline"]
 
 ONNX_ATTR_PREFIX = "memory.onnx."
@@ -325,7 +327,10 @@ def load_model(source: str | Path | bytes) -> Any:
     if not model.HasField("graph") or not model.opset_import:
         raise OnnxImportError(f"{label} is not an ONNX model: it has no graph or no opset")
     if not isinstance(source, bytes):
-        from onnx.external_data_helper import load_external_data_for_model, uses_external_data
+        from onnx.external_data_helper import (
+            load_external_data_for_model,
+            uses_external_data,
+        )
 
         if any(uses_external_data(t) for t in model.graph.initializer):
             try:
@@ -1110,14 +1115,8 @@ def global_data(
 # ---------------------------------------------------------------------------
 
 
-class _ArgumentParser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:
-        self.print_usage(sys.stderr)
-        self.exit(1, f"{self.prog}: error: {message}\n")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _ArgumentParser(
+    parser = ToolArgumentParser(
         prog="memplan-import-onnx",
         allow_abbrev=False,
         description="Import an ONNX model as a value-semantic func.func @main "

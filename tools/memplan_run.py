@@ -66,6 +66,7 @@ from memdialect.interpreter import (
 )
 from memdialect.ops import InvokeOp
 
+from .cli import ToolArgumentParser
 from .memplan_import_onnx import (
     VIEW_ATTR,
     OnnxImportError,
@@ -562,14 +563,8 @@ def run_mlir(
 # ---------------------------------------------------------------------------
 
 
-class _ArgumentParser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:
-        self.print_usage(sys.stderr)
-        self.exit(1, f"{self.prog}: error: {message}\n")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _ArgumentParser(
+    parser = ToolArgumentParser(
         prog="memplan-run",
         allow_abbrev=False,
         description="Execute a memory-dialect module (or an ONNX model) with NumPy, "
