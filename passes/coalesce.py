@@ -169,6 +169,9 @@ def unmergeable_reason(storage: StorageLifetime) -> str | None:
         return "it is pinned to a pool"
     if storage.escapes:
         return "it escapes the function"
+    if storage.carried_across_iterations:
+        # Left alone: usmp refuses it with the full diagnostic.
+        return "it is carried to the next iteration of the loop that allocates it"
     if storage.leaves_region:
         return "it is used outside the region that allocates it"
     if not storage_only_feeds_tensors(storage):

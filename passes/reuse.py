@@ -143,10 +143,15 @@ class SlotPlan:
 
 
 def reusable(storage: StorageLifetime) -> bool:
-    """May ``storage`` take part in slot reuse (static, unpinned, only carved or killed)?"""
+    """May ``storage`` take part in slot reuse (static, unpinned, only carved or killed)?
+
+    A storage carried to the next iteration of the loop allocating it is
+    left alone (two instances live at once; ``usmp`` refuses it).
+    """
     return (
         storage.size is not None
         and storage.pinned is None
+        and not storage.carried_across_iterations
         and storage_only_feeds_tensors(storage)
     )
 

@@ -415,7 +415,10 @@ class UsmpPass(ModulePass):
     fits nowhere fails the pass with a diagnostic that names it, its size
     and lifetime, and for each candidate pool its size and peak; when the
     storages forced into a pool and live with it provably exceed the pool,
-    it names them.
+    it names them. A static storage allocated inside a loop (`scf.for`/
+    `scf.while` body or `cf` cycle) and carried to its next iteration
+    (`StorageLifetime.carried_across_iterations`) fails the pass: two
+    instances would be live at once, and no static place holds both.
 
     Planning scope: with `scope=function` (default) each function is planned
     on its own and a pool's `used` is the maximum over functions: a
@@ -490,6 +493,10 @@ class UsmpPass(ModulePass):
                     storage.offset = None
         deadline = time.perf_counter() + self.timeout
         lifetimes = analyze_module(op)
+        for function, storage in lifetimes.storages():
+            # Two instances live at once, one static place: no plan is right.
+            if storage.size is not None and storage.carried_across_iterations:
+                raise PassFailedException(f"usmp: {function.carried_diagnostic(storage)}")
         components = pool_components(lifetimes)
         splits = storage_splits(lifetimes) if self.split_storages else []
         plan = self._plan(lifetimes, components, deadline, 2 if splits else 1)

@@ -130,6 +130,8 @@ def plan_findings(lifetimes: ModuleLifetimes, *, require_pinned: bool = False) -
                     f"storage {storage.label} in @{function.name} ({storage.size} bytes) "
                     "is not pinned to a pool"
                 )
+            if storage.pinned is not None and storage.carried_across_iterations:
+                messages.append(function.carried_diagnostic(storage))
             messages.extend(_storage_findings(function, storage))
     return messages
 
@@ -151,7 +153,10 @@ class VerifyPlanPass(ModulePass):
       (`pools [...]`), accepts its device, and is `rw` unless the storage is
       never written.
     - Storages: tensors carved at static offsets of one static storage must
-      not share bytes while they conflict, and must fit.
+      not share bytes while they conflict, and must fit. A pinned storage
+      allocated inside a loop and carried to its next iteration
+      (`carried_across_iterations`) is an error: two instances live at once
+      cannot share its one place.
 
     Unpinned storages are not checked against pools unless `require-pinned`
     is set, which makes each of them an error. Tensors with a dynamic offset

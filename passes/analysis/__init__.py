@@ -129,7 +129,11 @@ Solution`` (pinned storages), ``kill_points(lifetime) -> list[KillPoint]``
 ``label`` (``%hint`` for diagnostics), ``interval: LiveInterval``,
 ``escapes``, ``branch``, ``aliases``, ``uses`` ((Use, UseKind) pairs),
 ``kills`` (explicit ``memory.kill`` of the root), ``killed``, ``scope``,
-``leaves_region``.
+``leaves_region``, ``carrying_loop`` / ``carried_across_iterations``
+(allocated inside a loop or ``cf`` cycle and still live, through iteration
+arguments or a back-edge block argument, when the next trip allocates it
+again: two instances live at once, which no static place holds; the passes
+that place storages refuse it, with ``FunctionLifetimes.carried_diagnostic``).
 ``StorageLifetime``: + ``tensors``, ``read_only`` (never written), ``alloc``,
 ``size`` (None if dynamic), ``alignment``, ``device``, ``candidates``,
 ``pinned`` ((pool, offset) or None), ``buffer(buffer_id=, interval=,

@@ -120,6 +120,8 @@ class Lifetime:
     the innermost region holding the allocation and every use of an alias.
     ``uses`` lists every use of every alias with its ``UseKind``.
     ``kills`` are the ``memory.kill`` ops of the root itself.
+    ``carrying_loop`` is the loop that carries the value allocated in it to
+    its next iteration (see ``carried_across_iterations``), else None.
     """
 
     value: SSAValue
@@ -132,6 +134,7 @@ class Lifetime:
     uses: tuple[tuple[Use, UseKind], ...]
     kills: tuple[KillOp, ...]
     scope: Region
+    carrying_loop: Operation | Block | None = None
 
     @property
     def label(self) -> str:
@@ -152,6 +155,23 @@ class Lifetime:
     def escape_kind(self) -> EscapeKind:
         """How the value leaves the function: returned only, leaked, or not at all."""
         return escape_kind(self.uses)
+
+    @property
+    def carried_across_iterations(self) -> bool:
+        """Is the value allocated inside a loop and carried to its next iteration?
+
+        Then the previous iteration's instance is still live when the
+        allocation runs again: two instances live at once, which one static
+        place cannot hold. Precisely: an alias (a value brought in through
+        ``scf`` iteration arguments or a ``cf`` block argument: all others
+        are defined after the allocation) is live where the allocation, or
+        the op holding it, runs. ``carrying_loop`` is then the innermost loop
+        op around the block where that is found, or that block when it lies
+        in a multi-block region (a ``cf`` cycle). Yielding the value to the
+        next trip is not enough: if that trip reads it only before the
+        allocation, the previous instance is dead by then.
+        """
+        return self.carrying_loop is not None
 
 
 @dataclass(eq=False)
@@ -503,6 +523,32 @@ class FunctionLifetimes:
             }
         )
 
+    def carried_diagnostic(self, lifetime: Lifetime) -> str:
+        """Why ``lifetime`` (``carried_across_iterations``) cannot have one static place."""
+        carrier = lifetime.carrying_loop
+        assert carrier is not None
+        if isinstance(carrier, Block):
+            region = carrier.parent
+            assert region is not None
+            position = list(region.blocks).index(carrier)
+            where = (
+                f"a CFG cycle through block {position} of its region "
+                f"(ops {self.numbering.block_range[carrier].start}-"
+                f"{self.numbering.block_range[carrier].end - 1}) and passed round the back edge"
+            )
+        else:
+            where = (
+                f"{carrier.name} (op {self.numbering.index[carrier]}) "
+                "and yielded into its iteration arguments"
+            )
+        kind = "storage" if isinstance(lifetime, StorageLifetime) else "tensor"
+        size = lifetime.size if isinstance(lifetime, StorageLifetime | TensorLifetime) else None
+        return (
+            f"{kind} {lifetime.label} of @{self.name} ({size} bytes) is allocated inside "
+            f"{where}: the previous iteration's instance and the new one would be live at once, "
+            f"and two instances of one {kind} cannot share one static place"
+        )
+
     def kill_points(self, lifetime: Lifetime) -> list[KillPoint]:
         """Where ``insert-kills`` kills ``lifetime.value`` (empty: no kill).
 
@@ -811,6 +857,7 @@ class _FunctionAnalyzer:
             end = len(numbering)
             start = min(start, self._repeat_start(op))
         end = max(end, start + 1)
+        carrying_loop = self._carrying_loop(op, aliases, liveness)
         return {
             "value": root,
             "op": op,
@@ -822,7 +869,75 @@ class _FunctionAnalyzer:
             "uses": tuple(uses),
             "kills": tuple(kills),
             "scope": scope,
+            "carrying_loop": carrying_loop,
         }
+
+    def _carrying_loop(
+        self,
+        op: Operation,
+        aliases: Sequence[SSAValue],
+        liveness: dict[Region, RegionLiveness],
+    ) -> Operation | Block | None:
+        """The loop or CFG cycle that carries the previous trip's value to ``op``.
+
+        Every alias is defined after the allocation ``op`` in the same trip,
+        so an alias live where ``op`` (or the op holding it) runs is the
+        previous trip's instance, brought in through iteration arguments or
+        a block argument. Checked in each block around ``op``: an alias
+        defined in it before that point (or, in a multi-block region, live
+        into it) and used at or after it (or live out of it).
+        """
+        index = self.numbering.index
+        current = op
+        while current is not self.func:
+            region = current.parent_region()
+            block = current.parent_block()
+            assert region is not None and block is not None
+            defined = [a for a in aliases if _defining_block(a).parent is region]
+            live_in = live_out = 0
+            region_liveness: RegionLiveness | None = None
+            if defined and not has_one_block(region):
+                region_liveness = liveness.get(region)
+                if region_liveness is None or any(a not in region_liveness.bit for a in defined):
+                    region_liveness = RegionLiveness(region, defined, self.numbering)
+                live_in = region_liveness.live_in[block]
+                live_out = region_liveness.live_out[block]
+            for alias in defined:
+                bit = -1 if region_liveness is None else region_liveness.bit[alias]
+                defined_before = _defining_block(alias) is block and (
+                    isinstance(alias, BlockArgument)
+                    or index[alias.owner] < index[current]  # type: ignore[index]
+                )
+                if not (defined_before or (bit >= 0 and live_in >> bit & 1)):
+                    continue
+                if (bit >= 0 and live_out >> bit & 1) or any(
+                    not isinstance(u.operation, KillOp)
+                    and (anchor := ancestor_in_region(u.operation, region)) is not None
+                    and anchor.parent_block() is block
+                    and index[anchor] >= index[current]
+                    for u in alias.uses
+                ):
+                    return self._carrier(block)
+            parent = region.parent_op()
+            assert parent is not None
+            current = parent
+        return None
+
+    def _carrier(self, block: Block) -> Operation | Block:
+        """The innermost loop op around ``block``, or the block of a multi-block region."""
+        current: Block = block
+        while True:
+            region = current.parent
+            assert region is not None
+            if not has_one_block(region):
+                return current
+            parent = region.parent_op()
+            assert parent is not None
+            if parent.name in LOOP_OPS or parent is self.func:
+                return parent
+            outer = parent.parent_block()
+            assert outer is not None
+            current = outer
 
     def _present_blocks(
         self,
