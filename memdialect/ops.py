@@ -879,9 +879,13 @@ def _common_if(a: Operation, b: Operation) -> Operation | None:
     return None
 
 
-def _reachable_blocks(start: Block, barrier: Block | None) -> set[Block]:
-    """Blocks reachable from ``start`` through successors, not passing ``barrier``."""
-    seen: set[Block] = set()
+def reachable_blocks(start: Block, barrier: Block | None = None) -> dict[Block, None]:
+    """Blocks a CFG path from the end of ``start`` reaches, in discovery order.
+
+    ``start`` itself is included only on a cycle; paths do not continue past
+    ``barrier``. An insertion-ordered dict: fast membership, stable iteration.
+    """
+    seen: dict[Block, None] = {}
     work = [start]
     while work:
         block = work.pop()
@@ -890,7 +894,7 @@ def _reachable_blocks(start: Block, barrier: Block | None) -> set[Block]:
             continue
         for successor in terminator.successors:
             if successor not in seen:
-                seen.add(successor)
+                seen[successor] = None
                 if successor is not barrier:
                     work.append(successor)
     return seen
@@ -911,10 +915,10 @@ def happens_after(kill: Operation, op: Operation, definition_block: Block | None
             anchor_block = anchor.parent_block()
             other_block = other.parent_block()
             assert anchor_block is not None and other_block is not None
-            reachable = _reachable_blocks(anchor_block, definition_block)
+            reachable = reachable_blocks(anchor_block, definition_block)
             # Coming back to the defining block redefines the value: its uses
             # there (all after the definition) see a new, live value.
-            reachable.discard(definition_block)
+            reachable.pop(definition_block, None)
             if other_block is anchor_block:
                 return anchor.is_before_in_block(other) or anchor_block in reachable
             return other_block in reachable
@@ -991,7 +995,7 @@ class KillOp(IRDLOperation):
         anchor_block = anchor.parent_block() if anchor is not None else None
         if anchor_block is None or anchor_block is definition_block:
             return
-        if anchor_block in _reachable_blocks(anchor_block, definition_block):
+        if anchor_block in reachable_blocks(anchor_block, definition_block):
             raise VerifyException(
                 f"{describe(self.value)} is killed inside a cf loop but defined "
                 "outside it: the next trip would kill it again"

@@ -28,18 +28,13 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, Operation, Region, SSAValue
-from xdsl.parser import Parser
-from xdsl.passes import PassPipeline
-from xdsl.printer import Printer
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
-from memdialect import AllocStorageOp, AllocTensorOp, KillOp, Memory, PoolOp
-from passes import get_all_passes
+from memdialect import AllocStorageOp, KillOp, PoolOp
 from passes.analysis import (
     EscapeKind,
     LiveInterval,
@@ -49,39 +44,11 @@ from passes.analysis import (
 from passes.plan_report import REPORT_WRITERS, PlanReportPass, gather_report
 from passes.planning.model import Buffer
 from passes.verify_plan import VerifyPlanPass
+from memplan_testing import memplan_context, parse_module, print_module, run_passes
 
 # ---------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------
-
-
-def _context() -> Context:
-    from xdsl.dialects import get_all_dialects
-
-    ctx = Context()
-    for name, factory in get_all_dialects().items():
-        ctx.register_dialect(name, factory)
-    ctx.load_dialect(Memory)
-    return ctx
-
-
-def _parse(text: str) -> ModuleOp:
-    module = Parser(_context(), text).parse_module()
-    module.verify()
-    return module
-
-
-def _run(module: ModuleOp, spec: str) -> ModuleOp:
-    """Apply ``spec`` through the registry, verifying after, as memplan-opt does."""
-    PassPipeline.parse_spec(get_all_passes(), spec).apply(_context(), module)
-    module.verify()
-    return module
-
-
-def _print(module: ModuleOp) -> str:
-    stream = io.StringIO()
-    Printer(stream=stream).print_op(module)
-    return stream.getvalue()
 
 
 def _function(module: ModuleOp, name: str = "main") -> FuncOp:
@@ -370,7 +337,7 @@ def _reference(func: FuncOp, root: SSAValue) -> tuple[LiveInterval, bool, tuple]
 @PROPERTY_SETTINGS
 @given(programs)
 def test_intervals_match_the_reference(source: str) -> None:
-    module = _parse(source)
+    module = parse_module(source, verify=True)
     func = _function(module)
     lifetimes = analyze_function(func)
     for lifetime in [*lifetimes.storages, *lifetimes.tensors]:
@@ -495,7 +462,7 @@ def _execute(
 @settings(PROPERTY_SETTINGS, max_examples=200)
 @given(programs, st.lists(st.integers(0, 5), min_size=1, max_size=30))
 def test_storages_live_together_at_run_time_conflict(source: str, picks: list[int]) -> None:
-    module = _parse(source)
+    module = parse_module(source, verify=True)
     func = _function(module)
     lifetimes = analyze_function(func)
     buffers = {s.op: s.buffer() for s in lifetimes.storages}
@@ -583,7 +550,7 @@ cfg_programs = st.randoms(use_true_random=False).map(cfg_program)
 @settings(PROPERTY_SETTINGS, max_examples=100)
 @given(cfg_programs, st.lists(st.integers(0, 5), min_size=1, max_size=30))
 def test_cfg_storages_live_together_at_run_time_conflict(source: str, picks: list[int]) -> None:
-    func = _function(_parse(source))
+    func = _function(parse_module(source, verify=True))
     buffers = {s.op: s.buffer() for s in analyze_function(func).storages}
     trace = _execute(func, itertools.cycle(picks))
     for a, b in itertools.combinations(sorted(trace.storage_of), 2):
@@ -608,7 +575,7 @@ def test_call_graph_storages_live_together_at_run_time_conflict(
     module (instances of one storage in two loop iterations of one call are
     the function analysis' business, as in the tests above).
     """
-    module = _parse(source)
+    module = parse_module(source, verify=True)
     functions = {
         op.sym_name.data: op
         for op in module.ops
@@ -641,7 +608,7 @@ def test_call_graph_storages_live_together_at_run_time_conflict(
 def test_a_leaf_called_once_keeps_its_own_conflicts(source: str) -> None:
     """The point of the inline layout: a function called from one place that
     calls nothing plans its storages as if alone (escaping ones aside)."""
-    module = _parse(source)
+    module = parse_module(source, verify=True)
     try:
         lifetimes = analyze_module(module)
     except PassFailedException:
@@ -712,7 +679,7 @@ LOOP_CARRIED = [
 @pytest.mark.parametrize("source", LOOP_CARRIED)
 def test_loop_carried_storages_conflict(source: str) -> None:
     """Every choice of branches over two iterations: %s1 and %s2 meet, and conflict."""
-    func = _function(_parse(source))
+    func = _function(parse_module(source, verify=True))
     lifetimes = analyze_function(func)
     s1 = lifetimes.storage_named("s1").buffer()
     s2 = lifetimes.storage_named("s2").buffer()
@@ -745,17 +712,17 @@ def _conflicts(module: ModuleOp) -> set[tuple[str, str]]:
 @settings(PROPERTY_SETTINGS, max_examples=40)
 @given(st.one_of(programs, cfg_programs))
 def test_insert_kills_verifies_is_idempotent_and_keeps_conflicts(source: str) -> None:
-    module = _parse(source)
+    module = parse_module(source, verify=True)
     before = _conflicts(module)
-    once = _print(_run(module, "insert-kills"))  # _run verifies the output
-    twice = _print(_run(_parse(once), "insert-kills"))
+    once = print_module(run_passes(module, "insert-kills"))  # _run verifies the output
+    twice = print_module(run_passes(parse_module(once, verify=True), "insert-kills"))
     assert once == twice
-    assert _conflicts(_parse(once)) == before
+    assert _conflicts(parse_module(once, verify=True)) == before
 
 
 def test_insert_kills_kills_every_local_value() -> None:
     """Straight-line values that neither escape nor leave their block all get a kill."""
-    module = _parse(
+    module = parse_module(
         f"""
         func.func private @use({TENSOR})
         func.func @main() {{
@@ -768,8 +735,8 @@ def test_insert_kills_kills_every_local_value() -> None:
           func.return
         }}
         """
-    )
-    _run(module, "insert-kills")
+    , verify=True)
+    run_passes(module, "insert-kills")
     killed = [op.value.name_hint for op in module.walk() if isinstance(op, KillOp)]
     assert killed == ["tb", "b", "ta", "a"]
 
@@ -787,13 +754,13 @@ def _pin_all(module: ModuleOp, offsets: dict[str, int]) -> None:
 
 
 def _verify_plan(module: ModuleOp) -> None:
-    VerifyPlanPass().apply(_context(), module)
+    VerifyPlanPass().apply(memplan_context(), module)
 
 
 @settings(PROPERTY_SETTINGS, max_examples=40)
 @given(programs, st.randoms(use_true_random=False))
 def test_verify_plan_catches_every_planted_overlap(source: str, rng: random.Random) -> None:
-    module = _parse(source)
+    module = parse_module(source, verify=True)
     Rewriter.insert_op(PoolOp("pool"), InsertPoint.at_start(module.body.block))
     lifetimes = analyze_function(_function(module))
     buffers = {s.name: s.buffer() for s in lifetimes.storages}
@@ -849,7 +816,7 @@ func.func @last() {{
 
 
 def test_module_problem_lays_functions_out_in_time() -> None:
-    lifetimes = analyze_module(_parse(CALLS))
+    lifetimes = analyze_module(parse_module(CALLS, verify=True))
     # @main and @last are top level, one after the other; @helper (2 ops) is
     # nested right after its call, @main's op 2: @main's ops 3, 4 move to 5, 6.
     assert lifetimes.time_offset == {"main": 0, "helper": 3, "last": 7}
@@ -890,7 +857,7 @@ func.func @callee() {{
 
 
 def _module_buffers(source: str) -> dict[str, Buffer]:
-    return {b.id: b for b in analyze_module(_parse(source)).problem().buffers}
+    return {b.id: b for b in analyze_module(parse_module(source, verify=True)).problem().buffers}
 
 
 def test_a_callee_keeps_its_own_intervals() -> None:
@@ -956,7 +923,7 @@ func.func @make() -> {TENSOR} {{
 
 def test_a_returned_storage_lives_until_the_callers_last_use() -> None:
     lifetimes = analyze_module(
-        _parse(
+        parse_module(
             MAKE
             + f"""
             func.func @main() {{
@@ -968,7 +935,7 @@ def test_a_returned_storage_lives_until_the_callers_last_use() -> None:
               func.return
             }}
             """
-        )
+        , verify=True)
     )
     assert lifetimes.function("make").storage_named("r").escape_kind is EscapeKind.RETURNED
     call = lifetimes.function("main").calls[0]
@@ -998,7 +965,7 @@ func.func @mid(%box: memref<{TENSOR}>) {{
 def test_a_leaked_storage_lives_to_the_end_of_every_caller() -> None:
     """%k is stored: whoever reads %box later may reach it, up to @main's end."""
     lifetimes = analyze_module(
-        _parse(
+        parse_module(
             f"func.func private @use({TENSOR})\n"
             + STASH
             + f"""
@@ -1008,7 +975,7 @@ def test_a_leaked_storage_lives_to_the_end_of_every_caller() -> None:
               func.return
             }}
             """
-        )
+        , verify=True)
     )
     assert lifetimes.function("stash").storage_named("k").escape_kind is EscapeKind.LEAKED
     buffers = {b.id: b for b in lifetimes.problem().buffers}
@@ -1059,7 +1026,7 @@ def test_a_leaked_storage_lives_to_the_end_of_every_caller() -> None:
 )
 def test_two_live_instances_of_one_storage_are_refused(main: str) -> None:
     with pytest.raises(PassFailedException) as failure:
-        analyze_module(_parse(MAKE + STASH + main))
+        analyze_module(parse_module(MAKE + STASH + main, verify=True))
     message = str(failure.value)
     expected = (
         "storage %k of @stash (16 bytes) is still live in @main at its call of @mid"
@@ -1087,7 +1054,7 @@ def test_a_returned_storage_dead_before_the_next_call_is_fine() -> None:
 
 
 def test_function_problem_and_placements() -> None:
-    module = _parse(
+    module = parse_module(
         """
         memory.pool @sram size 1024 align 32
         func.func @f() {
@@ -1098,7 +1065,7 @@ def test_function_problem_and_placements() -> None:
           func.return
         }
         """
-    )
+    , verify=True)
     lifetimes = analyze_function(_function(module, "f"))
     assert [s.name for s in lifetimes.storages] == ["a", "b", "d"]
     problem = lifetimes.problem()
@@ -1111,7 +1078,7 @@ def test_function_problem_and_placements() -> None:
 
 
 def test_unnamed_and_duplicate_names_are_made_unique() -> None:
-    module = _parse(
+    module = parse_module(
         """
         func.func @f(%c: i1) {
           %0 = memory.alloc_storage : !memory.storage<8>
@@ -1126,7 +1093,7 @@ def test_unnamed_and_duplicate_names_are_made_unique() -> None:
           func.return
         }
         """
-    )
+    , verify=True)
     names = [s.name for s in analyze_function(_function(module, "f")).storages]
     assert len(set(names)) == len(names) == 4
     assert names[1] == "s" and names[3] == "s0"
@@ -1134,7 +1101,7 @@ def test_unnamed_and_duplicate_names_are_made_unique() -> None:
 
 def test_cfg_liveness_is_a_fixpoint_over_blocks() -> None:
     """A value live around a CFG loop covers every block of the loop."""
-    module = _parse(
+    module = parse_module(
         f"""
         func.func private @use({TENSOR})
         func.func @f(%c: i1) {{
@@ -1151,7 +1118,7 @@ def test_cfg_liveness_is_a_fixpoint_over_blocks() -> None:
           func.return
         }}
         """
-    )
+    , verify=True)
     lifetimes = analyze_function(_function(module, "f"))
     s = lifetimes.storage_named("s")
     late = lifetimes.storage_named("late")
@@ -1163,7 +1130,7 @@ def test_cfg_liveness_is_a_fixpoint_over_blocks() -> None:
 
 
 def test_recursion_with_storages_is_refused() -> None:
-    module = _parse(
+    module = parse_module(
         """
         func.func @r() {
           %s = memory.alloc_storage : !memory.storage<8>
@@ -1171,7 +1138,7 @@ def test_recursion_with_storages_is_refused() -> None:
           func.return
         }
         """
-    )
+    , verify=True)
     with pytest.raises(PassFailedException, match="@r calls itself"):
         analyze_module(module)
 
@@ -1194,7 +1161,7 @@ func.func @f() {
 
 
 def test_plan_report_json_follows_the_schema() -> None:
-    text = REPORT_WRITERS["json"](gather_report(_parse(REPORTED)))
+    text = REPORT_WRITERS["json"](gather_report(parse_module(REPORTED, verify=True)))
     report = json.loads(text)
     (function,) = report["functions"]
     assert function["name"] == "f"
@@ -1211,17 +1178,17 @@ def test_plan_report_json_follows_the_schema() -> None:
 
 
 def test_plan_report_leaves_the_ir_unchanged_and_writes_stderr() -> None:
-    module = _parse(REPORTED)
-    before = _print(module)
+    module = parse_module(REPORTED, verify=True)
+    before = print_module(module)
     stderr = io.StringIO()
     with redirect_stderr(stderr):
-        _run(module, "plan-report")
-    assert _print(module) == before
+        run_passes(module, "plan-report")
+    assert print_module(module) == before
     assert "@sram" in stderr.getvalue()
 
 
 def test_plan_report_writes_nothing_when_it_fails(tmp_path: Path) -> None:
-    module = _parse(
+    module = parse_module(
         """
         func.func @r() {
           %s = memory.alloc_storage : !memory.storage<8>
@@ -1229,28 +1196,28 @@ def test_plan_report_writes_nothing_when_it_fails(tmp_path: Path) -> None:
           func.return
         }
         """
-    )
+    , verify=True)
     output = tmp_path / "report.txt"
     with pytest.raises(PassFailedException):
-        PlanReportPass(output=str(output)).apply(_context(), module)
+        PlanReportPass(output=str(output)).apply(memplan_context(), module)
     assert not output.exists()
 
 
 def test_plan_report_rejects_unknown_formats() -> None:
     with pytest.raises(PassFailedException, match="unknown format 'svg-ish'; expected one of .*json.*text"):
-        PlanReportPass(format="svg-ish").apply(_context(), _parse(REPORTED))
+        PlanReportPass(format="svg-ish").apply(memplan_context(), parse_module(REPORTED, verify=True))
 
 
 def test_plan_report_cannot_write(tmp_path: Path) -> None:
     target = tmp_path / "missing" / "r.txt"
     with pytest.raises(PassFailedException, match="cannot write"):
-        PlanReportPass(output=str(target)).apply(_context(), _parse(REPORTED))
+        PlanReportPass(output=str(target)).apply(memplan_context(), parse_module(REPORTED, verify=True))
 
 
 def test_a_storage_escaping_in_a_cfg_loop_outlives_the_next_trip() -> None:
     """%s escapes in the loop body; on the next trip %y (loop header, numbered
     before %s) is live while %s still is, so the two must conflict."""
-    module = _parse(
+    module = parse_module(
         """
         func.func @main(%c : i1) {
           cf.br ^loop
@@ -1269,7 +1236,7 @@ def test_a_storage_escaping_in_a_cfg_loop_outlives_the_next_trip() -> None:
           func.return
         }
         """
-    )
+    , verify=True)
     lifetimes = analyze_function(_function(module))
     y = lifetimes.storage_named("y")
     s = lifetimes.storage_named("s")
@@ -1368,7 +1335,7 @@ _CARRY_CASES = {
 @pytest.mark.parametrize("case", sorted(_CARRY_CASES))
 def test_carried_across_iterations(case: str) -> None:
     body, carrier = _CARRY_CASES[case]
-    module = _parse(
+    module = parse_module(
         f"""
         func.func @main(%n : index, %init : memref<16xf32>, %go : i1) {{
           %c0 = arith.constant 0 : index
@@ -1377,7 +1344,7 @@ def test_carried_across_iterations(case: str) -> None:
           func.return
         }}
         """
-    )
+    , verify=True)
     lifetimes = analyze_function(_function(module))
     s = lifetimes.storage_named("s")
     assert s.carried_across_iterations == (carrier is not None)
@@ -1386,8 +1353,8 @@ def test_carried_across_iterations(case: str) -> None:
     elif carrier is not None:
         assert isinstance(s.carrying_loop, Operation) and s.carrying_loop.name == carrier
     if carrier is None:
-        _run(module, "usmp")
+        run_passes(module, "usmp")
         assert s.alloc.pinned is not None
     else:
         with pytest.raises(PassFailedException, match=r"storage %s of @main .* two instances"):
-            _run(module, "usmp")
+            run_passes(module, "usmp")

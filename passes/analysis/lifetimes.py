@@ -34,7 +34,14 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue, Use
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import IsTerminator
 
-from memdialect.ops import AllocStorageOp, AllocTensorOp, KillOp, PoolOp, ancestor_in_region
+from memdialect.ops import (
+    AllocStorageOp,
+    AllocTensorOp,
+    KillOp,
+    PoolOp,
+    ancestor_in_region,
+    reachable_blocks,
+)
 from memdialect.types import element_byte_size, static_byte_size
 from passes.analysis.flow import (
     EXCLUSIVE_OPS,
@@ -415,22 +422,6 @@ def _bits(vector: int) -> Iterable[int]:
         vector ^= low
 
 
-def _reachable_blocks(block: Block) -> list[Block]:
-    """The blocks a CFG path from the end of ``block`` reaches (``block`` only on a cycle)."""
-    seen: dict[Block, None] = {}
-    work = [block]
-    while work:
-        current = work.pop()
-        last = current.last_op
-        if last is None:
-            continue
-        for successor in last.successors:
-            if successor not in seen:
-                seen[successor] = None
-                work.append(successor)
-    return list(seen)
-
-
 def _defining_block(value: SSAValue) -> Block:
     if isinstance(value, BlockArgument):
         return value.block
@@ -731,7 +722,7 @@ class _FunctionAnalyzer:
             block = current.parent_block()
             assert region is not None and block is not None
             if not has_one_block(region):
-                for reached in _reachable_blocks(block):
+                for reached in reachable_blocks(block):
                     start = min(start, numbering.block_range[reached].start)
             parent = region.parent_op()
             if parent is None or parent is self.func:
