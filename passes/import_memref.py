@@ -71,6 +71,7 @@ memory.kill %a_storage : !memory.storage<256>
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -92,7 +93,7 @@ from xdsl.traits import IsTerminator, MemoryFreeEffect
 
 from memdialect.aliases import underlying_root
 from memdialect.ops import AllocStorageOp, AllocTensorOp, KillOp
-from memdialect.types import default_alignment
+from memdialect.types import default_alignment, element_byte_size
 from passes.analysis.flow import POINTER_ESCAPE_OPS, UseKind, classify_use
 
 SEQUENTIAL_REGION_OPS: frozenset[str] = frozenset(
@@ -306,13 +307,10 @@ def _index_constant(value: int) -> arith.ConstantOp:
 def _import_alloc(alloc: memref.AllocOp, deallocs: list[memref.DeallocOp]) -> None:
     memref_type = alloc.memref.type
     assert isinstance(memref_type, MemRefType)
-    element = memref_type.get_element_type()
-    assert isinstance(element, FixedBitwidthType)
-    element_bytes = (element.bitwidth + 7) // 8
-    static_bytes = element_bytes
-    for dim in memref_type.get_shape():
-        if dim >= 0:
-            static_bytes *= dim
+    # Bytes of the static part; each dynamic dim multiplies it at run time.
+    static_bytes = element_byte_size(memref_type) * math.prod(
+        dim for dim in memref_type.get_shape() if dim >= 0
+    )
 
     # memref.alloc's verifier already requires a positive power of two.
     if alloc.alignment is None:
