@@ -28,6 +28,19 @@ from passes.planning.intervals import PrefixMaxTree, StartOrder
 from passes.planning.model import Buffer, Placement, Problem, Solution
 
 
+def lowest_gap(neighbours: list[tuple[int, int]], size: int, alignment: int) -> int:
+    """The lowest ``alignment``-multiple offset where ``size`` bytes overlap none of
+    ``neighbours`` (``(low, high)`` byte ranges; sorted in place)."""
+    neighbours.sort()
+    offset = 0
+    for low, high in neighbours:
+        if low >= offset + size:
+            break  # the gap below this neighbour fits
+        if high > offset:
+            offset = -(-high // alignment) * alignment
+    return offset
+
+
 @dataclass
 class GreedyResult:
     """Offsets and pools (indices into the problem's pools; -1 = unplaced)."""
@@ -120,13 +133,7 @@ class GreedyPlacer:
                         continue
                     low = offsets[other]
                     neighbours.append((low, low + sizes[other]))
-                neighbours.sort()
-                offset = 0
-                for low, high in neighbours:
-                    if low >= offset + size:
-                        break  # the gap below this neighbour fits
-                    if high > offset:
-                        offset = -(-high // alignment) * alignment
+                offset = lowest_gap(neighbours, size, alignment)
                 capacity = capacities[pool]
                 if capacity is not None and offset + size > capacity:
                     continue  # fall back to the next candidate pool

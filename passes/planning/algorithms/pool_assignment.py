@@ -48,7 +48,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from passes.planning.algorithms.exact_search import FOUND, NOT_FOUND, TIMED_OUT, PoolSearch
-from passes.planning.algorithms.greedy import GreedyPlacer, GreedyResult
+from passes.planning.algorithms.greedy import GreedyPlacer, GreedyResult, lowest_gap
 from passes.planning.algorithms.options import PlanOptions
 from passes.planning.bounds import buffers_lower_bound
 from passes.planning.model import Problem
@@ -232,13 +232,8 @@ class PoolAssigner:
             and not (buffer.branch and buffer.exclusive_with(buffers[j]))
         ]
         alignment = target.alignment_for(buffer)
-        neighbours = sorted((offsets[j], offsets[j] + buffers[j].size) for j in touching)
-        offset = 0
-        for low, high in neighbours:
-            if low >= offset + buffer.size:
-                break  # the gap below this neighbour fits
-            if high > offset:
-                offset = -(-high // alignment) * alignment
+        neighbours = [(offsets[j], offsets[j] + buffers[j].size) for j in touching]
+        offset = lowest_gap(neighbours, buffer.size, alignment)
         if offset + buffer.size <= capacity:
             offsets[index] = offset
             return FOUND, offsets
