@@ -222,15 +222,7 @@ class PoolAssigner:
         assert capacity is not None
         buffers = problem.buffers
         buffer = buffers[index]
-        starts, ends = self.placer.starts, self.placer.ends
-        start, end = buffer.start, buffer.end
-        touching = [
-            j
-            for j in placed
-            if starts[j] < end
-            and ends[j] > start
-            and not (buffer.branch and buffer.exclusive_with(buffers[j]))
-        ]
+        touching = [j for j in placed if buffer.conflicts_with(buffers[j])]
         alignment = target.alignment_for(buffer)
         neighbours = [(offsets[j], offsets[j] + buffers[j].size) for j in touching]
         offset = lowest_gap(neighbours, buffer.size, alignment)
