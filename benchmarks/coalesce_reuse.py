@@ -41,14 +41,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from xdsl.context import Context  # noqa: E402
-from xdsl.dialects import get_all_dialects  # noqa: E402
 from xdsl.dialects.builtin import ModuleOp  # noqa: E402
 from xdsl.dialects.func import FuncOp  # noqa: E402
 from xdsl.parser import Parser  # noqa: E402
 from xdsl.passes import ModulePass  # noqa: E402
 
-from memdialect import AllocStorageOp, Memory  # noqa: E402
+from memdialect import AllocStorageOp  # noqa: E402
+from memdialect.context import memplan_context  # noqa: E402
 from passes.analysis import analyze_function  # noqa: E402
 from passes.coalesce import CoalescePass, plan_function  # noqa: E402
 from passes.insert_kills import InsertKillsPass  # noqa: E402
@@ -59,14 +58,6 @@ from passes.reuse import ReusePass  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 SIZES = (128, 256, 512, 1024, 2048, 4096, 16384)
-
-
-def _context() -> Context:
-    ctx = Context()
-    for name, factory in get_all_dialects().items():
-        ctx.register_dialect(name, factory)
-    ctx.load_dialect(Memory)
-    return ctx
 
 
 # ---------------------------------------------------------------------------
@@ -197,7 +188,7 @@ def _timed(
     for _ in range(repeat):
         result = module.clone()
         started = time.perf_counter()
-        make().apply(_context(), result)
+        make().apply(memplan_context(), result)
         times.append(time.perf_counter() - started)
     result.verify()
     return result, statistics.median(times) * 1000
@@ -207,12 +198,12 @@ def measure(name: str, source: str, *, timeout: float, repeat: int) -> Row:
     parse_times: list[float] = []
     for _ in range(repeat):
         started = time.perf_counter()
-        module = Parser(_context(), source).parse_module()
+        module = Parser(memplan_context(), source).parse_module()
         parse_times.append(time.perf_counter() - started)
     parse_ms = statistics.median(parse_times) * 1000
     calls = sum(1 for op in module.walk() if op.name == "func.call")
-    ManifestAllocPass().apply(_context(), module)
-    InsertKillsPass().apply(_context(), module)
+    ManifestAllocPass().apply(memplan_context(), module)
+    InsertKillsPass().apply(memplan_context(), module)
     module.verify()
 
     part1, part1_ms = _timed(module, lambda: CoalescePass(overlap=False), repeat)

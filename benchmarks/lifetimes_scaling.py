@@ -31,13 +31,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from xdsl.context import Context  # noqa: E402
-from xdsl.dialects import get_all_dialects  # noqa: E402
 from xdsl.dialects.builtin import ModuleOp  # noqa: E402
 from xdsl.dialects.func import FuncOp  # noqa: E402
 from xdsl.parser import Parser  # noqa: E402
 
-from memdialect import Memory  # noqa: E402
+from memdialect.context import memplan_context  # noqa: E402
 from passes.analysis import analyze_function  # noqa: E402
 from passes.insert_kills import InsertKillsPass  # noqa: E402
 
@@ -122,14 +120,6 @@ def cfg(ops: int) -> str:
 FAMILIES = {"straight": straight, "nested": nested, "cfg": cfg}
 
 
-def _context() -> Context:
-    ctx = Context()
-    for name, factory in get_all_dialects().items():
-        ctx.register_dialect(name, factory)
-    ctx.load_dialect(Memory)
-    return ctx
-
-
 def _best(repeat: int, action) -> tuple[float, object]:
     best = float("inf")
     result = None
@@ -146,7 +136,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    ctx = _context()
+    ctx = memplan_context()
     print(
         "| family | ops | storages | parse s | analyse s | insert-kills s "
         "| analyse / parse | analyse growth / ops growth |"

@@ -113,19 +113,6 @@ class ModelRow:
         return self.planning_seconds / self.text_io_seconds
 
 
-def _context() -> Any:
-    from xdsl.context import Context
-    from xdsl.dialects import get_all_dialects
-
-    from memdialect import Memory
-
-    ctx = Context()
-    for name, factory in get_all_dialects().items():
-        ctx.register_dialect(name, factory)
-    ctx.load_dialect(Memory)
-    return ctx
-
-
 def _best_of(repeat: int, action: Callable[[], Any]) -> tuple[float, Any]:
     best = float("inf")
     result = None
@@ -188,12 +175,13 @@ def measure_model(path: Path, repeat: int) -> ModelRow:
     from xdsl.parser import Parser
     from xdsl.printer import Printer
 
+    from memdialect.context import memplan_context
     from passes.plan_report import gather_report
     from tools.memplan_import_onnx import import_model, module_text
 
     model = onnx.load(path)
     text = module_text(import_model(model))
-    ctx = _context()
+    ctx = memplan_context()
 
     def parse_and_print() -> None:
         module = Parser(ctx, text).parse_module()

@@ -5,24 +5,13 @@ from __future__ import annotations
 
 import io
 
-from xdsl.context import Context
-from xdsl.dialects import get_all_dialects
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.passes import PassPipeline
 from xdsl.printer import Printer
 
-from memdialect import Memory
+from memdialect.context import memplan_context
 from passes import get_all_passes
-
-
-def memplan_context() -> Context:
-    """Every upstream dialect plus ``memory``, as ``memplan-opt`` loads them."""
-    ctx = Context()
-    for name, factory in get_all_dialects().items():
-        ctx.register_dialect(name, factory)
-    ctx.load_dialect(Memory)
-    return ctx
 
 
 def parse_module(text: str, *, verify: bool = False) -> ModuleOp:

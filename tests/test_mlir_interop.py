@@ -15,13 +15,12 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from xdsl.context import Context
-from xdsl.dialects import arith, get_all_dialects, memref
+from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.parser import Parser
 
-from memdialect import Memory
+from memdialect.context import memplan_context
 from memdialect.ops import AllocStorageOp, AllocTensorOp, KillOp
 from passes.import_memref import ImportMemrefPass
 from passes.insert_kills import InsertKillsPass
@@ -36,16 +35,8 @@ needs_mlir = pytest.mark.skipif(not MLIR_OPT.exists(), reason="MLIR 22 is not in
 ELEMENTS = {"i1": 1, "i8": 1, "f16": 2, "i32": 4, "f32": 4, "f64": 8}
 
 
-def context() -> Context:
-    ctx = Context(allow_unregistered=True)
-    for name, factory in get_all_dialects().items():
-        ctx.register_dialect(name, factory)
-    ctx.load_dialect(Memory)
-    return ctx
-
-
 def parse(text: str) -> ModuleOp:
-    return Parser(context(), text).parse_module()
+    return Parser(memplan_context(allow_unregistered=True), text).parse_module()
 
 
 def ops_named(module: ModuleOp, name: str) -> list[Operation]:
@@ -70,7 +61,7 @@ def test_import_sizes_and_alignments(shape: list[int], element: str, alignment: 
   func.return
 }}"""
     )
-    ImportMemrefPass().apply(context(), module)
+    ImportMemrefPass().apply(memplan_context(allow_unregistered=True), module)
     module.verify()
     (storage,) = [op for op in module.walk() if isinstance(op, AllocStorageOp)]
     (tensor,) = [op for op in module.walk() if isinstance(op, AllocTensorOp)]
@@ -120,7 +111,7 @@ def test_dynamic_size_is_bytes_of_the_runtime_shape(
   func.return
 }}"""
     )
-    ImportMemrefPass().apply(context(), module)
+    ImportMemrefPass().apply(memplan_context(allow_unregistered=True), module)
     module.verify()
     (storage,) = [op for op in module.walk() if isinstance(op, AllocStorageOp)]
     function = next(op for op in module.walk() if op.name == "func.func")
@@ -175,10 +166,10 @@ def test_import_then_lower_gives_the_same_allocations(
     text, deallocs, sizes = program
     module = parse(text)
     original_users = [op.name for op in module.walk()]
-    ImportMemrefPass().apply(context(), module)
+    ImportMemrefPass().apply(memplan_context(allow_unregistered=True), module)
     module.verify()
     assert len([op for op in module.walk() if isinstance(op, KillOp)]) == deallocs
-    LowerToMemrefPass().apply(context(), module)
+    LowerToMemrefPass().apply(memplan_context(allow_unregistered=True), module)
     module.verify()
     assert not [op for op in module.walk() if op.name.startswith("memory.")]
     allocs = [op for op in module.walk() if isinstance(op, memref.AllocOp)]
@@ -228,7 +219,7 @@ def test_pipeline_gives_one_arena_at_the_lower_bound() -> None:
     chain of four 256-byte buffers, each read once by the next: one arena of
     two buffers (512 B), every view in it, no memory op left."""
     module = parse(BUFFERIZED_CHAIN)
-    ctx = context()
+    ctx = memplan_context(allow_unregistered=True)
     for pipeline_pass in (
         ImportMemrefPass(),
         InsertKillsPass(),

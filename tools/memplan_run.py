@@ -56,6 +56,7 @@ from xdsl.passes import ModulePass, PassPipeline
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
+from memdialect.context import memplan_context
 from memdialect.interpreter import (
     ExecutionError,
     ExecutionResult,
@@ -90,20 +91,6 @@ class RunError(Exception):
 # ---------------------------------------------------------------------------
 # Context, parsing and planning
 # ---------------------------------------------------------------------------
-
-
-def memplan_context() -> Context:
-    """A context with every upstream xDSL dialect and the memory dialect."""
-    from xdsl.dialects import get_all_dialects
-
-    ctx = Context()
-    for name, factory in get_all_dialects().items():
-        ctx.register_dialect(name, factory)
-    if "memory" not in ctx.registered_dialect_names:
-        from memdialect import Memory
-
-        ctx.register_dialect("memory", lambda: Memory)
-    return ctx
 
 
 def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:
