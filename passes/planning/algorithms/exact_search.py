@@ -567,6 +567,14 @@ class PoolSearch:
                 cuts[s] += 1
 
 
+def takes_bytes(buffers: Sequence[Buffer], indices: Sequence[int]) -> list[int]:
+    """The ``indices`` whose offset needs searching: nonzero size, or pinned.
+
+    A zero-size buffer takes no bytes, so offset 0 is always valid for it.
+    """
+    return [i for i in indices if buffers[i].size > 0 or buffers[i].pinned_offset is not None]
+
+
 def _pool_granularity(buffers: Sequence[Buffer], alignments: Sequence[int]) -> int:
     """Every canonical peak is a multiple of this.
 
@@ -745,10 +753,7 @@ def _search_pools(
     for position, pool_index in enumerate(pool_order):
         pool = pools[pool_index]
         members = by_pool[pool_index]
-        # Zero-size buffers take no bytes: offset 0 is always valid for them.
-        searched = [
-            i for i in members if buffers[i].size > 0 or buffers[i].pinned_offset is not None
-        ]
+        searched = takes_bytes(buffers, members)
         for i in set(members).difference(searched):
             placements[buffers[i].id] = Placement(pool.name, 0)
         incumbent = _incumbent(problem, pool_index, searched, packings.get(pool_index), heuristic)

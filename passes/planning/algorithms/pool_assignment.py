@@ -47,7 +47,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from passes.planning.algorithms.exact_search import FOUND, NOT_FOUND, TIMED_OUT, PoolSearch
+from passes.planning.algorithms.exact_search import (
+    FOUND,
+    NOT_FOUND,
+    TIMED_OUT,
+    PoolSearch,
+    takes_bytes,
+)
 from passes.planning.algorithms.greedy import GreedyPlacer, GreedyResult, lowest_gap
 from passes.planning.algorithms.options import PlanOptions
 from passes.planning.bounds import buffers_lower_bound
@@ -257,11 +263,7 @@ class PoolAssigner:
         target = problem.pools[pool]
         capacity = target.size
         assert capacity is not None
-        searched = [
-            i
-            for i in indices
-            if problem.buffers[i].size > 0 or problem.buffers[i].pinned_offset is not None
-        ]
+        searched = takes_bytes(problem.buffers, indices)
         search = PoolSearch(
             [problem.buffers[i] for i in searched],
             [target.alignment_for(problem.buffers[i]) for i in searched],
