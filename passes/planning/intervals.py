@@ -1,4 +1,6 @@
-"""Interval helpers shared by the validator and the greedy placers.
+"""Interval helpers shared by the validator, the bounds and the placers.
+
+``sweep_events`` orders lifetime starts and ends for a sweep over time.
 
 ``PrefixMaxTree`` answers "which active items in slots ``[0, limit)`` have a
 key above ``threshold``?" in ``O((k + 1) log n)`` for ``k`` answers. With slots
@@ -10,7 +12,23 @@ start before ``hi``, the key test keeps those that end after ``lo``.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+
+from passes.planning.model import Buffer
+
+def sweep_events(buffers: Iterable[Buffer]) -> list[tuple[int, int, int]]:
+    """Sorted ``(time, kind, index)`` events: kind 1 a start, kind 0 an end.
+
+    Ends sort before starts at equal times (lifetimes are half-open), so a
+    sweep never counts a buffer live together with one ending where it starts.
+    """
+    events: list[tuple[int, int, int]] = []
+    for index, buffer in enumerate(buffers):
+        events.append((buffer.start, 1, index))
+        events.append((buffer.end, 0, index))
+    events.sort()
+    return events
+
 
 EMPTY = -(1 << 62)
 """Key of an inactive slot: below every threshold a caller can ask about."""

@@ -13,7 +13,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Literal
 
-from passes.planning.intervals import PrefixMaxTree
+from passes.planning.intervals import PrefixMaxTree, sweep_events
 from passes.planning.model import Buffer, Placement, Problem, Solution
 
 FindingKind = Literal[
@@ -149,10 +149,7 @@ def _overlaps(
         rank[index] = position
     offsets = [placed[i][1].offset for i in by_offset]
     tree = PrefixMaxTree(len(placed))
-    events = sorted(
-        [(b.start, 1, i) for i, (b, _) in enumerate(placed)]
-        + [(b.end, 0, i) for i, (b, _) in enumerate(placed)]
-    )
+    events = sweep_events(b for b, _ in placed)
     findings: list[Finding] = []
     for _, kind, index in events:
         if not kind:

@@ -62,7 +62,8 @@ from operator import add, gt, mul, neg, sub
 from passes.planning.algorithms.greedy import GreedyPlacer, GreedyResult
 from passes.planning.algorithms.options import PlanOptions
 from passes.planning.bounds import buffers_lower_bound
-from passes.planning.model import Buffer, Placement, Pool, Problem, Solution
+from passes.planning.intervals import sweep_events
+from passes.planning.model import Buffer, Placement, Pool, Problem, Solution, align_up
 
 FOUND = 0
 NOT_FOUND = 1
@@ -125,10 +126,7 @@ class PoolSearch:
     def _sections(self) -> None:
         """Maximal cliques of the interval graph, each buffer's section range, cuts."""
         buffers = self.buffers
-        events = sorted(
-            [(b.start, 1, i) for i, b in enumerate(buffers)]
-            + [(b.end, 0, i) for i, b in enumerate(buffers)]
-        )
+        events = sweep_events(buffers)
         sections: list[list[int]] = []
         active: set[int] = set()
         pending = False  # a buffer started since the last section was closed
@@ -638,7 +636,7 @@ def _solve_pool(
     if not options.minimize:
         return ("optimal" if best_peak <= lower else "feasible"), best, stats
     step = _pool_granularity(buffers, alignments)
-    low = -(-lower // step) * step  # every capacity below ``low`` is too small
+    low = align_up(lower, step)  # every capacity below ``low`` is too small
     # The bound itself is often reachable and then fast to find: try it first
     # on a small node budget.
     budget = 4 * len(buffers) + 256
