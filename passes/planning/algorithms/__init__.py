@@ -92,11 +92,7 @@ def auto(problem: Problem, options: PlanOptions | None = None) -> Solution:
     solution.stats["placements"] = placements
     if solution.status == "optimal":
         return solution
-    first_choice = all(
-        candidates and best.pools[i] == candidates[0][0]
-        for i, candidates in enumerate(placer.candidates)
-    )
-    if first_choice and not options.minimize:
+    if placer.all_first_choice(best.pools) and not options.minimize:
         return solution
     remaining = deadline - time.perf_counter()
     if remaining <= 0:

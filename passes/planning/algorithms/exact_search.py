@@ -819,12 +819,9 @@ def exact_from(
             placer, heuristic, assignment.pools, {}, options, deadline, stats
         )
     chosen = assignment.pools
-    candidates = placer.candidates
     # Every buffer in its first usable candidate: no assignment is preferable
     # under candidate priority, so proven-minimal peaks make the plan optimal.
-    first_choice = all(
-        candidates[i] and chosen[i] == candidates[i][0][0] for i in range(len(buffers))
-    )
+    first_choice = placer.all_first_choice(chosen)
     if -1 in chosen or "infeasible" in statuses:
         status = "infeasible"
     elif "timeout" in statuses:

@@ -86,6 +86,16 @@ class GreedyPlacer:
             return False
         return any(c in mine and mine[c] != r for c, r in theirs.items())
 
+    def all_first_choice(self, pools: Sequence[int]) -> bool:
+        """Every buffer sits in its first usable candidate (``pools[i]``: pool index).
+
+        Then candidate priority prefers no other assignment.
+        """
+        return all(
+            candidates and pools[i] == candidates[0][0]
+            for i, candidates in enumerate(self.candidates)
+        )
+
     def place(self, order: Sequence[int]) -> GreedyResult:
         """Place the buffers of ``order`` (indices; pinned ones are skipped) in turn."""
         count = self.count
