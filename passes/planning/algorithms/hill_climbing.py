@@ -71,9 +71,20 @@ def climb(
         )
 
     movable = [i for i in range(placer.count) if problem.buffers[i].pinned_offset is None]
+
+    def peak_buffers(result: GreedyResult) -> list[int]:
+        """Movable buffers whose top is their pool's ``used``."""
+        return [
+            i
+            for i in movable
+            if result.pools[i] >= 0
+            and result.offsets[i] + placer.sizes[i] == result.used[result.pools[i]]
+        ]
+
     iterations = 0
     if len(movable) >= 2 and not at_bound(best):
         position_of = {index: pos for pos, index in enumerate(best_order)}
+        peaks = peak_buffers(best)
         # Do not start a placement that would end past the deadline: on big
         # problems one placement takes seconds.
         last_duration = placement_seconds
@@ -83,12 +94,6 @@ def climb(
         ):
             iterations += 1
             order = list(best_order)
-            peaks = [
-                i
-                for i in movable
-                if best.pools[i] >= 0
-                and best.offsets[i] + placer.sizes[i] == best.used[best.pools[i]]
-            ]
             if peaks and rng.random() < 0.5:
                 index = peaks[rng.randrange(len(peaks))]
                 source = position_of[index]
@@ -105,6 +110,7 @@ def climb(
             if result.cost() <= best.cost():
                 best_order, best = order, result
                 position_of = {index: pos for pos, index in enumerate(best_order)}
+                peaks = peak_buffers(best)
                 if at_bound(best):
                     break
     solution = placer.solution(best, "hill-climb")
