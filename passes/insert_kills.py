@@ -16,7 +16,6 @@ from passes.analysis import (
     FunctionLifetimes,
     KillPoint,
     Lifetime,
-    StorageLifetime,
     analyze_function,
 )
 
@@ -76,7 +75,4 @@ class InsertKillsPass(ModulePass):
         for func in functions:
             lifetimes = analyze_function(func, pools=())
             for point, killed in _ordered_kills(lifetimes):
-                tensors = [lt for lt in killed if not isinstance(lt, StorageLifetime)]
-                storages = [lt for lt in killed if isinstance(lt, StorageLifetime)]
-                kills = [KillOp(lt.value) for lt in [*tensors, *storages]]
-                Rewriter.insert_op(kills, point.insert_point())
+                Rewriter.insert_op([KillOp(lt.value) for lt in killed], point.insert_point())
