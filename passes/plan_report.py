@@ -23,6 +23,7 @@ from passes.analysis import FunctionLifetimes, ModuleLifetimes, analyze_module
 from passes.planning.bounds import buffers_lower_bound, peak_live_bytes
 from passes.planning.model import Buffer
 from passes.report_formats.c_header import format_c_header
+from passes.report_formats.common import pool_label
 from passes.report_formats.svg import format_svg
 from passes.report_formats.trace import format_trace
 
@@ -115,7 +116,6 @@ def _pool_record(
     buffers: Sequence[Buffer],
     offsets: dict[str, int] | None,
     alignment: int,
-    labels: dict[str, str],
 ) -> PoolRecord:
     if offsets is None:
         # Unplanned: one allocation each, so the sum of the sizes; compared
@@ -132,7 +132,7 @@ def _pool_record(
         used=used,
         lower_bound=bound,
         buffer_count=len(buffers),
-        largest=tuple((labels[b.id], b.size) for b in largest),
+        largest=tuple((b.id, b.size) for b in largest),
         alignment=alignment,
     )
 
@@ -142,9 +142,7 @@ def _function_report(lifetimes: ModuleLifetimes, function: FunctionLifetimes) ->
     by_pool: dict[str, list[Buffer]] = {pool.name: [] for pool in lifetimes.pools}
     unplanned: list[Buffer] = []
     offsets: dict[str, int] = {}
-    labels: dict[str, str] = {}
     for storage in function.storages:
-        labels[storage.name] = storage.name
         pinned = storage.pinned
         if storage.size is None:
             pool, offset = DYNAMIC, None
@@ -173,11 +171,11 @@ def _function_report(lifetimes: ModuleLifetimes, function: FunctionLifetimes) ->
     sizes = {pool.name: pool.size for pool in lifetimes.pools}
     alignments = {pool.name: pool.alignment for pool in lifetimes.pools}
     pools = [
-        _pool_record(name, sizes.get(name), buffers, offsets, alignments.get(name, 1), labels)
+        _pool_record(name, sizes.get(name), buffers, offsets, alignments.get(name, 1))
         for name, buffers in by_pool.items()
     ]
     if unplanned:
-        pools.append(_pool_record(UNPLANNED, None, unplanned, None, 1, labels))
+        pools.append(_pool_record(UNPLANNED, None, unplanned, None, 1))
     tensors = tuple(
         TensorRecord(
             name=tensor.name,
@@ -195,23 +193,14 @@ def _function_report(lifetimes: ModuleLifetimes, function: FunctionLifetimes) ->
 def _module_pools(lifetimes: ModuleLifetimes) -> tuple[PoolRecord, ...]:
     by_pool: dict[str, list[Buffer]] = {pool.name: [] for pool in lifetimes.pools}
     offsets: dict[str, int] = {}
-    labels: dict[str, str] = {}
     for function, storage in lifetimes.storages():
         if storage.size is None or storage.pinned is None:
             continue
         buffer = lifetimes.module_buffer(function, storage)
         by_pool.setdefault(storage.pinned[0], []).append(buffer)
         offsets[buffer.id] = storage.pinned[1]
-        labels[buffer.id] = buffer.id
     return tuple(
-        _pool_record(
-            pool.name,
-            pool.size,
-            by_pool[pool.name],
-            offsets,
-            pool.alignment,
-            labels,
-        )
+        _pool_record(pool.name, pool.size, by_pool[pool.name], offsets, pool.alignment)
         for pool in lifetimes.pools
     )
 
@@ -257,10 +246,9 @@ def _pool_rows(pools: Sequence[PoolRecord]) -> list[str]:
         return ["  no storages in any pool"]
     rows = [["pool", "size", "used", "lower bound", "used/lb", "buffers", "largest"]]
     for record in pools:
-        name = record.name if record.name.startswith("(") else f"@{record.name}"
         rows.append(
             [
-                name,
+                pool_label(record.name),
                 "-" if record.size is None else str(record.size),
                 str(record.used),
                 str(record.lower_bound),
