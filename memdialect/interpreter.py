@@ -124,6 +124,17 @@ def _shaped_spec(value_type: Attribute) -> tuple[np.dtype[Any], tuple[int, ...]]
     return None
 
 
+def _shape_of(shaped_type: MemRefType | TensorType, dynamic: Iterable[Any] = ()) -> tuple[int, ...]:
+    """The shape of ``shaped_type`` with each ``?`` taken from ``dynamic`` in order."""
+    dims = iter(int(d) for d in dynamic)
+    return tuple(d if d >= 0 else next(dims) for d in shaped_type.get_shape())
+
+
+def _typed_view(buffer: np.ndarray, dtype: np.dtype[Any], shape: tuple[int, ...]) -> np.ndarray:
+    """The first ``prod(shape)`` elements of byte ``buffer`` as a ``dtype`` array of ``shape``."""
+    return buffer[: prod(shape) * dtype.itemsize].view(dtype).reshape(shape)
+
+
 def _describe_array(array: np.ndarray) -> str:
     return f"{array.dtype}[{', '.join(str(d) for d in array.shape)}]"
 
@@ -250,6 +261,9 @@ class MemoryFunctions(InterpreterFunctions):
             return np.full(size, POISON_BYTE, dtype=np.uint8)
         return np.zeros(size, dtype=np.uint8)
 
+    def _fresh_array(self, dtype: np.dtype[Any], shape: tuple[int, ...]) -> np.ndarray:
+        return _typed_view(self._fresh(prod(shape) * dtype.itemsize), dtype, shape)
+
     def _pool(self, op: AllocStorageOp, name: str) -> np.ndarray:
         if name in self.pools:
             return self.pools[name]
@@ -335,17 +349,15 @@ class MemoryFunctions(InterpreterFunctions):
         storage: np.ndarray = args[0]
         rest = list(args[1:])
         offset = op.static_offset if op.static_offset is not None else int(rest.pop(0))
-        dims = iter(int(d) for d in rest)
-        memref_type = op.tensor_type
-        shape = tuple(d if d >= 0 else next(dims) for d in memref_type.get_shape())
-        dtype = numpy_dtype(memref_type.get_element_type())
+        shape = _shape_of(op.tensor_type, rest)
+        dtype = numpy_dtype(op.tensor_type.get_element_type())
         nbytes = prod(shape) * dtype.itemsize
         if offset + nbytes > storage.size:
             raise ExecutionError(
                 f"tensor of {nbytes} bytes at offset {offset} overflows its storage "
                 f"of {storage.size} bytes"
             )
-        return (storage[offset : offset + nbytes].view(dtype).reshape(shape),)
+        return (_typed_view(storage[offset:], dtype, shape),)
 
     @impl(InvokeOp)
     def run_invoke(
@@ -385,8 +397,7 @@ class MemoryFunctions(InterpreterFunctions):
                     f"call of @{declaration.sym_name.data}: result type {result.type} "
                     "is not a static tensor"
                 )
-            buffer = self._fresh(prod(spec[1]) * spec[0].itemsize)
-            outs.append(buffer.view(spec[0]).reshape(spec[1]))
+            outs.append(self._fresh_array(*spec))
         self._call_kernel(op, declaration, args, outs)
         return tuple(outs)
 
@@ -472,10 +483,8 @@ class MemoryFunctions(InterpreterFunctions):
     ) -> PythonValues:
         memref_type = op.memref.type
         assert isinstance(memref_type, MemRefType)
-        dims = iter(int(d) for d in args)
-        shape = tuple(d if d >= 0 else next(dims) for d in memref_type.get_shape())
         dtype = numpy_dtype(memref_type.get_element_type())
-        return (self._fresh(prod(shape) * dtype.itemsize).view(dtype).reshape(shape),)
+        return (self._fresh_array(dtype, _shape_of(memref_type, args)),)
 
     @impl(memref.DeallocOp)
     def run_memref_dealloc(
@@ -535,11 +544,9 @@ class MemoryFunctions(InterpreterFunctions):
         shift = int(args[1])
         memref_type = op.result.type
         assert isinstance(memref_type, MemRefType)
-        dims = iter(int(d) for d in args[2:])
-        shape = tuple(d if d >= 0 else next(dims) for d in memref_type.get_shape())
         dtype = numpy_dtype(memref_type.get_element_type())
-        nbytes = prod(shape) * dtype.itemsize
-        return (source.reshape(-1)[shift : shift + nbytes].view(dtype).reshape(shape),)
+        shape = _shape_of(memref_type, args[2:])
+        return (_typed_view(source.reshape(-1)[shift:], dtype, shape),)
 
 
 def _row_major(shape: Sequence[int]) -> list[int]:
@@ -555,10 +562,8 @@ def _reshape_view(
     source: np.ndarray, result_type: Attribute, dynamic: Sequence[int] = ()
 ) -> np.ndarray:
     assert isinstance(result_type, MemRefType)
-    dims = iter(dynamic)
-    shape = tuple(d if d >= 0 else next(dims) for d in result_type.get_shape())
     view = source.view()
-    view.shape = shape  # raises instead of copying if no view is possible
+    view.shape = _shape_of(result_type, dynamic)  # raises instead of copying if no view is possible
     return view
 
 
