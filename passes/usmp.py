@@ -35,7 +35,7 @@ from passes.analysis import (
     pools_of,
 )
 from passes.planning.algorithms import PlanOptions, solve
-from passes.planning.bounds import buffers_lower_bound, forced_pool
+from passes.planning.bounds import buffers_lower_bound, forced_pool, pool_groups
 from passes.planning.model import Buffer, Placement, Pool, Problem, Solution
 from passes.planning.validate import Finding, validate
 
@@ -99,25 +99,7 @@ def pool_components(lifetimes: ModuleLifetimes) -> dict[str, str]:
     Plans of different components never interact (no storage can move from
     one to the other), so each can be chosen on its own.
     """
-    parent = {pool.name: pool.name for pool in lifetimes.pools}
-
-    def find(name: str) -> str:
-        while parent[name] != name:
-            parent[name] = parent[parent[name]]
-            name = parent[name]
-        return name
-
-    problem = lifetimes.problem()
-    for buffer in problem.buffers:
-        names = [pool.name for pool in problem.candidate_pools(buffer)]
-        for name in names[1:]:
-            first, other = find(names[0]), find(name)
-            if first != other:
-                # The root is the pool that comes first in module order.
-                order = list(parent)
-                low, high = sorted((first, other), key=order.index)
-                parent[high] = low
-    return {name: find(name) for name in parent}
+    return pool_groups(lifetimes.problem())
 
 
 def planning_groups(

@@ -188,6 +188,35 @@ def forced_pool(problem: Problem, buffer: Buffer) -> Pool | None:
     return pools[0] if len(pools) == 1 else None
 
 
+def pool_groups(problem: Problem) -> dict[str, str]:
+    """Each pool's group, named by its first pool in problem order.
+
+    Pools are linked when one buffer that is not forced into a single pool
+    (``forced_pool``) may use both. No buffer can move from one group to
+    another, so each group's use is bounded (and planned) on its own.
+    """
+    order = {pool.name: index for index, pool in enumerate(problem.pools)}
+    parent = {name: name for name in order}
+
+    def find(name: str) -> str:
+        while parent[name] != name:
+            parent[name] = parent[parent[name]]
+            name = parent[name]
+        return name
+
+    for buffer in problem.buffers:
+        if forced_pool(problem, buffer) is not None:
+            continue
+        names = [pool.name for pool in problem.candidate_pools(buffer)]
+        for name in names[1:]:
+            first, other = find(names[0]), find(name)
+            if first != other:
+                # The root is the pool that comes first in problem order.
+                low, high = sorted((first, other), key=order.__getitem__)
+                parent[high] = low
+    return {name: find(name) for name in parent}
+
+
 def lower_bound(problem: Problem) -> dict[PoolKey, int]:
     """Lower bounds on pool usage, keyed by pool name or group of pool names.
 
@@ -200,37 +229,23 @@ def lower_bound(problem: Problem) -> dict[PoolKey, int]:
     """
     bounds: dict[PoolKey, int] = {}
     forced: dict[str, list[Buffer]] = {pool.name: [] for pool in problem.pools}
-    # Union-find over pool names linked by multi-candidate buffers.
-    parent = {pool.name: pool.name for pool in problem.pools}
-
-    def find(name: str) -> str:
-        while parent[name] != name:
-            parent[name] = parent[parent[name]]
-            name = parent[name]
-        return name
-
-    flexible: list[tuple[Buffer, list[str]]] = []
+    group_of = pool_groups(problem)
+    groups: dict[str, list[str]] = {}
+    for pool in problem.pools:
+        groups.setdefault(group_of[pool.name], []).append(pool.name)
+    members: dict[str, list[Buffer]] = {root: [] for root in groups}
     for buffer in problem.buffers:
         pool = forced_pool(problem, buffer)
         if pool is not None:
             forced[pool.name].append(buffer)
             continue
-        names = [p.name for p in problem.candidate_pools(buffer)]
-        if not names:
-            continue
-        flexible.append((buffer, names))
-        for name in names[1:]:
-            parent[find(name)] = find(names[0])
+        candidates = problem.candidate_pools(buffer)
+        if candidates:
+            members[group_of[candidates[0].name]].append(buffer)
 
     for pool in problem.pools:
         bounds[pool.name] = buffers_lower_bound(forced[pool.name], pool.alignment)
 
-    groups: dict[str, list[str]] = {}
-    for pool in problem.pools:
-        groups.setdefault(find(pool.name), []).append(pool.name)
-    members: dict[str, list[Buffer]] = {root: [] for root in groups}
-    for buffer, names in flexible:
-        members[find(names[0])].append(buffer)
     for root, names in groups.items():
         if len(names) < 2:
             continue
