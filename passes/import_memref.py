@@ -86,13 +86,19 @@ from xdsl.dialects.builtin import (
     NoneAttr,
     UnrankedMemRefType,
 )
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import IsTerminator, MemoryFreeEffect
 
 from memdialect.aliases import underlying_root
-from memdialect.ops import AllocStorageOp, AllocTensorOp, KillOp
+from memdialect.ops import (
+    AllocStorageOp,
+    AllocTensorOp,
+    KillOp,
+    ancestor_in_region,
+    reachable_blocks,
+)
 from memdialect.types import default_alignment, element_byte_size
 from passes.analysis.flow import POINTER_ESCAPE_OPS, UseKind, classify_use
 
@@ -143,29 +149,6 @@ class ValueFlow:
     blockers: list[str] = field(default_factory=list[str])
 
 
-def _reachable(start: Block, target: Block) -> bool:
-    """Is ``target`` reachable from ``start`` through CFG successors?"""
-    seen: set[Block] = set()
-    work = [start]
-    while work:
-        block = work.pop()
-        if block is target:
-            return True
-        if block in seen:
-            continue
-        seen.add(block)
-        if block.last_op is not None:
-            work.extend(block.last_op.successors)
-    return False
-
-
-def _ancestor_in_region(op: Operation, region: Region) -> Operation | None:
-    current: Operation | None = op
-    while current is not None and current.parent_region() is not region:
-        current = current.parent_op()
-    return current
-
-
 def _region_values(parent: Operation) -> Iterator[SSAValue]:
     """Memref results of ``parent`` and memref arguments of its regions' blocks."""
     yield from (r for r in parent.results if is_memref_like(r))
@@ -187,9 +170,11 @@ def _loop_carried(user: Operation, origin: Operation) -> str | None:
     for successor in user.successors:
         region = successor.parent
         assert region is not None
-        anchor = _ancestor_in_region(origin, region)
+        anchor = ancestor_in_region(origin, region)
         anchor_block = None if anchor is None else anchor.parent_block()
-        if anchor_block is not None and _reachable(successor, anchor_block):
+        if anchor_block is not None and (
+            successor is anchor_block or anchor_block in reachable_blocks(successor)
+        ):
             return "carried around a control-flow cycle"
     parent = user.parent_op()
     if user.has_trait(IsTerminator) and parent is not None:
