@@ -253,6 +253,8 @@ class MemoryFunctions(InterpreterFunctions):
         self.globals: dict[str, np.ndarray] = {}
         self.pool_extents: dict[str, int] | None = None
         self.unpinned_bytes = 0
+        # Symbol lookup scans the module's ops: once per callee, not per call.
+        self.callees: dict[Attribute, func.FuncOp | None] = {}
 
     # -- helpers -----------------------------------------------------------
 
@@ -293,10 +295,13 @@ class MemoryFunctions(InterpreterFunctions):
         return self.pool_extents.get(name, 0)
 
     def _declaration(self, op: Operation, callee: Attribute) -> func.FuncOp | None:
-        target = SymbolTable.lookup_symbol(op, callee)  # type: ignore[arg-type]
-        if not isinstance(target, func.FuncOp):
-            raise ExecutionError(f"{op.name}: {callee} is not a func.func")
-        return target if target.is_declaration else None
+        """The kernel declaration ``callee`` names, ``None`` for a function with a body."""
+        if callee not in self.callees:
+            target = SymbolTable.lookup_symbol(op, callee)  # type: ignore[arg-type]
+            if not isinstance(target, func.FuncOp):
+                raise ExecutionError(f"{op.name}: {callee} is not a func.func")
+            self.callees[callee] = target if target.is_declaration else None
+        return self.callees[callee]
 
     def _call_kernel(
         self,
