@@ -388,14 +388,13 @@ class RegionLiveness:
         self.live_in_blocks: dict[int, list[Block]] = {}
         self.first_live_in: dict[int, int] = {}
         self.last_live_out: dict[int, int] = {}
+        # Blocks in region order are numbered in ascending order: the first
+        # block a value is live into has the lowest start.
         for block in self.blocks:
             bounds = numbering.block_range[block]
             for bit in _bits(self.live_in[block]):
                 self.live_in_blocks.setdefault(bit, []).append(block)
-                if bit not in self.first_live_in:
-                    self.first_live_in[bit] = bounds.start
-                else:
-                    self.first_live_in[bit] = min(self.first_live_in[bit], bounds.start)
+                self.first_live_in.setdefault(bit, bounds.start)
             for bit in _bits(self.live_out[block]):
                 self.last_live_out[bit] = max(self.last_live_out.get(bit, 0), bounds.end)
 
@@ -655,6 +654,7 @@ class _FunctionAnalyzer:
             aliases, uses, escapes = closures[root]
             lifetime = StorageLifetime(
                 **self._common(root, name, closures[root], scopes[root], liveness),
+                carrying_loop=self._carrying_loop(op, aliases, liveness),
                 read_only=not any(writes(use) for use, _ in uses),
             )
             storages.append(lifetime)
@@ -666,6 +666,7 @@ class _FunctionAnalyzer:
             storage = by_storage.get(op.storage)
             lifetime = TensorLifetime(
                 **self._common(root, name, closures[root], scopes[root], liveness),
+                carrying_loop=self._carrying_loop(op, closures[root][0], liveness),
                 storage=storage,
             )
             tensors.append(lifetime)
@@ -684,7 +685,7 @@ class _FunctionAnalyzer:
         liveness: dict[Region, RegionLiveness],
     ) -> CallSite:
         intervals: list[LiveInterval] = []
-        kinds: list[EscapeKind] = []
+        uses: list[tuple[Use, UseKind]] = []
         for result in op.results:
             if not may_hold_reference(result):
                 continue
@@ -692,17 +693,14 @@ class _FunctionAnalyzer:
             interval = common["interval"]
             assert isinstance(interval, LiveInterval)
             intervals.append(interval)
-            kinds.append(escape_kind(closures[result][1]))
+            uses.extend(closures[result][1])
         results = (
             LiveInterval(min(i.start for i in intervals), max(i.end for i in intervals))
             if intervals
             else None
         )
-        results_escape = EscapeKind.NONE
-        if EscapeKind.LEAKED in kinds:
-            results_escape = EscapeKind.LEAKED
-        elif EscapeKind.RETURNED in kinds:
-            results_escape = EscapeKind.RETURNED
+        # Leaked if any result leaks, else returned if any is returned.
+        results_escape = escape_kind(uses)
         return CallSite(
             op=op,
             callee=op.callee.root_reference.data,
@@ -848,7 +846,6 @@ class _FunctionAnalyzer:
             end = len(numbering)
             start = min(start, self._repeat_start(op))
         end = max(end, start + 1)
-        carrying_loop = self._carrying_loop(op, aliases, liveness)
         return {
             "value": root,
             "op": op,
@@ -860,7 +857,6 @@ class _FunctionAnalyzer:
             "uses": tuple(uses),
             "kills": tuple(kills),
             "scope": scope,
-            "carrying_loop": carrying_loop,
         }
 
     def _carrying_loop(
