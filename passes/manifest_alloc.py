@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import NoReturn
@@ -35,7 +36,7 @@ from xdsl.utils.exceptions import PassFailedException
 from xdsl.utils.hints import isa
 
 from memdialect.ops import LOOP_OPS, AllocStorageOp, AllocTensorOp, InvokeOp, describe
-from memdialect.types import default_alignment, element_byte_size
+from memdialect.types import default_alignment, element_byte_size, static_byte_size
 
 VIEW_ATTR = "memory.view"
 DEVICE_ATTR = "memory.device"
@@ -68,22 +69,6 @@ def _convert(type_: Attribute) -> Attribute:
     return to_memref(type_) if isa(type_, TensorType[Attribute]) else type_
 
 
-def _element_count(type_: TensorType[Attribute] | MemRefType[Attribute]) -> int:
-    count = 1
-    for dim in type_.get_shape():
-        count *= dim
-    return count
-
-
-def _identity_strides(shape: Sequence[int]) -> list[int]:
-    strides: list[int] = []
-    running = 1
-    for dim in reversed(shape):
-        strides.append(running)
-        running *= dim
-    return strides[::-1]
-
-
 def _check_ranked(op: Operation, where: str, type_: Attribute) -> TensorType[Attribute]:
     """``type_`` as a ranked tensor without encoding, or a diagnostic at ``op``."""
     if isinstance(type_, UnrankedTensorType):
@@ -98,7 +83,8 @@ def _check_ranked(op: Operation, where: str, type_: Attribute) -> TensorType[Att
     return type_
 
 
-def _element_bytes(op: Operation, where: str, type_: TensorType[Attribute]) -> int:
+def _check_fixed_width(op: Operation, where: str, type_: TensorType[Attribute]) -> None:
+    """A diagnostic at ``op`` unless ``type_``'s elements have a byte size."""
     element = type_.element_type
     if not isinstance(element, FixedBitwidthType):
         _fail(
@@ -106,7 +92,6 @@ def _element_bytes(op: Operation, where: str, type_: TensorType[Attribute]) -> i
             f"{where} has type {type_}: element type {element} has no fixed bit "
             "width, so its byte size is unknown",
         )
-    return element_byte_size(to_memref(type_))
 
 
 @dataclass(frozen=True)
@@ -239,8 +224,8 @@ class _ManifestAlloc:
                     "(a destination-passing kernel cannot return a scalar)",
                 )
             result = _check_ranked(decl, where, type_)
-            element_bytes = _element_bytes(decl, where, result)
-            if result.has_static_shape() and _element_count(result) * element_bytes == 0:
+            _check_fixed_width(decl, where, result)
+            if static_byte_size(to_memref(result)) == 0:
                 _fail(decl, f"{where} has type {result}: a storage of 0 bytes")
             results.append(result)
 
@@ -294,11 +279,13 @@ class _ManifestAlloc:
                 f"{name}: element type {source.element_type} of {source} differs from "
                 f"{result.element_type} of {result}",
             )
-        if _element_count(source) != _element_count(result):
+        source_count = math.prod(source.get_shape())
+        result_count = math.prod(result.get_shape())
+        if source_count != result_count:
             _fail(
                 kernel.decl,
-                f"{name}: {source} has {_element_count(source)} elements but {result} "
-                f"has {_element_count(result)}",
+                f"{name}: {source} has {source_count} elements but {result} "
+                f"has {result_count}",
             )
 
     def _check_shape_fn(self, kernel: Kernel, shape_fn: func.FuncOp) -> None:
@@ -519,12 +506,10 @@ class _ManifestAlloc:
             memref_type = to_memref(result_type)
             dynamic = sum(1 for d in result_type.get_shape() if d < 0)
             result_dims, dims = dims[:dynamic], dims[dynamic:]
-            size: int | SSAValue
-            if dynamic:
+            size: int | SSAValue | None = static_byte_size(memref_type)
+            if size is None:
                 size_ops, size = _dynamic_byte_size(memref_type, result_dims)
                 new_ops.extend(size_ops)
-            else:
-                size = _element_count(memref_type) * element_byte_size(memref_type)
             storage = AllocStorageOp(
                 size, alignment=default_alignment(memref_type), device=device
             )
@@ -550,9 +535,10 @@ class _ManifestAlloc:
             value for value, type_ in zip(operands, kernel.inputs) if _is_tensor(type_)
         )
         result_type = to_memref(kernel.results[0])
-        shape = list(result_type.get_shape())
+        strides = result_type.get_strides()
+        assert strides is not None  # identity layout
         cast = memref.ReinterpretCastOp.from_dynamic(
-            source, [0], shape, _identity_strides(shape), result_type
+            source, [0], result_type.get_shape(), strides, result_type
         )
         cast.result.name_hint = call.results[0].name_hint
         Rewriter.insert_op(cast, InsertPoint.before(call))
