@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from math import lcm
-from typing import Literal
+from typing import Literal, TypeVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
@@ -45,6 +45,8 @@ AlgorithmName = Literal[
 """The names of ``passes.planning.algorithms.ALGORITHMS``."""
 
 PlanningScope = Literal["function", "module"]
+
+OpT = TypeVar("OpT", bound=Operation)
 
 GREEDY_ALGORITHMS = ("greedy-by-size", "greedy-by-conflicts")
 
@@ -514,11 +516,11 @@ class UsmpPass(ModulePass):
         """
         pools = pools_of(module)
         clone = module.clone()
-        # The copy's storages in walk order match the module's.
+        # The copy's ops in walk order match the module's: the splits found
+        # on the module apply to the copy through them (no second analysis).
+        in_clone = dict(zip(module.walk(), clone.walk(), strict=True))
         original_of = dict(zip(_storage_ops(clone), _storage_ops(module), strict=True))
-        clone_splits = storage_splits(analyze_module(clone))
-        assert len(clone_splits) == len(splits)
-        clone_fragments = apply_splits(clone, clone_splits)
+        clone_fragments = apply_splits(clone, splits, in_clone)
         split = self._plan(analyze_module(clone), components, deadline, 1)
         component_pools: dict[str, list[str]] = {}
         for pool, component in components.items():
@@ -841,9 +843,14 @@ def _function_of(op: Operation) -> FuncOp | None:
 
 
 def apply_splits(
-    module: ModuleOp, splits: Sequence[StorageSplit]
+    module: ModuleOp,
+    splits: Sequence[StorageSplit],
+    ops: Mapping[Operation, Operation] | None = None,
 ) -> list[list[AllocStorageOp]]:
     """Replace each split storage by one storage per fragment.
+
+    ``splits`` come from the analysis of ``module``, or of a module it is a
+    clone of: then ``ops`` maps each op of that module to its copy here.
 
     A fragment's storage has the fragment's alignment and the old one's
     device and candidate pools, and is created right before the op holding
@@ -854,33 +861,38 @@ def apply_splits(
     killed where `insert-kills` would put it (right after its last use); if
     not, none is. Returns the new storages of each split, fragment by fragment.
     """
+
+    def here(op: OpT) -> OpT:
+        copy = op if ops is None else ops[op]
+        assert isinstance(copy, type(op))
+        return copy
+
     created: list[list[AllocStorageOp]] = []
     touched: list[FuncOp] = []
     new_storages: list[SSAValue] = []
     for split in splits:
-        old = split.storage.alloc
+        old = here(split.storage.alloc)
         killed = bool(split.storage.kills)
         created.append([])
         for fragment in split.fragments:
-            tensors = fragment.tensors
-            first = fragment.anchor
-            assert first is not None
+            tensor_ops = [here(tensor.alloc) for tensor in fragment.tensors]
+            assert fragment.anchor is not None
+            first = here(fragment.anchor)
             new = AllocStorageOp(fragment.size)
             for key in ("device", "pools"):
                 if key in old.properties:
                     new.properties[key] = old.properties[key]
             if fragment.alignment != DEFAULT_STORAGE_ALIGNMENT:
                 new.properties["alignment"] = IntegerAttr(fragment.alignment, 64)
-            hints = [t.value.name_hint for t in tensors]
-            if len(tensors) == 1 and hints[0]:
+            hints = [op.tensor.name_hint for op in tensor_ops]
+            if len(tensor_ops) == 1 and hints[0]:
                 new.storage.name_hint = f"{hints[0]}_storage"
             elif old.storage.name_hint:
                 new.storage.name_hint = old.storage.name_hint
             Rewriter.insert_op(new, InsertPoint.before(first))
             created[-1].append(new)
-            for tensor in tensors:
-                op = tensor.alloc
-                offset = tensor.offset
+            for op in tensor_ops:
+                offset = op.static_offset
                 assert offset is not None
                 op.operands[0] = new.storage
                 op.set_static_offset(offset - fragment.base)
