@@ -43,7 +43,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 import numpy as np
 from xdsl.context import Context
@@ -167,24 +167,24 @@ def _main_function(module: ModuleOp) -> func.FuncOp:
     return main
 
 
+def _main_names(module: ModuleOp, key: Literal["inputs", "outputs"], fallback: str) -> list[str]:
+    main = _main_function(module)
+    types = main.function_type.inputs if key == "inputs" else main.function_type.outputs
+    count = len(types.data)
+    names = onnx_names(main, key)
+    if names is None or len(names) != count:
+        return [f"{fallback}{i}" for i in range(count)]
+    return names
+
+
 def input_names(module: ModuleOp) -> list[str]:
     """Names of ``@main``'s arguments: ONNX names when recorded, else ``argN``."""
-    main = _main_function(module)
-    count = len(main.function_type.inputs.data)
-    names = onnx_names(main, "inputs")
-    if names is None or len(names) != count:
-        return [f"arg{i}" for i in range(count)]
-    return names
+    return _main_names(module, "inputs", "arg")
 
 
 def output_names(module: ModuleOp) -> list[str]:
     """Names of ``@main``'s results: ONNX names when recorded, else ``resultN``."""
-    main = _main_function(module)
-    count = len(main.function_type.outputs.data)
-    names = onnx_names(main, "outputs")
-    if names is None or len(names) != count:
-        return [f"result{i}" for i in range(count)]
-    return names
+    return _main_names(module, "outputs", "result")
 
 
 def make_inputs(
@@ -492,7 +492,7 @@ def run_onnx(
     )
     reference_outputs = None
     if reference:
-        reference_outputs = reference_run(model, input_names(module), arguments, input_shapes)
+        reference_outputs = reference_run(model, input_names(module), arguments)
     return compare(
         output_names(module), unplanned_run, planned_run, reference_outputs,
         _view_kernels(module), atol,
@@ -503,7 +503,6 @@ def reference_run(
     model: Any,
     names: Sequence[str],
     arguments: Sequence[np.ndarray],
-    input_shapes: Mapping[str, Sequence[int]] | None = None,
 ) -> list[np.ndarray]:
     """The outputs of the whole model under ``onnx.reference.ReferenceEvaluator``."""
     from onnx.reference import ReferenceEvaluator
