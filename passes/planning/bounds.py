@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from math import gcd
 
+from passes.planning.intervals import sweep_events
 from passes.planning.model import Buffer, Pool, Problem, align_up
 
 PoolKey = str | tuple[str, ...]
@@ -92,16 +93,6 @@ def _paths_are_trees(buffers: Sequence[Buffer]) -> bool:
     return True
 
 
-def _events(buffers: Sequence[Buffer]) -> list[tuple[int, int, int]]:
-    """(time, kind, index) with ends (kind 0) before starts at equal times."""
-    events: list[tuple[int, int, int]] = []
-    for index, buffer in enumerate(buffers):
-        events.append((buffer.start, 1, index))
-        events.append((buffer.end, 0, index))
-    events.sort()
-    return events
-
-
 def peak_live_bytes(
     buffers: Sequence[Buffer],
     sizes: Sequence[int] | None = None,
@@ -117,7 +108,7 @@ def peak_live_bytes(
     if sizes is None:
         sizes = [b.size for b in buffers]
     if events is None:
-        events = _events(buffers)
+        events = sweep_events(buffers)
     best = 0
     if not any(b.branch for b in buffers):
         live = 0
@@ -167,7 +158,7 @@ def buffers_lower_bound(buffers: Iterable[Buffer], pool_alignment: int = 1) -> i
     buffers = list(buffers)
     if not buffers:
         return 0
-    events = _events(buffers)
+    events = sweep_events(buffers)
     plain = peak_live_bytes(buffers, events=events)
     pool = Pool("_", alignment=pool_alignment)
     step = 0
@@ -253,11 +244,3 @@ def lower_bound(problem: Problem) -> dict[PoolKey, int]:
         # Plain sizes: per-pool alignment rounding does not add up across pools.
         bounds[tuple(names)] = peak_live_bytes(group_buffers)
     return bounds
-
-
-def total_lower_bound(problem: Problem) -> int:
-    """The largest single-pool bound: a lower bound on the peak of any pool."""
-    return max(
-        (value for key, value in lower_bound(problem).items() if isinstance(key, str)),
-        default=0,
-    )
