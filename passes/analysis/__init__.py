@@ -155,8 +155,7 @@ lists its ``func.call`` ops as ``CallSite``s: ``op``, ``callee``, ``number``,
 (hull of its segment and its values' module intervals: functions whose
 spans do not meet never have values live together), ``storages()``
 ((function, storage) pairs), ``buffer_id(function, storage)``
-(``"<func>.<storage>"``), ``module_interval(function, lifetime)``,
-``module_buffer(function, storage, pin=True)``, ``storage_by_buffer_id()``,
+(``"<func>.<storage>"``), ``module_buffer(function, storage, pin=True)``,
 ``problem(pin=True)``, ``placements()``.
 
 ``LiveInterval(start, end)``: half-open, ``overlaps``, ``shifted``.

@@ -140,19 +140,13 @@ class ModuleLifetimes:
             max([segment.end, *(i.end for i in intervals)]),
         )
 
-    def module_interval(
-        self, function: FunctionLifetimes, lifetime: Lifetime
-    ) -> LiveInterval:
-        """``lifetime``'s interval on the module time line (``function`` allocates it)."""
-        return self.intervals[lifetime]
-
     def module_buffer(
         self, function: FunctionLifetimes, storage: StorageLifetime, *, pin: bool = True
     ) -> Buffer:
         timeline = self.timelines[function.name]
         return storage.buffer(
             buffer_id=self.buffer_id(function, storage),
-            interval=self.module_interval(function, storage),
+            interval=self.intervals[storage],
             branch=tuple((timeline.time(choice), region) for choice, region in storage.branch),
             pin=pin,
         )
@@ -160,9 +154,6 @@ class ModuleLifetimes:
     def storages(self) -> list[tuple[FunctionLifetimes, StorageLifetime]]:
         """Every storage of the module with its function, in module order."""
         return [(f, s) for f in self.functions for s in f.storages]
-
-    def storage_by_buffer_id(self) -> dict[str, tuple[FunctionLifetimes, StorageLifetime]]:
-        return {self.buffer_id(f, s): (f, s) for f, s in self.storages()}
 
     def problem(self, *, pin: bool = True) -> Problem:
         """Every static storage of the module as one ``Problem`` over the pools."""
@@ -294,9 +285,10 @@ def analyze_module(module: ModuleOp) -> ModuleLifetimes:
         for function in functions
     }
     direct = {name: [site.callee for site in calls] for name, calls in sites.items()}
-    reach = {name: _closure(direct, name) | {name} for name in sorted(by_name)}
-    for name in sorted(by_name):
-        if name in _closure(direct, name) and by_name[name].storages:
+    callees = {name: _closure(direct, name) for name in sorted(by_name)}
+    reach = {name: reached | {name} for name, reached in callees.items()}
+    for name, reached in callees.items():
+        if name in reached and by_name[name].storages:
             raise PassFailedException(
                 f"@{name} calls itself (directly or not) and allocates storages: "
                 "recursive functions cannot be planned statically"
