@@ -112,10 +112,6 @@ def _fail(op: Operation, message: str) -> NoReturn:
     op.emit_error(message, PassFailedException(message))
 
 
-def _index_constant(value: int) -> arith.ConstantOp:
-    return arith.ConstantOp(IntegerAttr(value, IndexType()))
-
-
 @dataclass(frozen=True)
 class PoolBuffer:
     """The byte buffer a pool becomes: its size and alignment."""
@@ -200,13 +196,9 @@ def _kept_in_pool(function: func.FuncOp, mode: PoolMode) -> set[AllocStorageOp]:
     }
 
 
-def _direct_pools(function: func.FuncOp, kept: set[AllocStorageOp]) -> list[str]:
-    """Pools ``function`` keeps storages in, in order of first appearance."""
-    names: dict[str, None] = {}
-    for op in function.walk():
-        if isinstance(op, AllocStorageOp) and op in kept and op.pinned is not None:
-            names[op.pinned[0]] = None
-    return list(names)
+def _own_pools(kept: set[AllocStorageOp]) -> set[str]:
+    """Pools the storages ``kept`` in them (of one function) are pinned in."""
+    return {op.pinned[0] for op in kept if op.pinned is not None}
 
 
 def _calls(function: func.FuncOp) -> list[func.CallOp]:
@@ -216,17 +208,18 @@ def _calls(function: func.FuncOp) -> list[func.CallOp]:
 def _needed_pools(
     functions: Sequence[func.FuncOp],
     buffers: dict[str, PoolBuffer],
-    kept: set[AllocStorageOp],
+    own_pools: dict[str, set[str]],
+    calls: dict[str, list[func.CallOp]],
 ) -> dict[str, list[str]]:
     """Pools each function needs: its own and its callees', in module pool
     order (a fixed point over the call graph)."""
-    needed = {f.sym_name.data: set(_direct_pools(f, kept)) for f in functions}
+    needed = {name: set(pools) for name, pools in own_pools.items()}
     changed = True
     while changed:
         changed = False
         for function in functions:
             mine = needed[function.sym_name.data]
-            for call in _calls(function):
+            for call in calls[function.sym_name.data]:
                 callee = needed.get(call.callee.root_reference.data, set())
                 if not callee <= mine:
                     mine |= callee
@@ -307,13 +300,13 @@ class _FunctionLowering:
         if tensor.dynamic_offset is None:
             static = tensor.static_offset
             assert static is not None
-            shift_op: Operation = _index_constant(base_offset + static)
+            shift_op = arith.ConstantOp.from_int_and_width(base_offset + static, IndexType())
             ops.append(shift_op)
-            shift = shift_op.results[0]
+            shift = shift_op.result
         elif base_offset == 0:
             shift = tensor.dynamic_offset
         else:
-            constant = _index_constant(base_offset)
+            constant = arith.ConstantOp.from_int_and_width(base_offset, IndexType())
             add = arith.AddiOp(constant, tensor.dynamic_offset)
             ops += [constant, add]
             shift = add.result
@@ -477,10 +470,7 @@ def _materialize_buffers(
         ops.append(op)
     if not ops:
         return values
-    if entry.first_op is None:
-        Rewriter.insert_op(ops, InsertPoint.at_end(entry))
-    else:
-        Rewriter.insert_op(ops, InsertPoint.before(entry.first_op))
+    Rewriter.insert_op(ops, InsertPoint.at_start(entry))
     if mode == "alloc":
         returns = [op for op in function.walk() if isinstance(op, func.ReturnOp)]
         for ret in returns:
@@ -546,10 +536,12 @@ class LowerToMemrefPass(ModulePass):
         functions = [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks]
         _check_lowerable(op, functions)
         buffers = _pool_buffers(op, functions)
-        kept: set[AllocStorageOp] = set()
-        for function in functions:
-            kept |= _kept_in_pool(function, self.pool_mode)
-        needed = _needed_pools(functions, buffers, kept)
+        kept_by_function = {
+            f.sym_name.data: _kept_in_pool(f, self.pool_mode) for f in functions
+        }
+        own_pools = {name: _own_pools(k) for name, k in kept_by_function.items()}
+        calls = {f.sym_name.data: _calls(f) for f in functions}
+        needed = _needed_pools(functions, buffers, own_pools, calls)
         _check_storage_uses(functions)
         kernel_calls = _plan_invokes(op)
         # Every check is done: the rewrites below cannot fail.
@@ -560,18 +552,19 @@ class LowerToMemrefPass(ModulePass):
             if self.pool_mode == "arg":
                 pool_values[name] = _add_pool_arguments(function, needed[name], buffers)
             else:
-                own = set(_direct_pools(function, kept))
-                pools = [p for p in buffers if p in own]
+                pools = [p for p in buffers if p in own_pools[name]]
                 pool_values[name] = _materialize_buffers(
                     function, pools, buffers, self.pool_mode
                 )
         if self.pool_mode == "arg":
             for function in functions:
                 caller = pool_values[function.sym_name.data]
+                # Walked again: the calls lowered from invokes are here too.
                 for call in _calls(function):
                     callee_pools = needed.get(call.callee.root_reference.data, [])
                     if callee_pools:
                         call.operands = [*(caller[p] for p in callee_pools), *call.operands]
         for function in functions:
-            _FunctionLowering(function, pool_values[function.sym_name.data], kept).run()
+            name = function.sym_name.data
+            _FunctionLowering(function, pool_values[name], kept_by_function[name]).run()
         _replace_pools(op, buffers, self.pool_mode)
