@@ -479,23 +479,43 @@ def run_onnx(
     """Import, plan and run an ONNX model three ways (see the module docstring)."""
     model = load_model(model_path)
     module, constants = import_model_and_constants(model, input_shapes)
-    planned = plan(module, pipeline)
-    kernels = kernels or default_kernels()
     arguments = make_inputs(module, seed, inputs)
-    unplanned_run = execute(
-        module, arguments, kernels, global_data(module, constants), "unplanned",
+    return _plan_run_compare(
+        module,
+        pipeline,
+        arguments,
+        kernels=kernels or default_kernels(),
+        globals_data=global_data(module, constants),
+        reference=(lambda: reference_run(model, input_names(module), arguments))
+        if reference
+        else None,
+        atol=atol,
         show_progress=show_progress,
     )
-    planned_run = execute(
-        planned, arguments, kernels, global_data(planned, constants), "planned",
-        show_progress=show_progress,
+
+
+def _plan_run_compare(
+    module: ModuleOp,
+    pipeline: str,
+    arguments: Sequence[np.ndarray],
+    *,
+    kernels: KernelRegistry,
+    globals_data: Mapping[str, np.ndarray],
+    reference: Callable[[], Sequence[np.ndarray]] | None,
+    atol: float,
+    show_progress: bool,
+) -> RunReport:
+    """Plan a copy of ``module``, run both on ``arguments`` and compare them
+    (and the ``reference`` outputs, computed last). Planning keeps the
+    globals' symbols, so ``globals_data`` serves both runs."""
+    planned = plan(module, pipeline)
+    unplanned_run, planned_run = (
+        execute(m, arguments, kernels, globals_data, label, show_progress=show_progress)
+        for m, label in ((module, "unplanned"), (planned, "planned"))
     )
-    reference_outputs = None
-    if reference:
-        reference_outputs = reference_run(model, input_names(module), arguments)
     return compare(
-        output_names(module), unplanned_run, planned_run, reference_outputs,
-        _view_kernels(module), atol,
+        output_names(module), unplanned_run, planned_run,
+        reference() if reference is not None else None, _view_kernels(module), atol,
     )
 
 
@@ -532,15 +552,9 @@ def run_mlir(
         return execute(
             module, arguments, kernels, globals_data, "run", show_progress=show_progress
         )
-    planned = plan(module, pipeline)
-    unplanned_run = execute(
-        module, arguments, kernels, globals_data, "unplanned", show_progress=show_progress
-    )
-    planned_run = execute(
-        planned, arguments, kernels, globals_data, "planned", show_progress=show_progress
-    )
-    return compare(
-        output_names(module), unplanned_run, planned_run, None, _view_kernels(module), atol
+    return _plan_run_compare(
+        module, pipeline, arguments, kernels=kernels, globals_data=globals_data,
+        reference=None, atol=atol, show_progress=show_progress,
     )
 
 
