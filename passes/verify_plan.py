@@ -86,31 +86,28 @@ def _storage_findings(function: FunctionLifetimes, storage: StorageLifetime) -> 
         for tensor in storage.tensors
         if tensor.offset is not None and tensor.size is not None
     ]
-    if len(placed) == 0:
+    if not placed:
         return []
     pool = Pool(name=storage.name, size=size)
-    buffers = tuple(tensor.buffer() for tensor in placed)
+    buffers = {tensor.name: tensor.buffer() for tensor in placed}
     solution = Solution(
         {tensor.name: Placement(storage.name, tensor.offset) for tensor in placed}  # type: ignore[misc]
     )
     by_name = {tensor.name: tensor for tensor in placed}
     where = f"storage {storage.label} in @{function.name}"
     messages: list[str] = []
-    for finding in validate(Problem(buffers, (pool,)), solution):
+    for finding in validate(Problem(tuple(buffers.values()), (pool,)), solution):
         if finding.kind == "overlap":
-            parts = []
-            for name in finding.buffers:
-                tensor = by_name[name]
-                buffer = tensor.buffer()
-                parts.append(
-                    _describe(
-                        f"tensor {tensor.label}",
-                        buffer,
-                        solution.placements[name],
-                        where,
-                        str(tensor.interval),
-                    )
+            parts = [
+                _describe(
+                    f"tensor {by_name[name].label}",
+                    buffers[name],
+                    solution.placements[name],
+                    where,
+                    str(by_name[name].interval),
                 )
+                for name in finding.buffers
+            ]
             messages.append(f"{parts[0]} and {parts[1]} are live together but share bytes")
             continue
         message = finding.message.replace(f"@{storage.name}", where)
