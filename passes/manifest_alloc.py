@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import NoReturn
 
@@ -17,7 +17,6 @@ from xdsl.dialects.builtin import (
     FixedBitwidthType,
     FunctionType,
     IndexType,
-    IntegerAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
@@ -454,7 +453,9 @@ class _ManifestAlloc:
         for arg in entry.args:
             if isa(arg.type, TensorType[Attribute]):
                 Rewriter.replace_value_with_new_type(arg, to_memref(arg.type))
-        constants = _ConstantNamer(function)
+        constants = _ConstantNamer(
+            function, lambda name: self._lookup(function, SymbolRefAttr(name)) is not None
+        )
         for op in list(function.body.walk()):
             if isinstance(op, func.CallOp):
                 self._rewrite_call(op)
@@ -602,7 +603,7 @@ def _dynamic_byte_size(
         ops.append(product)
         size = product.result
     if factor != 1:
-        constant = arith.ConstantOp(IntegerAttr(factor, IndexType()))
+        constant = arith.ConstantOp.from_int_and_width(factor, IndexType())
         product = arith.MuliOp(size, constant.result)
         ops.extend((constant, product))
         size = product.result
@@ -624,18 +625,23 @@ def _name_values(
 
 
 class _ConstantNamer:
-    """Deterministic, unique names ``__constant_<func>_<n>`` for constant globals."""
+    """Deterministic, unique names ``__constant_<func>_<n>`` for constant globals.
 
-    def __init__(self, function: func.FuncOp) -> None:
+    ``taken`` tells the symbols of the input (the pass's cached lookup): the
+    names made here cannot clash with one another, across functions too, since
+    ``<n>`` is a number and ``<func>`` is a whole symbol name.
+    """
+
+    def __init__(self, function: func.FuncOp, taken: Callable[[str], bool]) -> None:
         self.prefix = f"__constant_{function.sym_name.data}_"
-        self.table = function.parent_op()
+        self.taken = taken
         self.counter = 0
 
     def next_name(self) -> str:
         while True:
             name = f"{self.prefix}{self.counter}"
             self.counter += 1
-            if self.table is None or SymbolTable.lookup_symbol(self.table, name) is None:
+            if not self.taken(name):
                 return name
 
 
