@@ -434,7 +434,7 @@ class MemoryFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: arith.ConstantOp, args: PythonValues
     ) -> PythonValues:
         if isinstance(op.value, DenseIntOrFPElementsAttr):
-            return (_dense_array(op.value),)
+            return (dense_array(op.value),)
         # The upstream impl is wrapped by @impl: it returns an OpImplResult.
         return ArithFunctions.run_constant(ArithFunctions(), interpreter, op, args).values
 
@@ -456,7 +456,7 @@ class MemoryFunctions(InterpreterFunctions):
         if name in self.globals_data:
             array = np.asarray(self.globals_data[name])
         elif isinstance(symbol.initial_value, DenseIntOrFPElementsAttr):
-            array = _dense_array(symbol.initial_value)
+            array = dense_array(symbol.initial_value)
         else:
             raise ExecutionError(
                 f"global @{name} has no initial value and no data was given for it "
@@ -572,7 +572,8 @@ def _reshape_view(
     return view
 
 
-def _dense_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
+def dense_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
+    """The array ``attr`` holds, without a copy (a splat is broadcast, read-only)."""
     dtype = numpy_dtype(attr.get_element_type())
     shape = tuple(attr.get_shape())
     data = np.frombuffer(attr.data.data, dtype=dtype)
@@ -658,6 +659,7 @@ __all__ = [
     "KernelRegistry",
     "KernelResolver",
     "MemoryFunctions",
+    "dense_array",
     "digest",
     "numpy_dtype",
     "run_function",

@@ -22,7 +22,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
 )
 
-from memdialect.interpreter import VIEW_ATTR, numpy_dtype
+from memdialect.interpreter import VIEW_ATTR, dense_array, numpy_dtype
 from tools import memplan_import_onnx as importer
 from tools.memplan_opt import main as memplan_opt_main
 from memplan_testing import parse_module
@@ -232,7 +232,7 @@ def test_inline_weights_are_bit_exact(capsys: pytest.CaptureFixture[str]) -> Non
         if not isinstance(op, memref.GlobalOp):
             continue
         assert isinstance(op.initial_value, DenseIntOrFPElementsAttr)
-        data = importer.dense_to_array(op.initial_value)
+        data = dense_array(op.initial_value)
         expected = np.asarray(constants[op.attributes["memory.onnx.name"].data])  # type: ignore[union-attr]
         assert data.dtype == expected.dtype and data.tobytes() == np.asarray(expected, order="C").tobytes()
 

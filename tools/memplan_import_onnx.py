@@ -101,7 +101,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.printer import Printer
 
-from memdialect.interpreter import VIEW_ATTR, Kernel, numpy_dtype
+from memdialect.interpreter import VIEW_ATTR, Kernel, dense_array, numpy_dtype
 
 from .cli import ToolArgumentParser
 
@@ -200,21 +200,11 @@ def _onnx_elem_type(dtype: np.dtype[Any]) -> int:
 
 
 def dense_attr(array: np.ndarray, element_type: Attribute) -> DenseIntOrFPElementsAttr:
-    """``array`` as a ``dense<...>`` attribute of ``element_type`` (bit-exact)."""
+    """``array`` as a ``dense<...>`` attribute of ``element_type`` (bit-exact;
+    ``memdialect.interpreter.dense_array`` is the inverse)."""
     contiguous = np.asarray(array, dtype=numpy_dtype(element_type), order="C")
     tensor_type = TensorType(element_type, contiguous.shape)
     return DenseIntOrFPElementsAttr(tensor_type, BytesAttr(contiguous.tobytes()))
-
-
-def dense_to_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
-    """The numpy array held by ``attr`` (the inverse of ``dense_attr``)."""
-    dtype = numpy_dtype(attr.get_element_type())
-    shape = attr.get_shape()
-    data = np.frombuffer(attr.data.data, dtype=dtype)
-    count = int(np.prod(shape, dtype=np.int64))
-    if data.size == 1 and count != 1:  # a splat
-        return np.full(shape, data[0], dtype=dtype)
-    return data.reshape(shape).copy()
 
 
 def encode_attribute(attribute: Any, where: str) -> Attribute:
@@ -265,7 +255,7 @@ def decode_attribute(name: str, value: Attribute) -> Any:
         strings = [s.data for s in value.data if isinstance(s, StringAttr)]
         return make(name, strings, attr_type=kind.STRINGS)
     if isinstance(value, DenseIntOrFPElementsAttr):
-        tensor = onnx.numpy_helper.from_array(dense_to_array(value))
+        tensor = onnx.numpy_helper.from_array(np.ascontiguousarray(dense_array(value)))
         return make(name, tensor, attr_type=kind.TENSOR)
     raise ValueError(f"attribute {name} = {value} has no ONNX equivalent")
 
