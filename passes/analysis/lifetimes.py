@@ -801,7 +801,8 @@ class _FunctionAnalyzer:
             if region_liveness is None
             else self._present_blocks(op, aliases, uses, scope, region_liveness)
         )
-        counted: list[tuple[Use, UseKind]] = []
+        # Anchors of the uses that count (kills where the value is dead do not).
+        counted: list[Operation] = []
         for use, kind in uses:
             user = use.operation
             anchor = ancestor_in_region(user, scope)
@@ -815,7 +816,7 @@ class _FunctionAnalyzer:
                 # at the start of a block entered from where it was live):
                 # nothing to end, and counting it would widen the hull.
                 continue
-            counted.append((use, kind))
+            counted.append(anchor)
             if kind is UseKind.KILL and anchor is user:
                 # A kill ends the lifetime: [alloc, kill), so an allocation
                 # right after the kill may take the bytes.
@@ -827,10 +828,8 @@ class _FunctionAnalyzer:
             # (a block argument or a back edge may bring the value into an
             # earlier-numbered block), so every live point lowers the start.
             own_anchor = ancestor_in_region(op, scope)
-            for use, _ in counted:
-                anchor = ancestor_in_region(use.operation, scope)
+            for anchor in counted:
                 if anchor is not own_anchor:
-                    assert anchor is not None
                     start = min(start, numbering.index[anchor])
             for alias in aliases:
                 bit = region_liveness.bit.get(alias)
