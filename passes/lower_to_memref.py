@@ -130,17 +130,19 @@ def _pool_buffers(
 ) -> dict[str, PoolBuffer]:
     """One buffer per pool that some storage is pinned into, in module order."""
     pools = {op.pool_name: op for op in module.ops if isinstance(op, PoolOp)}
+    pinned = [
+        (op, op.pinned)
+        for function in functions
+        for op in function.walk()
+        if isinstance(op, AllocStorageOp) and op.pinned is not None
+    ]
     alignment: dict[str, int] = {}
-    for function in functions:
-        for storage in function.walk():
-            if not isinstance(storage, AllocStorageOp) or storage.pinned is None:
-                continue
-            name = storage.pinned[0]
-            if name not in pools:
-                _fail(storage, f"storage {describe(storage.storage)}: unknown pool @{name}")
-            alignment[name] = max(
-                alignment.get(name, pools[name].alignment_value), storage.alignment_value
-            )
+    for storage, (name, _) in pinned:
+        if name not in pools:
+            _fail(storage, f"storage {describe(storage.storage)}: unknown pool @{name}")
+        alignment[name] = max(
+            alignment.get(name, pools[name].alignment_value), storage.alignment_value
+        )
     buffers: dict[str, PoolBuffer] = {}
     for name, pool in pools.items():
         if name not in alignment:
@@ -155,19 +157,15 @@ def _pool_buffers(
                 "run usmp first, or give the pool a size",
             )
         buffers[name] = PoolBuffer(pool, size, alignment[name])
-    for function in functions:
-        for storage in function.walk():
-            if not isinstance(storage, AllocStorageOp) or storage.pinned is None:
-                continue
-            name, offset = storage.pinned
-            byte_size = storage.byte_size
-            assert byte_size is not None  # the verifier rejects pinned dynamic storages
-            if offset + byte_size > buffers[name].size:
-                _fail(
-                    storage,
-                    f"storage {describe(storage.storage)} of {byte_size} bytes at offset "
-                    f"{offset} overflows the {buffers[name].size} bytes of pool @{name}",
-                )
+    for storage, (name, offset) in pinned:
+        byte_size = storage.byte_size
+        assert byte_size is not None  # the verifier rejects pinned dynamic storages
+        if offset + byte_size > buffers[name].size:
+            _fail(
+                storage,
+                f"storage {describe(storage.storage)} of {byte_size} bytes at offset "
+                f"{offset} overflows the {buffers[name].size} bytes of pool @{name}",
+            )
     return buffers
 
 
