@@ -91,9 +91,13 @@ def pool_label(name: str) -> str:
 
 def pool_views(function: FunctionReport) -> list[PoolView]:
     """The pools ``function`` places static storages in, in report order."""
+    by_pool: dict[str, list[BufferRecord]] = {}
+    for buffer in function.buffers:
+        if buffer.size is not None:
+            by_pool.setdefault(buffer.pool, []).append(buffer)
     views: list[PoolView] = []
     for pool in function.pools:
-        members = [b for b in function.buffers if b.pool == pool.name and b.size is not None]
+        members = by_pool.get(pool.name, [])
         if not members:
             continue
         planned = all(b.offset is not None for b in members)
