@@ -73,6 +73,7 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException
 
 from memdialect.ops import (
+    VIEW_ATTR,
     AllocStorageOp,
     AllocTensorOp,
     InvokeOp,
@@ -83,9 +84,6 @@ from memdialect.ops import (
 POISON_BYTE = 0xFF
 """Fills fresh and killed memory: NaN in floats, -1 in signed integers."""
 
-VIEW_ATTR = "memory.view"
-"""Unit attribute of a view kernel declaration: its one result aliases its one
-tensor operand (`manifest-alloc` turns calls into `memref.reinterpret_cast`)."""
 
 Kernel = Callable[[Sequence[Any], Sequence[np.ndarray], Mapping[str, Attribute]], None]
 """``kernel(ins, outs, attributes)``: reads ``ins``, writes ``outs`` in place."""
@@ -651,7 +649,6 @@ def run_function(
 
 __all__ = [
     "POISON_BYTE",
-    "VIEW_ATTR",
     "ExecutionError",
     "ExecutionResult",
     "Kernel",

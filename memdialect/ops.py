@@ -27,9 +27,9 @@ from xdsl.irdl import (
     IRDLOperation,
     base,
     irdl_op_definition,
+    operand_def,
     opt_operand_def,
     opt_prop_def,
-    operand_def,
     prop_def,
     result_def,
     traits_def,
@@ -55,6 +55,15 @@ DEFAULT_STORAGE_ALIGNMENT = 64
 DEFAULT_POOL_ALIGNMENT = 16
 DEFAULT_DEVICE = "cpu"
 LOOP_OPS = frozenset({"scf.for", "scf.while", "scf.parallel", "scf.forall", "affine.for"})
+
+# Attributes of kernel declarations (`func.func private`) that memplan reads.
+VIEW_ATTR = "memory.view"
+"""Unit attribute of a view kernel: its one result aliases its one tensor
+operand (`manifest-alloc` makes calls of it a `memref.reinterpret_cast`)."""
+DEVICE_ATTR = "memory.device"
+"""The device a kernel's results are allocated on (`on "npu"`)."""
+SHAPE_FN_ATTR = "memory.shape_fn"
+"""The function giving a kernel's dynamic result dims as `index` values."""
 
 
 def _int_attr(value: int) -> IntegerAttr:

@@ -34,12 +34,18 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 from xdsl.utils.hints import isa
 
-from memdialect.ops import LOOP_OPS, AllocStorageOp, AllocTensorOp, InvokeOp, describe
+from memdialect.ops import (
+    DEVICE_ATTR,
+    LOOP_OPS,
+    SHAPE_FN_ATTR,
+    VIEW_ATTR,
+    AllocStorageOp,
+    AllocTensorOp,
+    InvokeOp,
+    describe,
+)
 from memdialect.types import default_alignment, element_byte_size, static_byte_size
 
-VIEW_ATTR = "memory.view"
-DEVICE_ATTR = "memory.device"
-SHAPE_FN_ATTR = "memory.shape_fn"
 
 def _fail(op: Operation, message: str) -> NoReturn:
     """Raise a PassFailedException carrying ``message``, annotated at ``op``."""

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from memplan_testing import parse_module
 from onnx import AttributeProto, TensorProto, helper
 from xdsl.dialects import bufferization, func, memref
 from xdsl.dialects.builtin import (
@@ -22,10 +23,10 @@ from xdsl.dialects.builtin import (
     UnitAttr,
 )
 
-from memdialect.interpreter import VIEW_ATTR, dense_array, numpy_dtype
+from memdialect.interpreter import dense_array, numpy_dtype
+from memdialect.ops import VIEW_ATTR
 from tools import memplan_import_onnx as importer
 from tools.memplan_opt import main as memplan_opt_main
-from memplan_testing import parse_module
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures" / "onnx"

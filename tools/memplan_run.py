@@ -65,11 +65,10 @@ from memdialect.interpreter import (
     numpy_dtype,
     run_function,
 )
-from memdialect.ops import InvokeOp
+from memdialect.ops import VIEW_ATTR, InvokeOp
 
 from .cli import ToolArgumentParser
 from .memplan_import_onnx import (
-    VIEW_ATTR,
     OnnxImportError,
     OnnxKernelResolver,
     constant_values,
