@@ -54,7 +54,10 @@ from memdialect.types import StorageType, element_byte_size, static_byte_size
 DEFAULT_STORAGE_ALIGNMENT = 64
 DEFAULT_POOL_ALIGNMENT = 16
 DEFAULT_DEVICE = "cpu"
-LOOP_OPS = frozenset({"scf.for", "scf.while", "scf.parallel", "scf.forall", "affine.for"})
+LOOP_OPS: frozenset[str] = frozenset(
+    {"scf.for", "scf.while", "scf.parallel", "scf.forall", "affine.for", "affine.parallel"}
+)
+"""Ops whose regions run more than once."""
 
 # Attributes of kernel declarations (`func.func private`) that memplan reads.
 VIEW_ATTR = "memory.view"

@@ -42,18 +42,6 @@ from xdsl.traits import IsTerminator, MemoryEffectKind, get_effects
 from memdialect.aliases import is_view_of_operand
 from memdialect.ops import InvokeOp
 
-LOOP_OPS: frozenset[str] = frozenset(
-    {
-        "scf.for",
-        "scf.while",
-        "scf.parallel",
-        "scf.forall",
-        "affine.for",
-        "affine.parallel",
-    }
-)
-"""Ops whose regions run more than once."""
-
 EXCLUSIVE_OPS: frozenset[str] = frozenset({"scf.if", "scf.index_switch"})
 """Ops of which exactly one region runs: storages in two of them never conflict."""
 

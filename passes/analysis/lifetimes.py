@@ -35,6 +35,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.traits import IsTerminator
 
 from memdialect.ops import (
+    LOOP_OPS,
     AllocStorageOp,
     AllocTensorOp,
     KillOp,
@@ -45,7 +46,6 @@ from memdialect.ops import (
 from memdialect.types import element_byte_size, static_byte_size
 from passes.analysis.flow import (
     EXCLUSIVE_OPS,
-    LOOP_OPS,
     UseKind,
     alias_closure,
     may_hold_reference,
