@@ -46,15 +46,15 @@ from xdsl.dialects.func import FuncOp  # noqa: E402
 from xdsl.parser import Parser  # noqa: E402
 from xdsl.passes import ModulePass  # noqa: E402
 
-from memdialect import AllocStorageOp  # noqa: E402
-from memdialect.context import memplan_context  # noqa: E402
-from passes.analysis import analyze_function  # noqa: E402
-from passes.coalesce import CoalescePass, plan_function  # noqa: E402
-from passes.insert_kills import InsertKillsPass  # noqa: E402
-from passes.manifest_alloc import ManifestAllocPass  # noqa: E402
-from passes.planning.algorithms import PlanOptions  # noqa: E402
-from passes.planning.bounds import buffers_lower_bound  # noqa: E402
-from passes.reuse import ReusePass  # noqa: E402
+from memplan.dialect import AllocStorageOp  # noqa: E402
+from memplan.dialect.context import memplan_context  # noqa: E402
+from memplan.passes.analysis import analyze_function  # noqa: E402
+from memplan.passes.coalesce import CoalescePass, plan_function  # noqa: E402
+from memplan.passes.insert_kills import InsertKillsPass  # noqa: E402
+from memplan.passes.manifest_alloc import ManifestAllocPass  # noqa: E402
+from memplan.passes.planning.algorithms import PlanOptions  # noqa: E402
+from memplan.passes.planning.bounds import buffers_lower_bound  # noqa: E402
+from memplan.passes.reuse import ReusePass  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 SIZES = (128, 256, 512, 1024, 2048, 4096, 16384)

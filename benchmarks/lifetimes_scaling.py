@@ -35,9 +35,9 @@ from xdsl.dialects.builtin import ModuleOp  # noqa: E402
 from xdsl.dialects.func import FuncOp  # noqa: E402
 from xdsl.parser import Parser  # noqa: E402
 
-from memdialect.context import memplan_context  # noqa: E402
-from passes.analysis import analyze_function  # noqa: E402
-from passes.insert_kills import InsertKillsPass  # noqa: E402
+from memplan.dialect.context import memplan_context  # noqa: E402
+from memplan.passes.analysis import analyze_function  # noqa: E402
+from memplan.passes.insert_kills import InsertKillsPass  # noqa: E402
 
 TENSOR = "memref<16xf32>"
 HEADER = f"func.func private @k({TENSOR}, {TENSOR})\n"

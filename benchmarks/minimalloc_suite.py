@@ -21,10 +21,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from passes.planning.algorithms import PlanOptions, solve  # noqa: E402
-from passes.planning.bounds import lower_bound  # noqa: E402
-from passes.planning.io import read_csv  # noqa: E402
-from passes.planning.validate import validate  # noqa: E402
+from memplan.passes.planning.algorithms import PlanOptions, solve  # noqa: E402
+from memplan.passes.planning.bounds import lower_bound  # noqa: E402
+from memplan.passes.planning.io import read_csv  # noqa: E402
+from memplan.passes.planning.validate import validate  # noqa: E402
 
 CAPACITY = 1048576
 # MiniMalloc wall seconds (mean of the README's two runs) per problem.

@@ -124,7 +124,7 @@ def _best_of(repeat: int, action: Callable[[], Any]) -> tuple[float, Any]:
 
 
 def _missing_passes(spec: str) -> list[str]:
-    from passes import get_all_passes
+    from memplan.passes import get_all_passes
 
     available = get_all_passes()
     return [name for name in spec.split(",") if name not in available]
@@ -135,7 +135,7 @@ def _plan(ctx: Any, text: str, spec: str, repeat: int) -> tuple[float, Any]:
     from xdsl.parser import Parser
     from xdsl.passes import PassPipeline
 
-    from passes import get_all_passes
+    from memplan.passes import get_all_passes
 
     best = float("inf")
     module = None
@@ -153,13 +153,13 @@ def _plan(ctx: Any, text: str, spec: str, repeat: int) -> tuple[float, Any]:
 
 
 def _storage_bytes(module: Any) -> int:
-    from memdialect import AllocStorageOp
+    from memplan.dialect import AllocStorageOp
 
     return sum(op.byte_size or 0 for op in module.walk() if isinstance(op, AllocStorageOp))
 
 
 def _pool_bytes(module: Any) -> int:
-    from memdialect import AllocStorageOp, PoolOp
+    from memplan.dialect import AllocStorageOp, PoolOp
 
     unpinned = [
         op for op in module.walk() if isinstance(op, AllocStorageOp) and op.pinned is None
@@ -175,9 +175,9 @@ def measure_model(path: Path, repeat: int) -> ModelRow:
     from xdsl.parser import Parser
     from xdsl.printer import Printer
 
-    from memdialect.context import memplan_context
-    from passes.plan_report import gather_report
-    from tools.memplan_import_onnx import import_model, module_text
+    from memplan.dialect.context import memplan_context
+    from memplan.passes.plan_report import gather_report
+    from memplan.tools.memplan_import_onnx import import_model, module_text
 
     model = onnx.load(path)
     text = module_text(import_model(model))

@@ -30,10 +30,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from passes.planning.algorithms import PlanOptions, solve  # noqa: E402
-from passes.planning.bounds import lower_bound  # noqa: E402
-from passes.planning.model import Buffer, Problem  # noqa: E402
-from passes.planning.validate import validate  # noqa: E402
+from memplan.passes.planning.algorithms import PlanOptions, solve  # noqa: E402
+from memplan.passes.planning.bounds import lower_bound  # noqa: E402
+from memplan.passes.planning.model import Buffer, Problem  # noqa: E402
+from memplan.passes.planning.validate import validate  # noqa: E402
 
 
 def _size(rng: random.Random) -> int:

@@ -48,7 +48,7 @@ def light_model(name: str) -> Path:
 def tool(module: str, *args: str) -> subprocess.CompletedProcess[str]:
     """Run ``python -m tools.<module> ARGS`` from the repository (as lit does)."""
     result = subprocess.run(
-        [sys.executable, "-m", f"tools.{module}", *args],
+        [sys.executable, "-m", f"memplan.tools.{module}", *args],
         cwd=REPO,
         env={**os.environ, "PYTHONPATH": str(REPO)},
         capture_output=True,

@@ -2,14 +2,14 @@
 
 from xdsl.ir import Dialect
 
-from memdialect.ops import (
+from memplan.dialect.ops import (
     AllocStorageOp,
     AllocTensorOp,
     InvokeOp,
     KillOp,
     PoolOp,
 )
-from memdialect.types import StorageType
+from memplan.dialect.types import StorageType
 
 Memory = Dialect(
     "memory",

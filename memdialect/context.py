@@ -5,7 +5,7 @@ from __future__ import annotations
 from xdsl.context import Context
 from xdsl.dialects import get_all_dialects
 
-from memdialect import Memory
+from memplan.dialect import Memory
 
 
 def memplan_context(*, allow_unregistered: bool = False) -> Context:

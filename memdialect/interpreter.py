@@ -72,7 +72,7 @@ from xdsl.ir import Attribute, Operation
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException
 
-from memdialect.ops import (
+from memplan.dialect.ops import (
     VIEW_ATTR,
     AllocStorageOp,
     AllocTensorOp,

@@ -48,8 +48,8 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from memdialect.aliases import transitive_aliases, underlying_root
-from memdialect.types import StorageType, element_byte_size, static_byte_size
+from memplan.dialect.aliases import transitive_aliases, underlying_root
+from memplan.dialect.types import StorageType, element_byte_size, static_byte_size
 
 DEFAULT_STORAGE_ALIGNMENT = 64
 DEFAULT_POOL_ALIGNMENT = 16

@@ -4,61 +4,67 @@ Each pass lives in its own module and is imported lazily, as in
 ``xdsl.transforms.get_all_passes``. Adding a pass is one line here.
 """
 
-from collections.abc import Callable
+from __future__ import annotations
 
-from xdsl.passes import ModulePass
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+# Importing this package must not load xDSL: `memplan.passes.planning` is
+# xDSL-free and is what `memplan-solve` and the Python planning API import.
+if TYPE_CHECKING:
+    from xdsl.passes import ModulePass
 
 
 def _manifest_alloc() -> type[ModulePass]:
-    from passes.manifest_alloc import ManifestAllocPass
+    from memplan.passes.manifest_alloc import ManifestAllocPass
 
     return ManifestAllocPass
 
 
 def _import_memref() -> type[ModulePass]:
-    from passes.import_memref import ImportMemrefPass
+    from memplan.passes.import_memref import ImportMemrefPass
 
     return ImportMemrefPass
 
 
 def _lower_to_memref() -> type[ModulePass]:
-    from passes.lower_to_memref import LowerToMemrefPass
+    from memplan.passes.lower_to_memref import LowerToMemrefPass
 
     return LowerToMemrefPass
 
 
 def _insert_kills() -> type[ModulePass]:
-    from passes.insert_kills import InsertKillsPass
+    from memplan.passes.insert_kills import InsertKillsPass
 
     return InsertKillsPass
 
 
 def _verify_plan() -> type[ModulePass]:
-    from passes.verify_plan import VerifyPlanPass
+    from memplan.passes.verify_plan import VerifyPlanPass
 
     return VerifyPlanPass
 
 
 def _plan_report() -> type[ModulePass]:
-    from passes.plan_report import PlanReportPass
+    from memplan.passes.plan_report import PlanReportPass
 
     return PlanReportPass
 
 
 def _coalesce() -> type[ModulePass]:
-    from passes.coalesce import CoalescePass
+    from memplan.passes.coalesce import CoalescePass
 
     return CoalescePass
 
 
 def _reuse() -> type[ModulePass]:
-    from passes.reuse import ReusePass
+    from memplan.passes.reuse import ReusePass
 
     return ReusePass
 
 
 def _usmp() -> type[ModulePass]:
-    from passes.usmp import UsmpPass
+    from memplan.passes.usmp import UsmpPass
 
     return UsmpPass
 

@@ -11,8 +11,8 @@ from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from memdialect.ops import KillOp
-from passes.analysis import (
+from memplan.dialect.ops import KillOp
+from memplan.passes.analysis import (
     FunctionLifetimes,
     KillPoint,
     Lifetime,

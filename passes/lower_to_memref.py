@@ -81,19 +81,17 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
     ModuleOp,
-    NoneAttr,
     StringAttr,
-    SymbolRefAttr,
     UnitAttr,
     i8,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 
-from memdialect.ops import (
+from memplan.dialect.ops import (
     AllocStorageOp,
     AllocTensorOp,
     InvokeOp,
@@ -101,8 +99,8 @@ from memdialect.ops import (
     PoolOp,
     describe,
 )
-from memdialect.types import StorageType
-from passes.import_memref import trace_flow
+from memplan.dialect.types import StorageType
+from memplan.passes.analysis.value_flow import trace_flow
 
 PoolMode = Literal["alloc", "arg", "global"]
 

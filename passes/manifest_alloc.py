@@ -34,7 +34,7 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 from xdsl.utils.hints import isa
 
-from memdialect.ops import (
+from memplan.dialect.ops import (
     DEVICE_ATTR,
     LOOP_OPS,
     SHAPE_FN_ATTR,
@@ -44,7 +44,7 @@ from memdialect.ops import (
     InvokeOp,
     describe,
 )
-from memdialect.types import default_alignment, element_byte_size, static_byte_size
+from memplan.dialect.types import default_alignment, element_byte_size, static_byte_size
 
 
 def _fail(op: Operation, message: str) -> NoReturn:

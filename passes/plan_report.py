@@ -19,13 +19,13 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from passes.analysis import FunctionLifetimes, ModuleLifetimes, analyze_module
-from passes.planning.bounds import buffers_lower_bound, peak_live_bytes
-from passes.planning.model import Buffer
-from passes.report_formats.c_header import format_c_header
-from passes.report_formats.common import pool_label
-from passes.report_formats.svg import format_svg
-from passes.report_formats.trace import format_trace
+from memplan.passes.analysis import FunctionLifetimes, ModuleLifetimes, analyze_module
+from memplan.passes.planning.bounds import buffers_lower_bound, peak_live_bytes
+from memplan.passes.planning.model import Buffer
+from memplan.passes.report_formats.c_header import format_c_header
+from memplan.passes.report_formats.common import pool_label
+from memplan.passes.report_formats.svg import format_svg
+from memplan.passes.report_formats.trace import format_trace
 
 UNPLANNED = "(unplanned)"
 """Pseudo-pool of static storages not pinned to a pool: used = sum of sizes."""

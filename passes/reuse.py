@@ -18,6 +18,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from memplan.dialect.ops import AllocStorageOp, KillOp, ancestor_in_region
+from memplan.passes.analysis import FunctionLifetimes, StorageLifetime, analyze_function
+from memplan.passes.planning.model import Buffer
+from memplan.passes.storage_rewrites import (
+    is_terminator,
+    new_storage_op,
+    retarget_storage,
+    storage_only_feeds_tensors,
+)
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
@@ -25,16 +34,6 @@ from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
-
-from memdialect.ops import AllocStorageOp, KillOp, ancestor_in_region
-from passes.analysis import FunctionLifetimes, StorageLifetime, analyze_function
-from passes.coalesce import (
-    is_terminator,
-    new_storage_op,
-    retarget_storage,
-    storage_only_feeds_tensors,
-)
-from passes.planning.model import Buffer
 
 # ---------------------------------------------------------------------------
 # The free-list rule, on planning buffers

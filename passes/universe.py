@@ -3,11 +3,11 @@ dialect and every memplan pass once memplan is installed."""
 
 from xdsl.universe import Universe
 
-from passes import get_all_passes
+from memplan.passes import get_all_passes
 
 
 def _get_memory_dialect():
-    from memdialect import Memory
+    from memplan.dialect import Memory
 
     return Memory
 

@@ -8,23 +8,14 @@ from dataclasses import dataclass, field
 from math import lcm
 from typing import Literal, TypeVar
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
-from xdsl.dialects.func import FuncOp
-from xdsl.ir import Block, Operation, Region, SSAValue
-from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.traits import SymbolOpInterface
-from xdsl.utils.exceptions import PassFailedException
-
-from memdialect.ops import (
+from memplan.dialect.ops import (
     DEFAULT_STORAGE_ALIGNMENT,
     AllocStorageOp,
     AllocTensorOp,
     KillOp,
     PoolOp,
 )
-from passes.analysis import (
+from memplan.passes.analysis import (
     FunctionLifetimes,
     LiveInterval,
     ModuleLifetimes,
@@ -34,15 +25,18 @@ from passes.analysis import (
     analyze_module,
     pools_of,
 )
-from passes.planning.algorithms import PlanOptions, solve
-from passes.planning.bounds import buffers_lower_bound, forced_pool, pool_groups
-from passes.planning.model import Buffer, Placement, Pool, Problem, Solution
-from passes.planning.validate import Finding, validate
-
-AlgorithmName = Literal[
-    "greedy-by-size", "greedy-by-conflicts", "hill-climb", "exact", "auto"
-]
-"""The names of ``passes.planning.algorithms.ALGORITHMS``."""
+from memplan.passes.planning.algorithms import AlgorithmName, PlanOptions, solve
+from memplan.passes.planning.bounds import buffers_lower_bound, forced_pool, pool_groups
+from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution
+from memplan.passes.planning.validate import Finding, validate
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import SymbolOpInterface
+from xdsl.utils.exceptions import PassFailedException
 
 PlanningScope = Literal["function", "module"]
 

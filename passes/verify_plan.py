@@ -9,15 +9,15 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from passes.analysis import (
+from memplan.passes.analysis import (
     FunctionLifetimes,
     ModuleLifetimes,
     StorageLifetime,
     TensorLifetime,
     analyze_module,
 )
-from passes.planning.model import Buffer, Placement, Pool, Problem, Solution
-from passes.planning.validate import validate
+from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution
+from memplan.passes.planning.validate import validate
 
 
 def _describe(

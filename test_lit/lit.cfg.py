@@ -2,8 +2,9 @@
 
 Tools are looked up next to the interpreter running lit (the venv's ``bin``),
 so a mixed PATH never pairs a ``memplan-opt`` from one venv with a
-``filecheck`` from another. From a source checkout without an install, the
-memplan tools fall back to ``python -m tools.<module>``.
+``filecheck`` from another. memplan must be installed in that interpreter
+(``pip install -e .``): its packages live under the ``memplan`` namespace,
+which only the install maps onto the repository's folders.
 """
 
 import os
@@ -44,26 +45,11 @@ config.substitutions.append(
 config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%repo", repo_root))
 
-# memplan's console scripts and the python modules behind them.
-MEMPLAN_TOOLS = {
-    "memplan-opt": "tools.memplan_opt",
-    "memplan-solve": "tools.memplan_solve",
-    "memplan-import-onnx": "tools.memplan_import_onnx",
-    "memplan-run": "tools.memplan_run",
-}
-if shutil.which("memplan-opt", path=bin_dir):
-    config.available_features.add("memplan-installed")
-else:
-    config.environment["PYTHONPATH"] = repo_root
-    # The tool sets PYTHONPATH itself: lit's internal shell overwrites it in
-    # the test's environment after every `cat` or `diff` command.
-    for tool, module in MEMPLAN_TOOLS.items():
-        config.substitutions.append(
-            (
-                rf"(?<![\w-]){tool}(?![\w-])",
-                f"env PYTHONPATH={repo_root} {sys.executable} -m {module}",
-            )
-        )
+if not shutil.which("memplan-opt", path=bin_dir):
+    lit_config.fatal(
+        f"memplan-opt not found in {bin_dir}: install memplan into the "
+        "interpreter running lit (pip install -e '.[test]')"
+    )
 
 mlir_bin = "/usr/lib/llvm-22/bin"
 if os.path.exists(os.path.join(mlir_bin, "mlir-opt")):

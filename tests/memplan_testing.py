@@ -10,8 +10,8 @@ from xdsl.parser import Parser
 from xdsl.passes import PassPipeline
 from xdsl.printer import Printer
 
-from memdialect.context import memplan_context
-from passes import get_all_passes
+from memplan.dialect.context import memplan_context
+from memplan.passes import get_all_passes
 
 
 def parse_module(text: str, *, verify: bool = False) -> ModuleOp:

@@ -36,15 +36,15 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.passes import PassPipeline
 
-from memdialect import AllocStorageOp, AllocTensorOp, PoolOp
-from memdialect.interpreter import KernelRegistry, run_function
-from passes import get_all_passes
-from passes.analysis import analyze_function
-from passes.coalesce import CoalescePass, plan_function
-from passes.planning.algorithms import PlanOptions, exact
-from passes.planning.model import Buffer, Pool, Problem, align_up
-from passes.reuse import ReusePass, assign_slots
-from tools.memplan_opt import main as memplan_opt_main
+from memplan.dialect import AllocStorageOp, AllocTensorOp, PoolOp
+from memplan.dialect.interpreter import KernelRegistry, run_function
+from memplan.passes import get_all_passes
+from memplan.passes.analysis import analyze_function
+from memplan.passes.coalesce import CoalescePass, plan_function
+from memplan.passes.planning.algorithms import PlanOptions, exact
+from memplan.passes.planning.model import Buffer, Pool, Problem, align_up
+from memplan.passes.reuse import ReusePass, assign_slots
+from memplan.tools.memplan_opt import main as memplan_opt_main
 from memplan_testing import parse_module, print_module, run_passes
 
 REPO = Path(__file__).resolve().parent.parent

@@ -21,7 +21,7 @@ from xdsl.ir import Block, Region
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
-from memdialect import (
+from memplan.dialect import (
     AllocStorageOp,
     AllocTensorOp,
     InvokeOp,
@@ -30,7 +30,7 @@ from memdialect import (
     PoolOp,
     StorageType,
 )
-from memdialect.types import default_alignment, element_byte_size, static_byte_size
+from memplan.dialect.types import default_alignment, element_byte_size, static_byte_size
 
 
 def _module_with(body: list, pools: list[PoolOp] | None = None) -> ModuleOp:

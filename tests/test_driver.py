@@ -24,9 +24,9 @@ from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-import passes
-from tools import memplan_opt
-from tools.memplan_opt import main, pass_summary, split_flag_passes
+from memplan import passes
+from memplan.tools import memplan_opt
+from memplan.tools.memplan_opt import main, pass_summary, split_flag_passes
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -645,7 +645,7 @@ def test_module_entry_point_reports_without_traceback(tmp_path: Path) -> None:
     bad = tmp_path / "bad.mlir"
     bad.write_text(BAD_ALIGNMENT)
     result = subprocess.run(
-        [sys.executable, "-m", "tools.memplan_opt", str(bad), "-p", "dce"],
+        [sys.executable, "-m", "memplan.tools.memplan_opt", str(bad), "-p", "dce"],
         capture_output=True,
         text=True,
         cwd=REPO,

@@ -34,16 +34,16 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
-from memdialect import AllocStorageOp, KillOp, PoolOp
-from passes.analysis import (
+from memplan.dialect import AllocStorageOp, KillOp, PoolOp
+from memplan.passes.analysis import (
     EscapeKind,
     LiveInterval,
     analyze_function,
     analyze_module,
 )
-from passes.plan_report import REPORT_WRITERS, PlanReportPass, gather_report
-from passes.planning.model import Buffer
-from passes.verify_plan import VerifyPlanPass
+from memplan.passes.plan_report import REPORT_WRITERS, PlanReportPass, gather_report
+from memplan.passes.planning.model import Buffer
+from memplan.passes.verify_plan import VerifyPlanPass
 from memplan_testing import memplan_context, parse_module, print_module, run_passes
 
 # ---------------------------------------------------------------------------

@@ -24,11 +24,11 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Region
 from xdsl.utils.exceptions import PassFailedException
 
-from memdialect import AllocStorageOp, AllocTensorOp, InvokeOp
-from memdialect.aliases import underlying_root
-from passes import get_all_passes
-from passes.manifest_alloc import ManifestAllocPass
-from tools.memplan_opt import main as memplan_opt_main
+from memplan.dialect import AllocStorageOp, AllocTensorOp, InvokeOp
+from memplan.dialect.aliases import underlying_root
+from memplan.passes import get_all_passes
+from memplan.passes.manifest_alloc import ManifestAllocPass
+from memplan.tools.memplan_opt import main as memplan_opt_main
 from memplan_testing import memplan_context, parse_module, run_passes
 
 REPO = Path(__file__).resolve().parent.parent

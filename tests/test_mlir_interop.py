@@ -20,14 +20,14 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.parser import Parser
 
-from memdialect.context import memplan_context
-from memdialect.ops import AllocStorageOp, AllocTensorOp, KillOp
-from passes.import_memref import ImportMemrefPass
-from passes.insert_kills import InsertKillsPass
-from passes.lower_to_memref import LowerToMemrefPass
-from passes.usmp import UsmpPass
-from passes.verify_plan import VerifyPlanPass
-from tools.memplan_opt import main
+from memplan.dialect.context import memplan_context
+from memplan.dialect.ops import AllocStorageOp, AllocTensorOp, KillOp
+from memplan.passes.import_memref import ImportMemrefPass
+from memplan.passes.insert_kills import InsertKillsPass
+from memplan.passes.lower_to_memref import LowerToMemrefPass
+from memplan.passes.usmp import UsmpPass
+from memplan.passes.verify_plan import VerifyPlanPass
+from memplan.tools.memplan_opt import main
 
 MLIR_OPT = Path("/usr/lib/llvm-22/bin/mlir-opt")
 needs_mlir = pytest.mark.skipif(not MLIR_OPT.exists(), reason="MLIR 22 is not installed")

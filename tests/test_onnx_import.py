@@ -23,10 +23,10 @@ from xdsl.dialects.builtin import (
     UnitAttr,
 )
 
-from memdialect.interpreter import dense_array, numpy_dtype
-from memdialect.ops import VIEW_ATTR
-from tools import memplan_import_onnx as importer
-from tools.memplan_opt import main as memplan_opt_main
+from memplan.dialect.interpreter import dense_array, numpy_dtype
+from memplan.dialect.ops import VIEW_ATTR
+from memplan.tools import memplan_import_onnx as importer
+from memplan.tools.memplan_opt import main as memplan_opt_main
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures" / "onnx"
@@ -372,7 +372,7 @@ def test_console_entry_point_reports_without_traceback(tmp_path: Path) -> None:
     """The module as a program (what the console script runs)."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     result = subprocess.run(
-        [sys.executable, "-m", "tools.memplan_import_onnx", str(FIXTURES / "truncated.onnx")],
+        [sys.executable, "-m", "memplan.tools.memplan_import_onnx", str(FIXTURES / "truncated.onnx")],
         capture_output=True,
         text=True,
         env=env,

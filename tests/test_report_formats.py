@@ -37,13 +37,13 @@ from hypothesis import strategies as st
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import PassFailedException
 
-from passes.plan_report import PlanReportPass, gather_report
-from passes.planning.bounds import peak_live_bytes
-from passes.planning.model import Buffer
-from passes.report_formats.common import format_bytes, format_bytes_exact
-from passes.report_formats.svg import CHAR_WIDTH, LABEL_FONT, MIN_EXTENT, byte_step, op_step
-from passes.report_formats.trace import thread_lanes
-from tools.memplan_opt import main
+from memplan.passes.plan_report import PlanReportPass, gather_report
+from memplan.passes.planning.bounds import peak_live_bytes
+from memplan.passes.planning.model import Buffer
+from memplan.passes.report_formats.common import format_bytes, format_bytes_exact
+from memplan.passes.report_formats.svg import CHAR_WIDTH, LABEL_FONT, MIN_EXTENT, byte_step, op_step
+from memplan.passes.report_formats.trace import thread_lanes
+from memplan.tools.memplan_opt import main
 from memplan_testing import memplan_context, parse_module, print_module, run_passes
 
 REPO = Path(__file__).resolve().parent.parent
@@ -499,7 +499,7 @@ def test_c_header_compiles_and_gives_the_plan(
 
 
 def _pool_alignments(module: ModuleOp, pools: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    from memdialect import PoolOp
+    from memplan.dialect import PoolOp
 
     alignment = {
         op.sym_name.data: op.alignment_value for op in module.ops if isinstance(op, PoolOp)

@@ -11,16 +11,16 @@ import pytest
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
-from memdialect import AllocStorageOp, PoolOp
-from memdialect.interpreter import (
+from memplan.dialect import AllocStorageOp, PoolOp
+from memplan.dialect.interpreter import (
     ExecutionError,
     KernelRegistry,
     numpy_dtype,
     run_function,
 )
-from tools import memplan_run
-from tools.memplan_import_onnx import import_model_and_constants, global_data
-from tools.memplan_run import (
+from memplan.tools import memplan_run
+from memplan.tools.memplan_import_onnx import import_model_and_constants, global_data
+from memplan.tools.memplan_run import (
     compare,
     default_kernels,
     execute,
@@ -254,7 +254,7 @@ def test_custom_kernels_file_and_npz_io(tmp_path: Path, capsys: pytest.CaptureFi
 
 def test_mlir_input_with_weights_from(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """An imported module runs from text, with the weights read from the model."""
-    from tools.memplan_import_onnx import main as import_main
+    from memplan.tools.memplan_import_onnx import main as import_main
 
     mlir = tmp_path / "mlp.mlir"
     assert import_main([str(FIXTURES / "mlp.onnx"), "-o", str(mlir)]) == 0
@@ -318,7 +318,7 @@ def test_scalars_bools_external_data_and_constant_outputs(tmp_path: Path) -> Non
     load, and a graph output that is a folded constant is returned."""
     from onnx import TensorProto, helper, numpy_helper
 
-    from tools.memplan_import_onnx import import_onnx, module_text
+    from memplan.tools.memplan_import_onnx import import_onnx, module_text
 
     weights = np.arange(2000, dtype=np.float32).reshape(40, 50) / 1000
     graph = helper.make_graph(

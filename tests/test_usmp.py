@@ -22,12 +22,12 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
 from xdsl.utils.exceptions import PassFailedException
 
-from memdialect import AllocStorageOp, AllocTensorOp, PoolOp
-from passes import get_all_passes
-from passes.analysis import analyze_module
-from passes.planning.algorithms import ALGORITHMS
-from passes.planning.bounds import buffers_lower_bound
-from passes.usmp import AlgorithmName, UsmpPass
+from memplan.dialect import AllocStorageOp, AllocTensorOp, PoolOp
+from memplan.passes import get_all_passes
+from memplan.passes.analysis import analyze_module
+from memplan.passes.planning.algorithms import ALGORITHMS
+from memplan.passes.planning.bounds import buffers_lower_bound
+from memplan.passes.usmp import AlgorithmName, UsmpPass
 from memplan_testing import parse_module, print_module, run_passes
 
 REPO = Path(__file__).resolve().parent.parent
@@ -391,7 +391,7 @@ def test_readme_main_job(example: str) -> None:
         [
             sys.executable,
             "-m",
-            "tools.memplan_opt",
+            "memplan.tools.memplan_opt",
             "--manifest-alloc",
             "--insert-kills",
             "--usmp",

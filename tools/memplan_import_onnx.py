@@ -101,8 +101,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.printer import Printer
 
-from memdialect.interpreter import Kernel, dense_array, numpy_dtype
-from memdialect.ops import VIEW_ATTR
+from memplan.dialect.interpreter import Kernel, dense_array, numpy_dtype
+from memplan.dialect.ops import VIEW_ATTR
 
 from .cli import ToolArgumentParser
 

@@ -67,7 +67,7 @@ from xdsl.utils.exceptions import (
 )
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-import passes
+from memplan import passes
 
 PROG = "memplan-opt"
 PASS_GROUP_TITLE = "memplan passes"
@@ -103,7 +103,7 @@ def _memplan_version() -> str:
 
 
 def _get_memory_dialect() -> Dialect:
-    from memdialect import Memory
+    from memplan.dialect import Memory
 
     return Memory
 

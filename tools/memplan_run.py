@@ -56,8 +56,8 @@ from xdsl.passes import ModulePass, PassPipeline
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
-from memdialect.context import memplan_context
-from memdialect.interpreter import (
+from memplan.dialect.context import memplan_context
+from memplan.dialect.interpreter import (
     ExecutionError,
     ExecutionResult,
     KernelCall,
@@ -65,7 +65,7 @@ from memdialect.interpreter import (
     numpy_dtype,
     run_function,
 )
-from memdialect.ops import VIEW_ATTR, InvokeOp
+from memplan.dialect.ops import VIEW_ATTR, InvokeOp
 
 from .cli import ToolArgumentParser
 from .memplan_import_onnx import (
@@ -96,7 +96,7 @@ def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Upstream xDSL passes plus memplan's (memplan's win on a name clash)."""
     from xdsl.transforms import get_all_passes as upstream_passes
 
-    from passes import get_all_passes
+    from memplan.passes import get_all_passes
 
     return {**upstream_passes(), **get_all_passes()}
 

@@ -24,10 +24,10 @@ import time
 from pathlib import Path
 from typing import NoReturn
 
-from passes.planning.algorithms import ALGORITHMS, PlanOptions, solve
-from passes.planning.bounds import lower_bound
-from passes.planning.io import PlanningInputError, format_csv, read_csv_table
-from passes.planning.validate import validate
+from memplan.passes.planning.algorithms import ALGORITHMS, PlanOptions, solve
+from memplan.passes.planning.bounds import lower_bound
+from memplan.passes.planning.io import PlanningInputError, format_csv, read_csv_table
+from memplan.passes.planning.validate import validate
 
 PROG = "memplan-solve"
 

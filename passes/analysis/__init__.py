@@ -119,7 +119,7 @@ API
 ``FunctionLifetimes``: ``func``, ``name``, ``numbering: OpNumbering``,
 ``end``, ``storages: list[StorageLifetime]`` and ``tensors:
 list[TensorLifetime]`` (pre-order), ``pools``, ``static_storages``,
-``lifetime_of(value)``, ``storage_named(name)``, ``problem(pin=True) ->
+``storage_named(name)``, ``problem(pin=True) ->
 Problem`` (static storages, buffer id = storage name), ``placements() ->
 Solution`` (pinned storages), ``kill_points(lifetime) -> list[KillPoint]``
 (where ``insert-kills`` puts kills), ``liveness[region]`` (multi-block scopes).
@@ -151,7 +151,7 @@ lists its ``func.call`` ops as ``CallSite``s: ``op``, ``callee``, ``number``,
 ``start``, ``length``, ``time(number)``, ``interval(local)``, ``segment``),
 ``homes`` (callee name -> the ``CallSite`` holding its segment),
 ``intervals`` (module interval per lifetime), ``function(name)``,
-``module_time(function, number)``, ``segment(function)``, ``span(function)``
+``segment(function)``, ``span(function)``
 (hull of its segment and its values' module intervals: functions whose
 spans do not meet never have values live together), ``storages()``
 ((function, storage) pairs), ``buffer_id(function, storage)``
@@ -162,8 +162,8 @@ spans do not meet never have values live together), ``storages()``
 ``flow.classify_use(use) -> (UseKind, targets)``, ``flow.alias_closure(root)``.
 """
 
-from passes.analysis.flow import UseKind, alias_closure, classify_use
-from passes.analysis.lifetimes import (
+from memplan.passes.analysis.flow import UseKind, alias_closure, classify_use
+from memplan.passes.analysis.lifetimes import (
     CallSite,
     EscapeKind,
     FunctionLifetimes,
@@ -176,8 +176,8 @@ from passes.analysis.lifetimes import (
     analyze_function,
     pools_of,
 )
-from passes.analysis.module import ModuleLifetimes, TimeLine, analyze_module
-from passes.analysis.numbering import BlockRange, OpNumbering
+from memplan.passes.analysis.module import ModuleLifetimes, TimeLine, analyze_module
+from memplan.passes.analysis.numbering import BlockRange, OpNumbering
 
 __all__ = [
     "BlockRange",

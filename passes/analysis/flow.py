@@ -39,8 +39,8 @@ from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType, VectorType
 from xdsl.ir import Operation, SSAValue, Use
 from xdsl.traits import IsTerminator, MemoryEffectKind, get_effects
 
-from memdialect.aliases import is_view_of_operand
-from memdialect.ops import InvokeOp
+from memplan.dialect.aliases import is_view_of_operand
+from memplan.dialect.ops import InvokeOp
 
 EXCLUSIVE_OPS: frozenset[str] = frozenset({"scf.if", "scf.index_switch"})
 """Ops of which exactly one region runs: storages in two of them never conflict."""

@@ -34,7 +34,7 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue, Use
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import IsTerminator
 
-from memdialect.ops import (
+from memplan.dialect.ops import (
     LOOP_OPS,
     AllocStorageOp,
     AllocTensorOp,
@@ -43,8 +43,8 @@ from memdialect.ops import (
     ancestor_in_region,
     reachable_blocks,
 )
-from memdialect.types import element_byte_size, static_byte_size
-from passes.analysis.flow import (
+from memplan.dialect.types import element_byte_size, static_byte_size
+from memplan.passes.analysis.flow import (
     EXCLUSIVE_OPS,
     UseKind,
     alias_closure,
@@ -52,8 +52,8 @@ from passes.analysis.flow import (
     region_index,
     writes,
 )
-from passes.analysis.numbering import OpNumbering
-from passes.planning.model import Buffer, Placement, Pool, Problem, Solution
+from memplan.passes.analysis.numbering import OpNumbering
+from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution
 
 BranchPath = tuple[tuple[int, int], ...]
 
@@ -480,10 +480,6 @@ class FunctionLifetimes:
             lifetime.value: lifetime for lifetime in [*self.storages, *self.tensors]
         }
         self._by_name: dict[str, StorageLifetime] = {s.name: s for s in self.storages}
-
-    def lifetime_of(self, value: SSAValue) -> Lifetime | None:
-        """The lifetime whose root is ``value`` (a storage or tensor), if any."""
-        return self._by_root.get(value)
 
     def storage_named(self, name: str) -> StorageLifetime:
         """The storage called ``name`` (``KeyError`` if none)."""

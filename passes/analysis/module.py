@@ -35,7 +35,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.utils.exceptions import PassFailedException
 
-from passes.analysis.lifetimes import (
+from memplan.passes.analysis.lifetimes import (
     CallSite,
     EscapeKind,
     FunctionLifetimes,
@@ -45,7 +45,7 @@ from passes.analysis.lifetimes import (
     analyze_function,
     pools_of,
 )
-from passes.planning.model import Buffer, Placement, Pool, Problem, Solution
+from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution
 
 Carried = dict[Lifetime, FunctionLifetimes]
 """Lifetimes (with the function that allocates them) handed from one function to another."""
@@ -117,10 +117,6 @@ class ModuleLifetimes:
     @staticmethod
     def buffer_id(function: FunctionLifetimes, storage: StorageLifetime) -> str:
         return f"{function.name}.{storage.name}"
-
-    def module_time(self, function: FunctionLifetimes, number: int) -> int:
-        """The module time of ``function``'s op ``number``."""
-        return self.timelines[function.name].time(number)
 
     def segment(self, function: FunctionLifetimes) -> LiveInterval:
         """``function``'s segment: its ops and the segments of the callees nested in it."""

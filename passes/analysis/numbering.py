@@ -78,7 +78,3 @@ class OpNumbering:
 
     def __contains__(self, op: object) -> bool:
         return op in self.index
-
-    def op_at(self, number: int) -> Operation:
-        """The op numbered ``number``."""
-        return self.ops[number]

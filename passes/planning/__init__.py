@@ -7,10 +7,10 @@
 * ``algorithms``: ``ALGORITHMS``, ``PlanOptions``, ``solve(problem, name, options)``.
 """
 
-from passes.planning.algorithms import ALGORITHMS, PlanOptions, solve
-from passes.planning.bounds import buffers_lower_bound, lower_bound
-from passes.planning.io import PlanningInputError
-from passes.planning.model import (
+from memplan.passes.planning.algorithms import ALGORITHMS, PlanOptions, solve
+from memplan.passes.planning.bounds import buffers_lower_bound, lower_bound
+from memplan.passes.planning.io import PlanningInputError
+from memplan.passes.planning.model import (
     Buffer,
     Placement,
     Pool,
@@ -18,7 +18,7 @@ from passes.planning.model import (
     Solution,
     align_up,
 )
-from passes.planning.validate import Finding, validate
+from memplan.passes.planning.validate import Finding, validate
 
 __all__ = [
     "ALGORITHMS",

@@ -19,8 +19,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from math import gcd
 
-from passes.planning.intervals import sweep_events
-from passes.planning.model import Buffer, Pool, Problem, align_up
+from memplan.passes.planning.intervals import sweep_events
+from memplan.passes.planning.model import Buffer, Pool, Problem, align_up
 
 PoolKey = str | tuple[str, ...]
 """A pool name, or the names of a group of pools whose *total* use is bounded."""

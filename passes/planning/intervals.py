@@ -14,7 +14,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 
-from passes.planning.model import Buffer
+from memplan.passes.planning.model import Buffer
 
 def sweep_events(buffers: Iterable[Buffer]) -> list[tuple[int, int, int]]:
     """Sorted ``(time, kind, index)`` events: kind 1 a start, kind 0 an end.

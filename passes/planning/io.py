@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from passes.planning.model import Buffer, Placement, Pool, Problem, Solution
+from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution
 
 PROBLEM_SCHEMA = "memplan.problem/1"
 SOLUTION_SCHEMA = "memplan.solution/1"

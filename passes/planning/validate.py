@@ -13,8 +13,8 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Literal
 
-from passes.planning.intervals import PrefixMaxTree, sweep_events
-from passes.planning.model import Buffer, Placement, Problem, Solution
+from memplan.passes.planning.intervals import PrefixMaxTree, sweep_events
+from memplan.passes.planning.model import Buffer, Placement, Problem, Solution
 
 FindingKind = Literal[
     "overlap",

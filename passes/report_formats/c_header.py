@@ -38,10 +38,10 @@ from typing import TYPE_CHECKING
 
 from xdsl.utils.exceptions import PassFailedException
 
-from passes.report_formats.common import buffer_kind, pool_label
+from memplan.passes.report_formats.common import buffer_kind, pool_label
 
 if TYPE_CHECKING:
-    from passes.plan_report import FunctionReport, PlanReport
+    from memplan.passes.plan_report import FunctionReport, PlanReport
 
 DEFAULT_PREFIX = "memplan"
 

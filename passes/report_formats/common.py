@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from passes.plan_report import BufferRecord, FunctionReport, PoolRecord
+    from memplan.passes.plan_report import BufferRecord, FunctionReport, PoolRecord
 
 BufferKind = Literal["activation", "constant", "output"]
 

@@ -43,7 +43,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape, quoteattr
 
-from passes.report_formats.common import (
+from memplan.passes.report_formats.common import (
     KINDS,
     PoolView,
     format_bytes,
@@ -52,7 +52,7 @@ from passes.report_formats.common import (
 )
 
 if TYPE_CHECKING:
-    from passes.plan_report import FunctionReport, PlanReport
+    from memplan.passes.plan_report import FunctionReport, PlanReport
 
 LEFT = 90
 """Pixels left of the plot: offset labels."""

@@ -40,11 +40,11 @@ import heapq
 import json
 from typing import TYPE_CHECKING, Any
 
-from passes.planning.bounds import BranchTree
-from passes.report_formats.common import PlacedBuffer, PoolView, pool_views
+from memplan.passes.planning.bounds import BranchTree
+from memplan.passes.report_formats.common import PlacedBuffer, PoolView, pool_views
 
 if TYPE_CHECKING:
-    from passes.plan_report import PlanReport
+    from memplan.passes.plan_report import PlanReport
 
 LIVE_COUNTER = "live"
 USED_COUNTER = "used"

@@ -1,4 +1,3 @@
-// REQUIRES: memplan-installed
 // Plain upstream xdsl-opt knows the `memory` dialect through memplan's
 // `xdsl.universe` entry point, and prints byte-identically to memplan-opt.
 // RUN: memplan-opt %S/ops.mlir > %t.memplan

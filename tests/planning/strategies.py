@@ -6,7 +6,7 @@ import itertools
 
 from hypothesis import strategies as st
 
-from passes.planning.model import Buffer, Pool, Problem
+from memplan.passes.planning.model import Buffer, Pool, Problem
 
 # A consistent scf.if tree: choice 2 sits in region 0 of choice 1.
 BRANCH_PATHS: list[tuple[tuple[int, int], ...]] = [

@@ -15,7 +15,7 @@ TOY = "id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\nb3,0,9,4\nb4,9,21,4\nb5,0,21,4\n
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "tools.memplan_solve", *args],
+        [sys.executable, "-m", "memplan.tools.memplan_solve", *args],
         cwd=REPO,
         capture_output=True,
         text=True,

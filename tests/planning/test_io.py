@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 
-from passes.planning.algorithms import solve
-from passes.planning.io import (
+from memplan.passes.planning.algorithms import solve
+from memplan.passes.planning.io import (
     PlanningInputError,
     format_csv,
     parse_csv,
@@ -23,7 +23,7 @@ from passes.planning.io import (
     write_problem_json,
     write_solution_json,
 )
-from passes.planning.model import Problem
+from memplan.passes.planning.model import Problem
 from tests.planning.strategies import problems
 
 TOY = "id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\nb3,0,9,4\nb4,9,21,4\nb5,0,21,4\n"

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from passes.planning.algorithms import PlanOptions, solve
-from passes.planning.model import Buffer, Placement, Pool, Problem, Solution
-from passes.planning.validate import validate
+from memplan.passes.planning.algorithms import PlanOptions, solve
+from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution
+from memplan.passes.planning.validate import validate
 from tests.planning.strategies import brute_force_peak, buffers
 
 SEARCHES = ("exact", "auto")

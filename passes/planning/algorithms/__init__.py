@@ -40,16 +40,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Literal
 
-from passes.planning.algorithms.exact_search import exact, exact_from
-from passes.planning.algorithms.greedy import (
+from memplan.passes.planning.algorithms.exact_search import exact, exact_from
+from memplan.passes.planning.algorithms.greedy import (
     GreedyPlacer,
     greedy_by_conflicts,
     greedy_by_size,
 )
-from passes.planning.algorithms.hill_climbing import climb, hill_climb
-from passes.planning.algorithms.options import PlanOptions
-from passes.planning.model import Problem, Solution
+from memplan.passes.planning.algorithms.hill_climbing import climb, hill_climb
+from memplan.passes.planning.algorithms.options import PlanOptions
+from memplan.passes.planning.model import Problem, Solution
 
 Algorithm = Callable[[Problem, PlanOptions], Solution]
 
@@ -115,6 +116,11 @@ def auto(problem: Problem, options: PlanOptions | None = None) -> Solution:
     return improved
 
 
+AlgorithmName = Literal[
+    "greedy-by-size", "greedy-by-conflicts", "hill-climb", "exact", "auto"
+]
+"""The names of ``ALGORITHMS``, as a type for pass options."""
+
 ALGORITHMS: dict[str, Algorithm] = {
     "greedy-by-size": greedy_by_size,
     "greedy-by-conflicts": greedy_by_conflicts,
@@ -139,6 +145,7 @@ def solve(
 
 __all__ = [
     "ALGORITHMS",
+    "AlgorithmName",
     "Algorithm",
     "PlanOptions",
     "auto",

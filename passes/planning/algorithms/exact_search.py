@@ -59,11 +59,11 @@ from itertools import accumulate, compress, repeat
 from math import gcd
 from operator import add, gt, mul, neg, sub
 
-from passes.planning.algorithms.greedy import GreedyPlacer, GreedyResult
-from passes.planning.algorithms.options import PlanOptions
-from passes.planning.bounds import buffers_lower_bound
-from passes.planning.intervals import sweep_events
-from passes.planning.model import Buffer, Placement, Pool, Problem, Solution, align_up
+from memplan.passes.planning.algorithms.greedy import GreedyPlacer, GreedyResult
+from memplan.passes.planning.algorithms.options import PlanOptions
+from memplan.passes.planning.bounds import buffers_lower_bound
+from memplan.passes.planning.intervals import sweep_events
+from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution, align_up
 
 FOUND = 0
 NOT_FOUND = 1
@@ -793,7 +793,7 @@ def exact_from(
     feeds ``stats["seconds"]``.
     """
     # Imported here: the assignment builds on ``PoolSearch`` from this module.
-    from passes.planning.algorithms.pool_assignment import assign_pools, greedy_assignment
+    from memplan.passes.planning.algorithms.pool_assignment import assign_pools, greedy_assignment
 
     started = time.perf_counter() if started is None else started
     problem = placer.problem

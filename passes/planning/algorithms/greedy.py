@@ -22,10 +22,10 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from passes.planning.algorithms.options import PlanOptions
-from passes.planning.bounds import buffers_lower_bound
-from passes.planning.intervals import PrefixMaxTree, StartOrder
-from passes.planning.model import Buffer, Placement, Problem, Solution
+from memplan.passes.planning.algorithms.options import PlanOptions
+from memplan.passes.planning.bounds import buffers_lower_bound
+from memplan.passes.planning.intervals import PrefixMaxTree, StartOrder
+from memplan.passes.planning.model import Buffer, Placement, Problem, Solution
 
 
 def lowest_gap(neighbours: list[tuple[int, int]], size: int, alignment: int) -> int:

@@ -18,10 +18,10 @@ from __future__ import annotations
 import random
 import time
 
-from passes.planning.algorithms.greedy import GreedyPlacer, GreedyResult
-from passes.planning.algorithms.options import PlanOptions
-from passes.planning.bounds import forced_pool, lower_bound
-from passes.planning.model import Problem, Solution
+from memplan.passes.planning.algorithms.greedy import GreedyPlacer, GreedyResult
+from memplan.passes.planning.algorithms.options import PlanOptions
+from memplan.passes.planning.bounds import forced_pool, lower_bound
+from memplan.passes.planning.model import Problem, Solution
 
 
 def hill_climb(problem: Problem, options: PlanOptions | None = None) -> Solution:

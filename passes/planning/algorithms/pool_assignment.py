@@ -47,17 +47,17 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from passes.planning.algorithms.exact_search import (
+from memplan.passes.planning.algorithms.exact_search import (
     FOUND,
     NOT_FOUND,
     TIMED_OUT,
     PoolSearch,
     takes_bytes,
 )
-from passes.planning.algorithms.greedy import GreedyPlacer, GreedyResult, lowest_gap
-from passes.planning.algorithms.options import PlanOptions
-from passes.planning.bounds import buffers_lower_bound
-from passes.planning.model import Problem
+from memplan.passes.planning.algorithms.greedy import GreedyPlacer, GreedyResult, lowest_gap
+from memplan.passes.planning.algorithms.options import PlanOptions
+from memplan.passes.planning.bounds import buffers_lower_bound
+from memplan.passes.planning.model import Problem
 
 ASSIGNMENT_NODES = 20000
 """Search nodes one feasibility check of the assignment may visit (~0.5 s)."""
