@@ -270,7 +270,7 @@ def table(rows: list[Row]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--sizes", default="10,100,1000", help="kernel calls per generated program")
     parser.add_argument("--timeout", type=float, default=10.0, help="coalesce's search time (whole pass)")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per pass (median)")

@@ -27,6 +27,8 @@ import argparse
 import gc
 import sys
 import time
+from collections.abc import Callable
+from typing import TypeVar
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -120,10 +122,15 @@ def cfg(ops: int) -> str:
 FAMILIES = {"straight": straight, "nested": nested, "cfg": cfg}
 
 
-def _best(repeat: int, action) -> tuple[float, object]:
+T = TypeVar("T")
+
+
+def _best(repeat: int, action: Callable[[], T]) -> tuple[float, T]:
     best = float("inf")
-    result = None
-    for _ in range(repeat):
+    begin = time.perf_counter()
+    result = action()
+    best = time.perf_counter() - begin
+    for _ in range(repeat - 1):
         begin = time.perf_counter()
         result = action()
         best = min(best, time.perf_counter() - begin)
@@ -131,7 +138,7 @@ def _best(repeat: int, action) -> tuple[float, object]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--sizes", default="2500,10000,20000")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()

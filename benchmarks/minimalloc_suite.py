@@ -124,7 +124,7 @@ def minimisation(suite: Path, names: list[str], timeout: float) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--suite", help="directory with the A..K CSV files")
     parser.add_argument("--timeout", type=float, default=120.0)
     parser.add_argument("--only", default="A,B,C,D,E,F,G,H,I,J,K")

@@ -398,7 +398,7 @@ def summary(rows: Sequence[ModelRow], with_tvm: bool) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0], allow_abbrev=False)
     parser.add_argument("--models", help="comma-separated names, e.g. squeezenet,resnet50")
     parser.add_argument("--repeat", type=int, default=3, help="timing repeats (best of)")
     parser.add_argument("--with-tvm", action="store_true", help="add TVM Relax's footprint")

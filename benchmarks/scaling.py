@@ -105,7 +105,7 @@ FAMILIES: dict[str, Callable[[int, int], Problem]] = {
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument(
         "--algorithms", default="greedy-by-size,greedy-by-conflicts,hill-climb,auto"

@@ -76,7 +76,7 @@ def render_png(svg: Path, png: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument(
         "--model", default="densenet121", help="light ONNX model name, or an .onnx file"
     )

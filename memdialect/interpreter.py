@@ -283,8 +283,8 @@ class MemoryFunctions(InterpreterFunctions):
         if self.pool_extents is None:
             self.pool_extents = {}
             module = op
-            while module.parent_op() is not None:
-                module = module.parent_op()  # type: ignore[assignment]
+            while (parent := module.parent_op()) is not None:
+                module = parent
             for storage in module.walk():
                 if isinstance(storage, AllocStorageOp) and storage.pinned is not None:
                     pool, offset = storage.pinned
@@ -535,7 +535,7 @@ class MemoryFunctions(InterpreterFunctions):
             raise ExecutionError(
                 "memref.reinterpret_cast: only static, zero-offset, row-major casts run"
             )
-        dynamic = iter(int(d) for d in op.sizes and args[1 : 1 + len(op.sizes)])
+        dynamic = iter(int(d) for d in args[1 : 1 + len(op.sizes)])
         shape = [d if d >= 0 else next(dynamic) for d in op.static_sizes.get_values()]
         return (source.reshape(-1)[: prod(shape)].reshape(shape),)
 

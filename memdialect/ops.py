@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     SymbolRefAttr,
 )
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, OpResult, Operation, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -94,7 +94,7 @@ def describe(value: SSAValue) -> str:
         return f"%{value.name_hint}"
     if isinstance(value, BlockArgument):
         return f"block argument #{value.index}"
-    assert isinstance(value.owner, Operation)
+    assert isinstance(value, OpResult)
     return f"result #{value.index} of {value.owner.name}"
 
 
@@ -927,6 +927,7 @@ def happens_after(kill: Operation, op: Operation, definition_block: Block | None
             anchor_block = anchor.parent_block()
             other_block = other.parent_block()
             assert anchor_block is not None and other_block is not None
+            assert definition_block is not None
             reachable = reachable_blocks(anchor_block, definition_block)
             # Coming back to the defining block redefines the value: its uses
             # there (all after the definition) see a new, live value.

@@ -101,6 +101,7 @@ from memplan.dialect.ops import (
 )
 from memplan.dialect.types import StorageType
 from memplan.passes.analysis.value_flow import trace_flow
+from memplan.passes.planning.model import pool_base_alignment
 
 PoolMode = Literal["alloc", "arg", "global"]
 
@@ -134,13 +135,15 @@ def _pool_buffers(
         for op in function.walk()
         if isinstance(op, AllocStorageOp) and op.pinned is not None
     ]
-    alignment: dict[str, int] = {}
+    storage_alignments: dict[str, list[int]] = {}
     for storage, (name, _) in pinned:
         if name not in pools:
             _fail(storage, f"storage {describe(storage.storage)}: unknown pool @{name}")
-        alignment[name] = max(
-            alignment.get(name, pools[name].alignment_value), storage.alignment_value
-        )
+        storage_alignments.setdefault(name, []).append(storage.alignment_value)
+    alignment = {
+        name: pool_base_alignment(pools[name].alignment_value, alignments)
+        for name, alignments in storage_alignments.items()
+    }
     buffers: dict[str, PoolBuffer] = {}
     for name, pool in pools.items():
         if name not in alignment:
@@ -426,7 +429,7 @@ def _add_pool_arguments(
         argument.name_hint = name
         values[name] = argument
     inputs = [buffers[p].memref_type for p in pools] + list(function.function_type.inputs)
-    function.function_type = FunctionType.from_lists(inputs, function.function_type.outputs)
+    function.function_type = FunctionType.from_lists(inputs, function.function_type.outputs.data)
     old_attrs = (
         list(function.arg_attrs.data)
         if function.arg_attrs is not None

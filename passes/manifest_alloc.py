@@ -543,9 +543,10 @@ class _ManifestAlloc:
         )
         result_type = to_memref(kernel.results[0])
         strides = result_type.get_strides()
-        assert strides is not None  # identity layout
+        assert strides is not None  # identity layout: every stride is static
+        static_strides = [stride for stride in strides if stride is not None]
         cast = memref.ReinterpretCastOp.from_dynamic(
-            source, [0], result_type.get_shape(), strides, result_type
+            source, [0], result_type.get_shape(), static_strides, result_type
         )
         cast.result.name_hint = call.results[0].name_hint
         Rewriter.insert_op(cast, InsertPoint.before(call))

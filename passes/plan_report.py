@@ -21,7 +21,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from memplan.passes.analysis import FunctionLifetimes, ModuleLifetimes, analyze_module
 from memplan.passes.planning.bounds import buffers_lower_bound, peak_live_bytes
-from memplan.passes.planning.model import Buffer
+from memplan.passes.planning.model import Buffer, pool_base_alignment
 from memplan.passes.report_formats.c_header import format_c_header
 from memplan.passes.report_formats.common import pool_label
 from memplan.passes.report_formats.svg import format_svg
@@ -72,7 +72,10 @@ class PoolRecord:
     ``used`` is the highest byte used (the sum of sizes for ``(unplanned)``);
     ``lower_bound`` is ``passes.planning``'s bound for the same buffers (the
     peak of live bytes, with alignment rounding): no plan can use less.
-    ``alignment`` is the pool's (1 for pseudo-pools).
+    ``alignment`` is the pool's (1 for pseudo-pools); ``base_alignment`` is
+    what the pool's base address needs (``pool_base_alignment``: the pool's
+    and its storages' largest). ``no_planning`` is what the same storages take
+    without planning, one allocation each: the sum of their sizes.
     """
 
     name: str
@@ -82,6 +85,8 @@ class PoolRecord:
     buffer_count: int
     largest: tuple[tuple[str, int], ...]
     alignment: int = 1
+    base_alignment: int = 1
+    no_planning: int = 0
 
     @property
     def ratio(self) -> float | None:
@@ -134,6 +139,8 @@ def _pool_record(
         buffer_count=len(buffers),
         largest=tuple((b.id, b.size) for b in largest),
         alignment=alignment,
+        base_alignment=pool_base_alignment(alignment, (b.alignment for b in buffers)),
+        no_planning=sum(b.size for b in buffers),
     )
 
 
@@ -241,15 +248,22 @@ def _table(rows: list[list[str]]) -> list[str]:
     return lines
 
 
+TEXT_LEGEND = (
+    "legend: size - = unbounded (grows to what the plan uses); "
+    "no planning = one allocation per storage; lower bound = peak of live bytes"
+)
+
+
 def _pool_rows(pools: Sequence[PoolRecord]) -> list[str]:
     if not pools:
         return ["  no storages in any pool"]
-    rows = [["pool", "size", "used", "lower bound", "used/lb", "buffers", "largest"]]
+    rows = [["pool", "size", "no planning", "used", "lower bound", "used/lb", "buffers", "largest"]]
     for record in pools:
         rows.append(
             [
                 pool_label(record.name),
                 "-" if record.size is None else str(record.size),
+                str(record.no_planning),
                 str(record.used),
                 str(record.lower_bound),
                 _ratio_text(record),
@@ -277,6 +291,7 @@ def format_text(report: PlanReport) -> str:
     if len(report.functions) > 1 and report.pools:
         lines.append("module")
         lines.extend(_pool_rows(report.pools))
+    lines.append(TEXT_LEGEND)
     return "\n".join(lines) + "\n"
 
 
@@ -286,6 +301,8 @@ def _pool_json(record: PoolRecord) -> dict[str, Any]:
         "size": record.size,
         "used": record.used,
         "lower_bound": record.lower_bound,
+        "no_planning": record.no_planning,
+        "base_alignment": record.base_alignment,
         "buffer_count": record.buffer_count,
     }
 

@@ -491,7 +491,7 @@ class UsmpPass(ModulePass):
             storage.pin(placement.pool, placement.offset)
         for pool in op.ops:
             if isinstance(pool, PoolOp):
-                pool.used = IntegerAttr(plan.used.get(pool.pool_name, 0), 64)
+                pool.properties["used"] = IntegerAttr(plan.used.get(pool.pool_name, 0), 64)
 
     def _plan_split(
         self,

@@ -1167,7 +1167,8 @@ def test_plan_report_json_follows_the_schema() -> None:
     assert function["name"] == "f"
     pools = {p["name"]: p for p in function["pools"]}
     assert pools["sram"] == {
-        "name": "sram", "size": 256, "used": 128, "lower_bound": 128, "buffer_count": 2,
+        "name": "sram", "size": 256, "used": 128, "lower_bound": 128, "no_planning": 128,
+        "base_alignment": 64, "buffer_count": 2,
     }
     assert pools["(unplanned)"]["used"] == 32
     buffers = {b["name"]: b for b in function["buffers"]}

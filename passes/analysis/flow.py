@@ -213,7 +213,7 @@ def alias_closure(
     return aliases, uses, escapes
 
 
-def region_index(op: Operation, nested: Sequence[object]) -> int:
+def region_index(op: Operation, nested: object) -> int:
     """Index of the region ``nested`` among ``op.regions`` (identity, not equality)."""
     for position, region in enumerate(op.regions):
         if region is nested:

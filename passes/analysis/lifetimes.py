@@ -24,6 +24,7 @@ region depth), plus one bit-vector fixpoint per multi-block scope region.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 from dataclasses import dataclass, field
 from enum import Enum
 from math import lcm
@@ -783,7 +784,8 @@ class _FunctionAnalyzer:
         closure: tuple[list[SSAValue], list[tuple[Use, UseKind]], bool],
         scope: Region,
         liveness: dict[Region, RegionLiveness],
-    ) -> dict[str, object]:
+    ) -> dict[str, Any]:
+        """The fields storages and tensors share, as keyword arguments."""
         aliases, uses, escapes = closure
         op = root.owner
         assert isinstance(op, Operation)

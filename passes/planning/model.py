@@ -12,6 +12,7 @@ conflict, which ``Buffer.branch`` records.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from math import lcm
 from typing import Literal
@@ -23,6 +24,18 @@ Status = Literal["optimal", "feasible", "timeout", "infeasible"]
 def align_up(value: int, alignment: int) -> int:
     """Round ``value`` up to a multiple of ``alignment`` (a positive integer)."""
     return -(-value // alignment) * alignment
+
+
+def pool_base_alignment(pool_alignment: int, storage_alignments: Iterable[int]) -> int:
+    """The alignment a pool's base address needs: the largest of the pool's own
+    and those of the storages placed in it.
+
+    Offsets are multiples of each storage's alignment, so a storage's address
+    is as aligned as it asks only when the base is at least that aligned.
+    `lower-to-memref` allocates the pool buffer with it and the C header tells
+    users to align their array to it: one definition for both.
+    """
+    return max([pool_alignment, *storage_alignments])
 
 
 @dataclass(frozen=True)

@@ -191,7 +191,7 @@ def format_c_header(report: PlanReport, prefix: str | None = None) -> str:
             f"(lower bound {pool.lower_bound}), {declared}, {pool.buffer_count} "
             f"storage{'' if pool.buffer_count == 1 else 's'}. */",
             f"#define {stem}_SIZE {pool.used}",
-            f"#define {stem}_ALIGNMENT {pool.alignment}",
+            f"#define {stem}_ALIGNMENT {pool.base_alignment}",
         ]
 
     offset_lines: list[str] = []

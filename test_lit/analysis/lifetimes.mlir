@@ -405,4 +405,4 @@ func.func @main(%x: memref<16xf32>) {
 // PLAN-NEXT:   {"name": "across", {{.*}} "pool": "workspace_cpu", "offset": 0,
 // PLAN-NEXT:   {"name": "after", {{.*}} "pool": "workspace_cpu", "offset": 0,
 // PLAN:        "pools": [
-// PLAN-NEXT:   {"name": "workspace_cpu", "size": null, "used": 128, "lower_bound": 128, "buffer_count": 5}
+// PLAN-NEXT:   {"name": "workspace_cpu", "size": null, "used": 128, "lower_bound": 128, "no_planning": 320, "base_alignment": 64, "buffer_count": 5}

@@ -37,18 +37,19 @@ func.func @planned(%x: memref<16xf32>) {
   func.return
 }
 // CHECK-LABEL: function @planned: 7 storages, 16 ops
-// CHECK-NEXT:    pool         size  used  lower bound  used/lb  buffers  largest
-// CHECK-NEXT:    @sram        1024   448          384    1.17x        3  b (256), c (128), a (64)
-// CHECK-NEXT:    @dram           -   100          100    1.00x        1  d (100)
-// CHECK-NEXT:    (unplanned)     -    64           64    1.00x        2  e (40), f (24)
+// CHECK-NEXT:    pool         size  no planning  used  lower bound  used/lb  buffers  largest
+// CHECK-NEXT:    @sram        1024          448   448          384    1.17x        3  b (256), c (128), a (64)
+// CHECK-NEXT:    @dram           -          100   100          100    1.00x        1  d (100)
+// CHECK-NEXT:    (unplanned)     -           64    64           64    1.00x        2  e (40), f (24)
 // CHECK-NEXT:    dynamic-size storages (not planned): g
+// CHECK-NEXT:  legend: size - = unbounded (grows to what the plan uses); no planning = one allocation per storage; lower bound = peak of live bytes
 
 // JSON-LABEL: "name": "planned",
 // JSON-NEXT:  "ops": 16,
 // JSON-NEXT:  "pools": [
-// JSON-NEXT:    {"name": "sram", "size": 1024, "used": 448, "lower_bound": 384, "buffer_count": 3},
-// JSON-NEXT:    {"name": "dram", "size": null, "used": 100, "lower_bound": 100, "buffer_count": 1},
-// JSON-NEXT:    {"name": "(unplanned)", "size": null, "used": 64, "lower_bound": 64, "buffer_count": 2}
+// JSON-NEXT:    {"name": "sram", "size": 1024, "used": 448, "lower_bound": 384, "no_planning": 448, "base_alignment": 64, "buffer_count": 3},
+// JSON-NEXT:    {"name": "dram", "size": null, "used": 100, "lower_bound": 100, "no_planning": 100, "base_alignment": 64, "buffer_count": 1},
+// JSON-NEXT:    {"name": "(unplanned)", "size": null, "used": 64, "lower_bound": 64, "no_planning": 64, "base_alignment": 64, "buffer_count": 2}
 // JSON-NEXT:  ],
 // JSON-NEXT:  "buffers": [
 // JSON-NEXT:    {"name": "a", "size": 64, "alignment": 64, "start": 0, "end": 5, "pool": "sram", "offset": 0, "device": "cpu", "escapes": false, "read_only": true, "branch": []},
@@ -82,24 +83,24 @@ func.func @second() {
   func.return
 }
 // CHECK-LABEL: function @first: 2 storages, 3 ops
-// CHECK-NEXT:    pool   size  used  lower bound  used/lb  buffers  largest
-// CHECK-NEXT:    @sram  1024   256          256    1.00x        1  y (256)
-// CHECK-NEXT:    @dram     -    16           16    1.00x        1  d (16)
+// CHECK-NEXT:    pool   size  no planning  used  lower bound  used/lb  buffers  largest
+// CHECK-NEXT:    @sram  1024          256   256          256    1.00x        1  y (256)
+// CHECK-NEXT:    @dram     -           16    16           16    1.00x        1  d (16)
 // CHECK-LABEL: function @second: 1 storage, 2 ops
-// CHECK-NEXT:    pool   size  used  lower bound  used/lb  buffers  largest
-// CHECK-NEXT:    @sram  1024   512          512    1.00x        1  z (512)
+// CHECK-NEXT:    pool   size  no planning  used  lower bound  used/lb  buffers  largest
+// CHECK-NEXT:    @sram  1024          512   512          512    1.00x        1  z (512)
 // CHECK-NEXT:  module
-// CHECK-NEXT:    pool   size  used  lower bound  used/lb  buffers  largest
-// CHECK-NEXT:    @sram  1024   512          512    1.00x        2  second.z (512), first.y (256)
-// CHECK-NEXT:    @dram     -    16           16    1.00x        1  first.d (16)
+// CHECK-NEXT:    pool   size  no planning  used  lower bound  used/lb  buffers  largest
+// CHECK-NEXT:    @sram  1024          768   512          512    1.00x        2  second.z (512), first.y (256)
+// CHECK-NEXT:    @dram     -           16    16           16    1.00x        1  first.d (16)
 
 // JSON-LABEL: "name": "second",
 // JSON:       "pools": [
-// JSON-NEXT:    {"name": "sram", "size": 1024, "used": 512, "lower_bound": 512, "buffer_count": 1},
-// JSON-NEXT:    {"name": "dram", "size": null, "used": 0, "lower_bound": 0, "buffer_count": 0}
+// JSON-NEXT:    {"name": "sram", "size": 1024, "used": 512, "lower_bound": 512, "no_planning": 512, "base_alignment": 64, "buffer_count": 1},
+// JSON-NEXT:    {"name": "dram", "size": null, "used": 0, "lower_bound": 0, "no_planning": 0, "base_alignment": 16, "buffer_count": 0}
 // JSON:       "pools": [
-// JSON-NEXT:    {"name": "sram", "size": 1024, "used": 512, "lower_bound": 512, "buffer_count": 2},
-// JSON-NEXT:    {"name": "dram", "size": null, "used": 16, "lower_bound": 16, "buffer_count": 1}
+// JSON-NEXT:    {"name": "sram", "size": 1024, "used": 512, "lower_bound": 512, "no_planning": 768, "base_alignment": 64, "buffer_count": 2},
+// JSON-NEXT:    {"name": "dram", "size": null, "used": 16, "lower_bound": 16, "no_planning": 16, "base_alignment": 64, "buffer_count": 1}
 // JSON-NEXT:  ]
 
 // -----
@@ -118,9 +119,10 @@ func.func @branches(%c: i1) {
   func.return
 }
 // CHECK-LABEL: function @branches: 2 storages, 6 ops
-// CHECK-NEXT:    pool         size  used  lower bound  used/lb  buffers  largest
-// CHECK-NEXT:    (unplanned)     -   128           96    1.33x        2  t (96), s (32)
+// CHECK-NEXT:    pool         size  no planning  used  lower bound  used/lb  buffers  largest
+// CHECK-NEXT:    (unplanned)     -          128   128           96    1.33x        2  t (96), s (32)
 // FILE:      function @branches: 2 storages, 6 ops
-// FILE-NEXT:   pool         size  used  lower bound  used/lb  buffers  largest
-// FILE-NEXT:   (unplanned)     -   128           96    1.33x        2  t (96), s (32)
+// FILE-NEXT:   pool         size  no planning  used  lower bound  used/lb  buffers  largest
+// FILE-NEXT:   (unplanned)     -          128   128           96    1.33x        2  t (96), s (32)
+// FILE-NEXT: legend: size - = unbounded (grows to what the plan uses); no planning = one allocation per storage; lower bound = peak of live bytes
 // FILE-NOT:  {{.}}

@@ -440,8 +440,9 @@ class PoolSearch:
                 alignment = alignments[other]
                 lifted = top if alignment == 1 else -(-top // alignment) * alignment
                 min_offsets[other] = lifted
+                pinned_offset = pinned[other]
                 if lifted + sizes[other] > capacity or (
-                    pinned[other] is not None and lifted > pinned[other]
+                    pinned_offset is not None and lifted > pinned_offset
                 ):
                     failed = True
                     break
