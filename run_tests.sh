@@ -13,7 +13,10 @@ if [ ! -x /usr/lib/llvm-22/bin/mlir-opt ] && command -v apt-get >/dev/null; then
   $sudo apt-get install -y -qq mlir-22-tools
 fi
 
-venv="${MEMPLAN_VENV:-.venv}"
+# A fresh venv every run (removed and recreated), so the suite never passes
+# on something installed by hand; MEMPLAN_VENV picks another place for it.
+venv="${MEMPLAN_VENV:-.venv-test}"
+rm -rf "$venv"
 python3 -m venv "$venv"
 "$venv/bin/pip" install -q --upgrade pip
 "$venv/bin/pip" install -q -e '.[test]'
