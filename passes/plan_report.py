@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
+from memplan.dialect.ops import InvokeOp
 from memplan.passes.analysis import FunctionLifetimes, ModuleLifetimes, analyze_module
 from memplan.passes.planning.bounds import buffers_lower_bound, peak_live_bytes
 from memplan.passes.planning.model import Buffer, pool_base_alignment
@@ -96,11 +97,15 @@ class PoolRecord:
 
 @dataclass(frozen=True)
 class FunctionReport:
+    """One function's plan. ``kernels`` are its ``memory.invoke``s as
+    (op number, callee name), in order: the SVG labels its time axis with them."""
+
     name: str
     ops: int
     pools: tuple[PoolRecord, ...]
     buffers: tuple[BufferRecord, ...]
     tensors: tuple[TensorRecord, ...]
+    kernels: tuple[tuple[int, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -194,7 +199,14 @@ def _function_report(lifetimes: ModuleLifetimes, function: FunctionLifetimes) ->
         )
         for tensor in function.tensors
     )
-    return FunctionReport(function.name, function.end, tuple(pools), tuple(records), tensors)
+    kernels = tuple(
+        (function.numbering.index[op], op.callee.root_reference.data)
+        for op in function.func.walk()
+        if isinstance(op, InvokeOp)
+    )
+    return FunctionReport(
+        function.name, function.end, tuple(pools), tuple(records), tensors, kernels
+    )
 
 
 def _module_pools(lifetimes: ModuleLifetimes) -> tuple[PoolRecord, ...]:

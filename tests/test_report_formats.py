@@ -41,7 +41,14 @@ from memplan.passes.plan_report import PlanReportPass, gather_report
 from memplan.passes.planning.bounds import peak_live_bytes
 from memplan.passes.planning.model import Buffer
 from memplan.passes.report_formats.common import format_bytes, format_bytes_exact
-from memplan.passes.report_formats.svg import CHAR_WIDTH, LABEL_FONT, MIN_EXTENT, byte_step, op_step
+from memplan.passes.report_formats.svg import (
+    CHAR_WIDTH,
+    KERNEL_LABEL_GAP,
+    LABEL_FONT,
+    MIN_EXTENT,
+    byte_step,
+    op_step,
+)
 from memplan.passes.report_formats.trace import thread_lanes
 from memplan.tools.memplan_opt import main
 from memplan_testing import memplan_context, parse_module, print_module, run_passes
@@ -290,6 +297,36 @@ def test_svg_stays_readable_at_2000_buffers(tmp_path: Path) -> None:
         assert not any(box.overlaps(other) for _, other in labels[i + 1 :])
     by_name = {r.get("data-name"): _rect_box(r) for r in rects}
     assert all(by_name[name].contains(box) for name, box in labels)
+
+
+def test_svg_of_convnet_shows_every_buffer_and_names_the_kernels(tmp_path: Path) -> None:
+    """Through the CLI: the 40-byte outputs of convnet.mlir share a 64 KiB
+    pool, yet every buffer is a rect of at least MIN_EXTENT pixels (3, so a
+    few pixels on screen) with a tooltip; the time axis names the kernels at
+    their op numbers, never two closer than KERNEL_LABEL_GAP pixels."""
+    example = Path(__file__).parent.parent / "examples" / "convnet.mlir"
+    svg, report = tmp_path / "plan.svg", tmp_path / "plan.json"
+    for fmt, path in (("svg", svg), ("json", report)):
+        argv = ["--manifest-alloc", "--insert-kills", "--usmp"]
+        argv += [f'--plan-report=format={fmt} output="{path}"', str(example)]
+        assert main([*argv, "-o", str(tmp_path / "out.mlir")]) == 0
+    (function,) = json.loads(report.read_text())["functions"]
+    root = ET.fromstring(svg.read_text())
+    rects = {r.get("data-name"): r for r in root.iter(f"{SVG_NS}rect")}
+    assert set(rects) == {b["name"] for b in function["buffers"]}
+    assert MIN_EXTENT >= 3
+    for name, rect in rects.items():
+        box = _rect_box(rect)
+        assert box.w >= MIN_EXTENT and box.h >= MIN_EXTENT, name
+        title = rect.find(f"{SVG_NS}title")
+        assert title is not None and title.text and title.text.startswith(name)
+    kernels = [t for t in root.iter(f"{SVG_NS}text") if t.get("class") == "kernel"]
+    names = [t.text or "" for t in kernels]
+    assert names[0].startswith("conv2d") and any(n.startswith("softmax") for n in names)
+    xs = [float(t.get("x", "nan")) for t in kernels]
+    assert all(b - a >= KERNEL_LABEL_GAP for a, b in zip(xs, xs[1:]))
+    ops = [int(t.get("data-op", "-1")) for t in kernels]
+    assert ops == sorted(ops) and len(set(ops)) == len(ops)
 
 
 def test_svg_labels_do_not_overlap_when_rects_share_bytes(tmp_path: Path) -> None:

@@ -9,7 +9,9 @@ a ``<title>`` tooltip giving its name, kind, size, lifetime and offset.
 Horizontal lines mark the pool's ``used`` bytes (solid), the lower bound
 (dashed: no plan can use less) and, when it is on the scale, the pool's
 declared size (dotted). Offsets are labelled in B/KiB/MiB at power-of-two
-steps, op numbers at 1-2-5 steps.
+steps, op numbers at 1-2-5 steps, and under them the kernel each
+``memory.invoke`` calls, at its op number (thinned to ``KERNEL_LABEL_GAP``
+pixels apart, each with its own tooltip).
 
 Choices
 - The ``(unplanned)`` pseudo-pool is drawn stacked (``common``): the map of
@@ -63,10 +65,18 @@ PX_PER_OP = 8
 MIN_PLOT_WIDTH = 480
 MAX_PLOT_WIDTH = 2400
 PANEL_HEADER = 46
-PANEL_FOOTER = 44
+PANEL_FOOTER = 44 + 120
+"""Below the plot: op numbers, the axis title and the kernel names (rotated)."""
 PANEL_GAP = 18
-MIN_EXTENT = 0.75
-"""Smallest width or height a buffer's rect is drawn with, in pixels."""
+MIN_EXTENT = 3.0
+"""Smallest width or height a buffer's rect is drawn with, in pixels: a
+40-byte storage in a 64 KiB pool would otherwise be a fraction of a pixel."""
+KERNEL_LABEL_GAP = 12.0
+"""Least distance between two kernel names on the time axis, in pixels; a name
+that would come closer to the previous one is left out (its op keeps its
+tooltip in the buffers it touches)."""
+KERNEL_LABEL_CHARS = 24
+"""Kernel names on the time axis are cut to this many characters."""
 LABEL_FONT = 10
 CHAR_WIDTH = 0.6 * LABEL_FONT
 """Width of a label character, an upper estimate for sans-serif digits and letters."""
@@ -94,6 +104,7 @@ STYLE = (
     + ".label{font-size:10px;fill:#fff;pointer-events:none}"
     ".grid{stroke:#e4e4e4;stroke-width:1}"
     ".axis{stroke:#444;stroke-width:1;fill:none}"
+    ".kernel{font-size:9px;fill:#555}"
     ".used{stroke:#222;stroke-width:1.3}"
     ".bound{stroke:#d62728;stroke-width:1.3;stroke-dasharray:6 4}"
     ".size{stroke:#777;stroke-width:1.3;stroke-dasharray:2 3}"
@@ -256,6 +267,7 @@ def _panel(canvas: _Canvas, view: PoolView) -> None:
         canvas.line("axis", x, y0, x, y0 + 4)
         canvas.text(x, y0 + 16, str(value), "tick", "middle")
     canvas.text(x0 + width / 2, y0 + 34, f"op number in @{function.name}", "note", "middle")
+    _kernel_labels(canvas, function, first, last, x0, y0 + 44, px_per_op)
 
     # Buffers, then the labels that fit.
     boxes: list[Box] = []
@@ -301,6 +313,33 @@ def _panel(canvas: _Canvas, view: PoolView) -> None:
     canvas.add("</g>")
     canvas.width = max(canvas.width, x0 + width + RIGHT)
     canvas.y = y0 + PANEL_FOOTER + PANEL_GAP
+
+
+def _kernel_labels(
+    canvas: _Canvas,
+    function: FunctionReport,
+    first: int,
+    last: int,
+    x0: float,
+    y: float,
+    px_per_op: float,
+) -> None:
+    """The kernel each ``memory.invoke`` calls, written down the time axis at its
+    op number, thinned so that names stay ``KERNEL_LABEL_GAP`` pixels apart."""
+    previous = -math.inf
+    for number, name in function.kernels:
+        if not first <= number <= last:
+            continue
+        x = x0 + (number - first + 0.5) * px_per_op
+        if x - previous < KERNEL_LABEL_GAP:
+            continue
+        previous = x
+        shown = name if len(name) <= KERNEL_LABEL_CHARS else name[: KERNEL_LABEL_CHARS - 1] + "\u2026"
+        canvas.add(
+            f'<text class="kernel" x="{_num(x)}" y="{_num(y)}" text-anchor="end" '
+            f'transform="rotate(-60 {_num(x)} {_num(y)})" data-op="{number}">'
+            f"{escape(shown)}<title>{escape(f'op {number}: {name}')}</title></text>"
+        )
 
 
 def _boxes_overlap(a: Box, b: Box) -> bool:
