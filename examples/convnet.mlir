@@ -7,7 +7,10 @@
 // parameters (strides, padding, pool size) are call attributes and end up
 // on the `memory.invoke`s.
 //
-//   memplan-opt --manifest-alloc --insert-kills --usmp --plan-report examples/convnet.mlir
+//   memplan-opt --plan --plan-report examples/convnet.mlir
+//
+// (`--plan` is `--manifest-alloc --insert-kills --coalesce --usmp`; planning
+// passes alone on this form have nothing to plan and say so in a remark.)
 
 func.func private @conv2d_3to8(tensor<1x3x32x32xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x32x32xf32>
 func.func private @bias_add_8(tensor<1x8x32x32xf32>, tensor<8xf32>) -> tensor<1x8x32x32xf32>

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from memplan.dialect.aliases import transitive_aliases, underlying_root
+from memplan.dialect.diagnostics import at_op
+from memplan.dialect.types import StorageType, element_byte_size, static_byte_size
 from xdsl.dialects.builtin import (
     I64,
     ArrayAttr,
@@ -21,7 +24,15 @@ from xdsl.dialects.builtin import (
     StringAttr,
     SymbolRefAttr,
 )
-from xdsl.ir import Attribute, Block, BlockArgument, OpResult, Operation, Region, SSAValue
+from xdsl.ir import (
+    Attribute,
+    Block,
+    BlockArgument,
+    Operation,
+    OpResult,
+    Region,
+    SSAValue,
+)
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -47,9 +58,6 @@ from xdsl.traits import (
     SymbolTable,
 )
 from xdsl.utils.exceptions import VerifyException
-
-from memplan.dialect.aliases import transitive_aliases, underlying_root
-from memplan.dialect.types import StorageType, element_byte_size, static_byte_size
 
 DEFAULT_STORAGE_ALIGNMENT = 64
 DEFAULT_POOL_ALIGNMENT = 16
@@ -984,9 +992,17 @@ class KillOp(IRDLOperation):
                 if user is self or not happens_after(self, user, definition_block):
                     continue
                 if isinstance(user, KillOp) and user.value is value:
-                    raise VerifyException(f"{name} is killed twice on one path")
+                    raise at_op(
+                        VerifyException(f"{name} is killed twice on one path"),
+                        user,
+                        (self, "first kill here"),
+                    )
                 what = name if alias is value else f"{describe(alias)} (a view of {name})"
-                raise VerifyException(f"{what} is used by {user.name} after its kill")
+                raise at_op(
+                    VerifyException(f"{what} is used by {user.name} after its kill"),
+                    user,
+                    (self, f"{name} is killed here"),
+                )
 
     def _verify_not_in_loop(self, definition_block: Block | None) -> None:
         # Walk out from the kill to the op holding the definition: a loop in

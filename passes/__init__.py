@@ -69,6 +69,12 @@ def _usmp() -> type[ModulePass]:
     return UsmpPass
 
 
+def _plan() -> type[ModulePass]:
+    from memplan.passes.plan import PlanPass
+
+    return PlanPass
+
+
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Return the memplan passes by name, each behind a lazy importer."""
 
@@ -82,4 +88,5 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "reuse": _reuse,
         "verify-plan": _verify_plan,
         "plan-report": _plan_report,
+        "plan": _plan,
     }

@@ -24,6 +24,7 @@ from memplan.dialect.ops import (
     ancestor_in_region,
 )
 from memplan.passes.analysis import FunctionLifetimes, StorageLifetime, analyze_function
+from memplan.passes.analysis.forms import remark_value_semantic
 from memplan.passes.planning.algorithms import (
     ALGORITHMS,
     AlgorithmName,
@@ -331,6 +332,7 @@ class CoalescePass(ModulePass):
     timeout: float | int = 10.0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        remark_value_semantic(op, self.name)
         if self.algorithm not in ALGORITHMS:
             raise PassFailedException(
                 f"coalesce: unknown algorithm '{self.algorithm}' "

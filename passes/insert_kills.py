@@ -4,13 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.dialects.func import FuncOp
-from xdsl.ir import Block, Operation
-from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
-
 from memplan.dialect.ops import KillOp
 from memplan.passes.analysis import (
     FunctionLifetimes,
@@ -18,6 +11,12 @@ from memplan.passes.analysis import (
     Lifetime,
     analyze_function,
 )
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Block, Operation
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
 
 
 def _ordered_kills(lifetimes: FunctionLifetimes) -> list[tuple[KillPoint, list[Lifetime]]]:

@@ -70,6 +70,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, NoReturn
 
+from memplan.dialect.diagnostics import at_op
+from memplan.dialect.ops import (
+    AllocStorageOp,
+    AllocTensorOp,
+    InvokeOp,
+    KillOp,
+    PoolOp,
+    describe,
+)
+from memplan.dialect.types import StorageType
+from memplan.passes.analysis.value_flow import trace_flow
+from memplan.passes.planning.model import pool_base_alignment
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
@@ -91,24 +103,14 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 
-from memplan.dialect.ops import (
-    AllocStorageOp,
-    AllocTensorOp,
-    InvokeOp,
-    KillOp,
-    PoolOp,
-    describe,
-)
-from memplan.dialect.types import StorageType
-from memplan.passes.analysis.value_flow import trace_flow
-from memplan.passes.planning.model import pool_base_alignment
-
 PoolMode = Literal["alloc", "arg", "global"]
 
 
 def _fail(op: Operation, message: str) -> NoReturn:
     """Fail the pass with ``message``, pointing at ``op``."""
-    op.emit_error(message, PassFailedException(message))
+    # The op for memplan's diagnostics; emit_error adds the module with the
+    # op marked (shown with --debug).
+    op.emit_error(message, at_op(PassFailedException(message), op))
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,18 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import NoReturn
 
+from memplan.dialect.diagnostics import at_op
+from memplan.dialect.ops import (
+    DEVICE_ATTR,
+    LOOP_OPS,
+    SHAPE_FN_ATTR,
+    VIEW_ATTR,
+    AllocStorageOp,
+    AllocTensorOp,
+    InvokeOp,
+    describe,
+)
+from memplan.dialect.types import default_alignment, element_byte_size, static_byte_size
 from xdsl.context import Context
 from xdsl.dialects import arith, bufferization, func, memref, scf, tensor
 from xdsl.dialects.builtin import (
@@ -34,22 +46,12 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 from xdsl.utils.hints import isa
 
-from memplan.dialect.ops import (
-    DEVICE_ATTR,
-    LOOP_OPS,
-    SHAPE_FN_ATTR,
-    VIEW_ATTR,
-    AllocStorageOp,
-    AllocTensorOp,
-    InvokeOp,
-    describe,
-)
-from memplan.dialect.types import default_alignment, element_byte_size, static_byte_size
-
 
 def _fail(op: Operation, message: str) -> NoReturn:
     """Raise a PassFailedException carrying ``message``, annotated at ``op``."""
-    op.emit_error(message, PassFailedException(message))
+    # The op for memplan's diagnostics; emit_error adds the module with the
+    # op marked (shown with --debug).
+    op.emit_error(message, at_op(PassFailedException(message), op))
 
 
 def _is_tensor(type_: Attribute) -> bool:

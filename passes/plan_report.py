@@ -14,11 +14,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import PassFailedException
-
 from memplan.dialect.ops import InvokeOp
 from memplan.passes.analysis import FunctionLifetimes, ModuleLifetimes, analyze_module
 from memplan.passes.planning.bounds import buffers_lower_bound, peak_live_bytes
@@ -27,6 +22,10 @@ from memplan.passes.report_formats.c_header import format_c_header
 from memplan.passes.report_formats.common import pool_label
 from memplan.passes.report_formats.svg import format_svg
 from memplan.passes.report_formats.trace import format_trace
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
 
 UNPLANNED = "(unplanned)"
 """Pseudo-pool of static storages not pinned to a pool: used = sum of sizes."""

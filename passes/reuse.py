@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from memplan.dialect.ops import AllocStorageOp, KillOp, ancestor_in_region
 from memplan.passes.analysis import FunctionLifetimes, StorageLifetime, analyze_function
+from memplan.passes.analysis.forms import remark_value_semantic
 from memplan.passes.planning.model import Buffer
 from memplan.passes.storage_rewrites import (
     is_terminator,
@@ -296,6 +297,7 @@ class ReusePass(ModulePass):
     match_range: int = 16
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        remark_value_semantic(op, self.name)
         if self.match_range < 0:
             raise PassFailedException(
                 f"reuse: match-range must be >= 0, got {self.match_range}"

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from math import lcm
 from typing import Literal, TypeVar
 
+from memplan.dialect.diagnostics import at_op
 from memplan.dialect.ops import (
     DEFAULT_STORAGE_ALIGNMENT,
     AllocStorageOp,
@@ -25,6 +26,7 @@ from memplan.passes.analysis import (
     analyze_module,
     pools_of,
 )
+from memplan.passes.analysis.forms import remark_value_semantic
 from memplan.passes.planning.algorithms import AlgorithmName, PlanOptions, solve
 from memplan.passes.planning.bounds import buffers_lower_bound, forced_pool, pool_groups
 from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution
@@ -75,9 +77,9 @@ class Plan:
     placements: dict[AllocStorageOp, Placement] = field(default_factory=dict)
     used: dict[str, int] = field(default_factory=dict)
     unplaced: dict[Component, int] = field(default_factory=dict)
-    failures: dict[Component, str] = field(default_factory=dict)
+    failures: dict[Component, Failure] = field(default_factory=dict)
 
-    def fail(self, component: Component, count: int, message: str) -> None:
+    def fail(self, component: Component, count: int, message: Failure) -> None:
         self.unplaced[component] = self.unplaced.get(component, 0) + count
         self.failures.setdefault(component, message)
 
@@ -228,9 +230,21 @@ def _peak_during(
     return top
 
 
+@dataclass(frozen=True)
+class Failure:
+    """Why a plan failed: the message and the storage op it is about."""
+
+    message: str
+    op: Operation | None = None
+
+    def exception(self) -> PassFailedException:
+        error = PassFailedException(self.message)
+        return error if self.op is None else at_op(error, self.op)
+
+
 def unplaced_diagnostic(
     group: Group, solution: Solution, algorithm: str, unplaced: Sequence[str]
-) -> tuple[str, bool]:
+) -> tuple[Failure, bool]:
     """Why the storages ``unplaced`` fit nowhere: names, sizes, lifetimes, pools.
 
     Names the storage, its size and lifetime, and for every candidate pool its
@@ -308,7 +322,7 @@ def unplaced_diagnostic(
     if others:
         lines.append(f"({others} other storage{'s' if others > 1 else ''} did not fit either)")
     text = head + ("" if not lines else ":\n" + "\n".join(f"  {line}" for line in lines))
-    return text, proven
+    return Failure(text, storage.alloc), proven
 
 
 def _invalid_plan_diagnostic(group: Group, solution: Solution, findings: Sequence[Finding]) -> str:
@@ -452,6 +466,7 @@ class UsmpPass(ModulePass):
     split_storages: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        remark_value_semantic(op, self.name)
         if self.timeout < 0:
             raise PassFailedException(f"usmp: timeout must be non-negative, got {self.timeout}")
         if not any(isinstance(child, PoolOp) for child in op.ops):
@@ -474,7 +489,10 @@ class UsmpPass(ModulePass):
         for function, storage in lifetimes.storages():
             # Two instances live at once, one static place: no plan is right.
             if storage.size is not None and storage.carried_across_iterations:
-                raise PassFailedException(f"usmp: {function.carried_diagnostic(storage)}")
+                raise at_op(
+                    PassFailedException(f"usmp: {function.carried_diagnostic(storage)}"),
+                    storage.alloc,
+                )
         components = pool_components(lifetimes)
         splits = storage_splits(lifetimes) if self.split_storages else []
         plan = self._plan(lifetimes, components, deadline, 2 if splits else 1)
@@ -486,7 +504,7 @@ class UsmpPass(ModulePass):
             if component in plan.failures
         ]
         if failures:
-            raise PassFailedException(failures[0])
+            raise failures[0].exception()
         for storage, placement in plan.placements.items():
             storage.pin(placement.pool, placement.offset)
         for pool in op.ops:
@@ -588,9 +606,13 @@ class UsmpPass(ModulePass):
                 continue
             findings = validate(group.problem, solution)
             if findings:
-                message = _invalid_plan_diagnostic(group, solution, findings)
+                first = findings[0].buffers[0]
+                message = Failure(
+                    _invalid_plan_diagnostic(group, solution, findings),
+                    group.storages[first][1].alloc if first in group.storages else None,
+                )
                 count = len(group.problem.buffers)
-                plan.fail(component(group, findings[0].buffers[0]), count, message)
+                plan.fail(component(group, first), count, message)
                 continue
             for buffer_id, placement in solution.placements.items():
                 plan.placements[group.storages[buffer_id][1].alloc] = placement
@@ -598,7 +620,7 @@ class UsmpPass(ModulePass):
                 plan.used[pool] = max(plan.used.get(pool, 0), used)
         return plan
 
-    def _unplaced_failure(self, group: Group, solution: Solution) -> str:
+    def _unplaced_failure(self, group: Group, solution: Solution) -> Failure:
         """The diagnostic for a group whose plan leaves storages unplaced.
 
         A search that proves a pool infeasible places none of its buffers;
@@ -610,9 +632,10 @@ class UsmpPass(ModulePass):
             greedy = solve(group.problem, "greedy-by-size")
             if len(greedy.unplaced(group.problem)) < len(solution.unplaced(group.problem)):
                 attempt, algorithm = greedy, "greedy-by-size"
-        message, proven = unplaced_diagnostic(
+        failure, proven = unplaced_diagnostic(
             group, attempt, algorithm, attempt.unplaced(group.problem)
         )
+        message = failure.message
         stage = solution.stats.get("stage", solution.stats.get("algorithm"))
         if proven:
             pass
@@ -632,7 +655,7 @@ class UsmpPass(ModulePass):
             message += (
                 "\n  (a heuristic's failure is no proof: algorithm=exact searches every plan)"
             )
-        return message
+        return Failure(message, failure.op)
 
 
 def _component_of(

@@ -4,11 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import PassFailedException
-
+from memplan.dialect.diagnostics import at_op
 from memplan.passes.analysis import (
     FunctionLifetimes,
     ModuleLifetimes,
@@ -18,6 +14,21 @@ from memplan.passes.analysis import (
 )
 from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution
 from memplan.passes.planning.validate import validate
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+
+@dataclass(frozen=True)
+class PlanProblem:
+    """One way the plan breaks the rules: the message, the op it is about (the
+    first storage or tensor named) and the other one an overlap involves."""
+
+    message: str
+    op: Operation
+    other: Operation | None = None
 
 
 def _describe(
@@ -27,7 +38,7 @@ def _describe(
     return f"{label} (bytes [{placement.offset}, {top}) of {where}, live {lifetime})"
 
 
-def _pool_findings(lifetimes: ModuleLifetimes) -> list[str]:
+def _pool_findings(lifetimes: ModuleLifetimes) -> list[PlanProblem]:
     """Pinned storages against the pools: overlaps, alignment, bounds, pool choice."""
     pinned = [
         (function, storage)
@@ -47,8 +58,9 @@ def _pool_findings(lifetimes: ModuleLifetimes) -> list[str]:
     problem = Problem(tuple(buffers), lifetimes.pools)
     solution = lifetimes.placements()
     by_id = {buffer.id: buffer for buffer in buffers}
-    messages: list[str] = []
+    problems: list[PlanProblem] = []
     for finding in validate(problem, solution):
+        ops = [owners[b][1].op for b in finding.buffers if b in owners]
         labels = {
             buffer_id: f"storage {owners[buffer_id][1].label} in @{owners[buffer_id][0].name}"
             for buffer_id in finding.buffers
@@ -66,18 +78,24 @@ def _pool_findings(lifetimes: ModuleLifetimes) -> list[str]:
                 )
                 for buffer_id in (first, second)
             ]
-            messages.append(f"{parts[0]} and {parts[1]} are live together but share bytes")
+            problems.append(
+                PlanProblem(
+                    f"{parts[0]} and {parts[1]} are live together but share bytes", *ops
+                )
+            )
             continue
         message = finding.message
         for buffer_id, label in labels.items():
             message = message.replace(f"buffer '{buffer_id}'", label)
             message = message.replace(f"'{buffer_id}'", label)
-        messages.append(message)
+        problems.append(PlanProblem(message, *ops[:2]))
     # Sorted: the validator's order is an implementation detail of its sweep.
-    return sorted(messages)
+    return sorted(problems, key=lambda p: p.message)
 
 
-def _storage_findings(function: FunctionLifetimes, storage: StorageLifetime) -> list[str]:
+def _storage_findings(
+    function: FunctionLifetimes, storage: StorageLifetime
+) -> list[PlanProblem]:
     """Tensors of one static storage: overlaps of conflicting tensors, bounds, alignment."""
     size = storage.size
     assert size is not None
@@ -95,8 +113,9 @@ def _storage_findings(function: FunctionLifetimes, storage: StorageLifetime) -> 
     )
     by_name = {tensor.name: tensor for tensor in placed}
     where = f"storage {storage.label} in @{function.name}"
-    messages: list[str] = []
+    problems: list[PlanProblem] = []
     for finding in validate(Problem(tuple(buffers.values()), (pool,)), solution):
+        ops = [by_name[name].op for name in finding.buffers if name in by_name] or [storage.op]
         if finding.kind == "overlap":
             parts = [
                 _describe(
@@ -108,29 +127,38 @@ def _storage_findings(function: FunctionLifetimes, storage: StorageLifetime) -> 
                 )
                 for name in finding.buffers
             ]
-            messages.append(f"{parts[0]} and {parts[1]} are live together but share bytes")
+            problems.append(
+                PlanProblem(
+                    f"{parts[0]} and {parts[1]} are live together but share bytes", *ops
+                )
+            )
             continue
         message = finding.message.replace(f"@{storage.name}", where)
         for name in finding.buffers:
             message = message.replace(f"buffer '{name}'", f"tensor {by_name[name].label}")
-        messages.append(message)
-    return sorted(messages)
+        problems.append(PlanProblem(message, *ops[:2]))
+    return sorted(problems, key=lambda p: p.message)
 
 
-def plan_findings(lifetimes: ModuleLifetimes, *, require_pinned: bool = False) -> list[str]:
-    """Every way the plan in the IR breaks the rules, as complete diagnostics."""
-    messages = _pool_findings(lifetimes)
+def plan_problems(
+    lifetimes: ModuleLifetimes, *, require_pinned: bool = False
+) -> list[PlanProblem]:
+    """Every way the plan in the IR breaks the rules, with the ops involved."""
+    problems = _pool_findings(lifetimes)
     for function in lifetimes.functions:
         for storage in function.static_storages:
             if require_pinned and storage.pinned is None:
-                messages.append(
-                    f"storage {storage.label} in @{function.name} ({storage.size} bytes) "
-                    "is not pinned to a pool"
+                problems.append(
+                    PlanProblem(
+                        f"storage {storage.label} in @{function.name} ({storage.size} bytes) "
+                        "is not pinned to a pool",
+                        storage.op,
+                    )
                 )
             if storage.pinned is not None and storage.carried_across_iterations:
-                messages.append(function.carried_diagnostic(storage))
-            messages.extend(_storage_findings(function, storage))
-    return messages
+                problems.append(PlanProblem(function.carried_diagnostic(storage), storage.op))
+            problems.extend(_storage_findings(function, storage))
+    return problems
 
 
 @dataclass(frozen=True)
@@ -172,10 +200,18 @@ class VerifyPlanPass(ModulePass):
     require_pinned: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        messages = plan_findings(analyze_module(op), require_pinned=self.require_pinned)
-        if not messages:
+        problems = plan_problems(analyze_module(op), require_pinned=self.require_pinned)
+        if not problems:
             return
-        if len(messages) == 1:
-            raise PassFailedException(f"verify-plan: {messages[0]}")
-        listing = "\n".join(f"  {message}" for message in messages)
-        raise PassFailedException(f"verify-plan: {len(messages)} problems:\n{listing}")
+        # The diagnostic points at the first problem's op (and the other
+        # buffer of an overlap); the message lists every problem.
+        first = problems[0]
+        notes = () if first.other is None else ((first.other, "the other buffer is here"),)
+        if len(problems) == 1:
+            raise at_op(PassFailedException(f"verify-plan: {first.message}"), first.op, *notes)
+        listing = "\n".join(f"  {problem.message}" for problem in problems)
+        raise at_op(
+            PassFailedException(f"verify-plan: {len(problems)} problems:\n{listing}"),
+            first.op,
+            *notes,
+        )

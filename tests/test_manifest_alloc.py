@@ -280,7 +280,9 @@ def test_cli_reports_a_diagnostic(tmp_path: Path, capsys: pytest.CaptureFixture[
     source.write_text(BAD_INPUTS["callee with body"][0])
     assert memplan_opt_main([str(source), "--manifest-alloc"]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("memplan-opt: error: call to @g: not a kernel declaration")
+    # At the call, as mlir-opt would: file:line:col, the line and a caret.
+    assert err.startswith(f"{source}:6:11: error: call to @g: not a kernel declaration")
+    assert "          %y = func.call @g(%x)" in err
     assert "Traceback" not in err
 
 

@@ -266,7 +266,7 @@ def test_mlir_input_with_weights_from(tmp_path: Path, capsys: pytest.CaptureFixt
 
     assert main([str(mlir)]) == 1
     assert capsys.readouterr().err == (
-        "memplan-run: error: run run: global @w1 has no initial value and no data was given "
+        "memplan-run: error: the run: global @w1 has no initial value and no data was given "
         "for it (for an imported ONNX model, pass --weights-from MODEL.onnx)\n"
     )
 
@@ -275,7 +275,12 @@ def test_mlir_input_with_weights_from(tmp_path: Path, capsys: pytest.CaptureFixt
     ("args", "message"),
     [
         (["missing.mlir"], "memplan-run: error: cannot read missing.mlir: No such file or directory"),
-        (["mlp.onnx", "--pipeline=nope"], "memplan-run: error: --pipeline 'nope': Unrecognized passes: ['nope']"),
+        (["mlp.onnx", "--pipeline=nope"], "memplan-run: error: in --pipeline 'nope': unknown pass 'nope'"),
+        # The same pipeline parser and messages as memplan-opt's, never a traceback.
+        (["mlp.onnx", "--pipeline=manifest-alloc,usmp{"], "memplan-run: error: in --pipeline 'manifest-alloc,usmp{': malformed pass pipeline at column 21"),
+        (["mlp.onnx", "--pipeline=manifest-alloc insert-kills"], "memplan-run: error: in --pipeline 'manifest-alloc insert-kills': malformed pass pipeline at column 15"),
+        (["mlp.onnx", "--pipeline=manifest-aloc"], "memplan-run: error: in --pipeline 'manifest-aloc': unknown pass 'manifest-aloc' (did you mean 'manifest-alloc'?)"),
+        (["mlp.onnx", "--pipeline=usmp{algorithm=fast}"], "memplan-run: error: in --pipeline 'usmp{algorithm=fast}': usmp: algorithm must be one of greedy-by-size, greedy-by-conflicts, hill-climb, exact, auto (got 'fast')"),
         (["truncated.onnx"], "memplan-run: error: truncated.onnx is not an ONNX model (or is truncated)"),
         (["dynamic_batch.onnx"], "memplan-run: error: tensor 'x' (graph input) has symbolic dim 'N'"),
         (["mlp.onnx", "--inputs", "missing.npz"], "memplan-run: error: --inputs missing.npz:"),
@@ -410,3 +415,27 @@ def test_resolved_kernels_are_per_declaration() -> None:
     one = run_function(parse_module(text.replace("VALUE", "1.0")), [], kernels=registry)
     two = run_function(parse_module(text.replace("VALUE", "2.0")), [], kernels=registry)
     assert one.outputs[0].tolist() == [1.0, 1.0] and two.outputs[0].tolist() == [2.0, 2.0]
+
+
+def test_pipeline_failure_points_at_the_input_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """memplan-run reports a verifier or pass error as memplan-opt does: at the
+    op's line in the input (the plan runs on a copy; the copy's ops map back)."""
+    source = tmp_path / "twice.mlir"
+    source.write_text(
+        "func.func @main() {\n"
+        "  %s = memory.alloc_storage : !memory.storage<16>\n"
+        "  memory.kill %s : !memory.storage<16>\n"
+        "  memory.kill %s : !memory.storage<16>\n"
+        "  func.return\n"
+        "}\n"
+    )
+    assert main([str(source), "--pipeline=usmp"]) == 1
+    err = capsys.readouterr().err
+    assert err.splitlines()[:4] == [
+        f"{source}:4:3: error: %s is killed twice on one path",
+        "  memory.kill %s : !memory.storage<16>",
+        "  ^",
+        f"{source}:3:3: note: first kill here",
+    ]

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import difflib
 import inspect
 import os
 import re
@@ -50,24 +49,32 @@ import traceback
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from importlib import metadata
-from pathlib import Path
 from typing import IO, ClassVar, NoReturn
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Dialect
-from xdsl.passes import ModulePass, get_pass_option_infos
-from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
+from xdsl.ir import Dialect, Operation
+from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import (
-    ArgSpecParseError,
     DiagnosticException,
-    MultipleSpansParseError,
     ParseError,
+    PassFailedException,
     ShrinkException,
 )
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from memplan import passes
+from memplan.dialect.diagnostics import remark_handler
+from memplan.tools.cli import (
+    CommandLineError,
+    LocatingParser,
+    Progress,
+    SourceMap,
+    check_pipeline,
+    describe_parse_error,
+    normalize_pipeline,
+    pass_options_help,
+    version_text,
+)
 
 PROG = "memplan-opt"
 PASS_GROUP_TITLE = "memplan passes"
@@ -84,22 +91,6 @@ class MemplanOptError(Exception):
     ``str(error)`` is the whole diagnostic, without the ``memplan-opt: error:``
     prefix when it has no location of its own.
     """
-
-
-def _memplan_version() -> str:
-    """The installed distribution's version, or pyproject's in a checkout."""
-    try:
-        return metadata.version("memplan")
-    except metadata.PackageNotFoundError:
-        pass
-    import tomllib
-
-    pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
-    try:
-        with pyproject.open("rb") as file:
-            return str(tomllib.load(file)["project"]["version"])
-    except (OSError, KeyError, tomllib.TOMLDecodeError):
-        return "unknown"
 
 
 def _get_memory_dialect() -> Dialect:
@@ -211,9 +202,7 @@ class MemplanOptMain(xDSLOptMain):
     wraps both and turns every exception into a diagnostic.
     """
 
-    version_format: ClassVar[str] = (
-        f"{PROG} {_memplan_version()} (xdsl {{xdsl_version}})"
-    )
+    version_format: ClassVar[str] = version_text(PROG).replace("{", "{{").replace("}", "}}")
 
     memplan_passes: dict[str, Callable[[], type[ModulePass]]]
     """memplan's own passes, the ones that get a ``--<pass>`` flag."""
@@ -227,6 +216,8 @@ class MemplanOptMain(xDSLOptMain):
         options_part = _options_part(rest)
         # Pass summaries import every pass module; only --help shows them.
         self._describe_passes = "-h" in options_part or "--help" in options_part
+        self.source = SourceMap()
+        self.progress = Progress(PROG)
         super().__init__(description="memplan modular optimizer driver", args=rest)
 
     # ------------------------------------------------------------------
@@ -279,11 +270,9 @@ class MemplanOptMain(xDSLOptMain):
         except Exception as error:  # a broken pass must not break --help
             return f"(cannot load: {type(error).__name__}: {error})"
         text = pass_summary(pass_class)
-        option_names = [
-            info.name.replace("_", "-") for info in get_pass_option_infos(pass_class)
-        ]
-        if option_names:
-            text += f" [options: {', '.join(option_names)}]"
+        options = pass_options_help(pass_class)
+        if options:
+            text += f" Options: {'; '.join(options)}."
         # argparse %-formats help strings.
         return text.replace("%", "%%")
 
@@ -295,45 +284,57 @@ class MemplanOptMain(xDSLOptMain):
     # Pipeline
 
     def setup_pipeline(self) -> None:
-        """Flag passes first, in command-line order, then the ``-p`` list."""
-        specs = [flag_pass.spec for flag_pass in self.flag_passes]
-        for flag_pass in self.flag_passes:
-            self._check_pipeline(flag_pass.spec, origin=flag_pass.flag)
+        """Flag passes first, in command-line order, then the ``-p`` list.
+
+        Option values may be bare, as in MLIR (``output=out/plan.json``):
+        ``normalize_pipeline`` quotes them for xDSL. Each part is checked on
+        its own so that a diagnostic names the flag it is about.
+        """
+        specs: list[str] = []
+        parts = [(flag_pass.spec, flag_pass.flag) for flag_pass in self.flag_passes]
         if self.args.passes:
-            self._check_pipeline(self.args.passes, origin=f"-p '{self.args.passes}'")
-            specs.append(self.args.passes)
+            parts.append((self.args.passes, f"-p '{self.args.passes}'"))
+        for spec, origin in parts:
+            normalized = normalize_pipeline(spec)
+            try:
+                check_pipeline(normalized, self.available_passes, origin)
+            except CommandLineError as error:
+                raise MemplanOptError(str(error)) from None
+            specs.append(normalized)
         self.args.passes = ",".join(specs)
         super().setup_pipeline()
+        # Between passes: name the next one for the progress line.
+        verify = self.pipeline.callback
 
-    def _check_pipeline(self, pipeline: str, origin: str) -> None:
-        """Raise ``MemplanOptError`` if ``pipeline`` would not build.
+        total = len(self.pipeline.passes)
+        step = 0
 
-        xDSL's own errors do not say which flag they are about, and a syntax
-        error is an ``ArgSpecParseError``, a ``BaseException``.
-        """
-        try:
-            specs: list[ArgSpec] = list(parse_pipeline(pipeline))
-        except ArgSpecParseError as error:
-            raise MemplanOptError(
-                f"in {origin}: {_describe_spec_syntax_error(error)}"
-            ) from None
-        for spec in specs:
-            if spec.name not in self.available_passes:
-                message = f"unknown pass '{spec.name}'"
-                close = difflib.get_close_matches(spec.name, self.available_passes)
-                if close:
-                    message += f" (did you mean '{close[0]}'?)"
-                raise MemplanOptError(f"in {origin}: {message}")
-            pass_class = self.available_passes[spec.name]()
-            try:
-                pass_class.from_pass_spec(spec)
-            except (ValueError, TypeError) as error:
-                raise MemplanOptError(
-                    f"in {origin}: invalid options for pass '{spec.name}': {error}"
-                ) from None
+        def callback(
+            previous: ModulePass | None, module: ModuleOp, next_pass: ModulePass | None
+        ) -> None:
+            nonlocal step
+            if verify is not None:
+                verify(previous, module, next_pass)
+            if next_pass is not None:
+                step = 1 if previous is None else step + 1
+                self.progress.set(f"{next_pass.name} ({step}/{total})")
+
+        self.pipeline = dataclasses.replace(self.pipeline, callback=callback)
 
     # ------------------------------------------------------------------
     # Input and output
+
+    def register_all_frontends(self) -> None:
+        """MLIR text is parsed with ``LocatingParser``: the chunk's ``SourceMap``
+        lets a verifier or pass error point at the op's line."""
+        super().register_all_frontends()
+
+        def parse_mlir(io: IO[bytes]) -> ModuleOp:
+            parser = LocatingParser(self.ctx, io.read(), self.get_input_name())
+            self.source.op_spans = parser.op_spans
+            return parser.parse_module(not self.args.no_implicit_module)
+
+        self.available_frontends["mlir"] = parse_mlir
 
     def get_input_name(self) -> str:
         if self.args.input_file in (None, "-"):
@@ -447,12 +448,13 @@ class MemplanOptMain(xDSLOptMain):
         self, chunk: IO[bytes], file_extension: str, line_offset: int, output: IO[str]
     ) -> bool:
         """Parse, transform and print one chunk; False if it failed."""
+        self.source = SourceMap(line_offset=line_offset)
+        module: ModuleOp | None = None
         try:
-            module: ModuleOp | None = self.parse_chunk(
-                chunk, file_extension, line_offset
-            )
+            module = self.parse_chunk(chunk, file_extension, line_offset)
             if module is not None:
-                self.apply_passes(module)
+                with self.progress.running(), remark_handler(self._remark):
+                    self.apply_passes(module)
                 output.write(self.output_resulting_program(module))
             output.flush()
             return True
@@ -463,46 +465,35 @@ class MemplanOptMain(xDSLOptMain):
                 return True
             self.report(error)
             return False
-        except DiagnosticException as error:
-            if self.args.verify_diagnostics:
+        except (DiagnosticException, PassFailedException) as error:
+            if self.args.verify_diagnostics and isinstance(error, DiagnosticException):
                 print(error)
                 for note in getattr(error, "__notes__", ()):
                     print(note)
                 return True
-            self.report(error)
+            self.report(error, module)
             return False
         except (RecursionError, UnicodeDecodeError) as error:
             self.report(error)
             return False
 
-    def report(self, error: BaseException) -> None:
-        """Print a user error's diagnostic on stderr (after its traceback
-        with ``--debug``)."""
+    def _remark(self, op: Operation, message: str) -> None:
+        sys.stdout.flush()
+        print(self.source.diagnostic(PROG, message, op, severity="remark"), file=sys.stderr)
+
+    def report(self, error: BaseException, module: ModuleOp | None = None) -> None:
+        """Print a user error's diagnostic on stderr: at the op it is about
+        when it has one (``SourceMap.describe``). With ``--debug``, first the
+        traceback and the annotated module xDSL attached."""
         sys.stdout.flush()  # keep stdout and stderr in order under 2>&1
         if self.args.debug:
             traceback.print_exception(error)
-        message = describe_error(error)
+        if isinstance(error, DiagnosticException | PassFailedException):
+            message = self.source.describe(PROG, error, module)
+        else:
+            message = describe_error(error)
         assert message is not None
         print(message, file=sys.stderr)
-
-
-def _describe_spec_syntax_error(error: ArgSpecParseError) -> str:
-    """Reword xDSL's pipeline syntax error as ``... at column N: <message>``
-    plus the pipeline line and a caret.
-
-    xDSL keeps only the rendered text: a header, ``pass-pipeline:1:<col>``,
-    the pipeline, the caret line and the indented message.
-    """
-    lines = str(error).rstrip("\n").split("\n")
-    location = lines[1].rpartition(":") if len(lines) == 5 else ("", "", "")
-    if not location[0].startswith("pass-pipeline") or not location[2].isdigit():
-        return " ".join(line.strip() for line in lines)
-    message = lines[4].strip()
-    message = message[:1].lower() + message[1:]
-    return (
-        f"malformed pass pipeline at column {location[2]}: {message}\n"
-        f"{lines[2]}\n{lines[3]}"
-    )
 
 
 def _mode_for(target: str) -> int:
@@ -516,25 +507,14 @@ def _mode_for(target: str) -> int:
 
 
 def describe_error(error: BaseException) -> str | None:
-    """The diagnostic for a user error, or None if ``error`` is a bug."""
+    """The diagnostic for a user error without an op to point at, or None if
+    ``error`` is a bug. (Verifier and pass errors go through ``SourceMap``.)"""
     if isinstance(error, ParseError):
-        location = error.span.get_location()
-        # print_with_context starts with the bare location; we put it first.
-        context = error.span.print_with_context().split("\n", 1)[1]
-        text = f"{location}: error: {error.msg}\n{context}"
-        if isinstance(error, MultipleSpansParseError):
-            if error.ref_text is not None:
-                text += error.ref_text + "\n"
-            for span, note in error.refs:
-                text += span.print_with_context(note)
-        return text.rstrip("\n")
+        return describe_parse_error(error)
     if isinstance(error, MemplanOptError):
         return f"{PROG}: error: {error}"
-    if isinstance(error, DiagnosticException):
-        # The message first; the annotated IR, if any, follows as notes.
-        lines = [f"{PROG}: error: {error}"]
-        lines.extend(str(note) for note in getattr(error, "__notes__", ()))
-        return "\n".join(lines).rstrip("\n")
+    if isinstance(error, DiagnosticException | PassFailedException):
+        return f"{PROG}: error: {error}"
     if isinstance(error, RecursionError):
         return f"{PROG}: error: input nested too deeply"
     if isinstance(error, UnicodeDecodeError):

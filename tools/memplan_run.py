@@ -51,10 +51,9 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType, UnitAttr
 from xdsl.interpreter import Interpreter, PythonValues
 from xdsl.ir import Operation
-from xdsl.parser import Parser
-from xdsl.passes import ModulePass, PassPipeline
+from xdsl.passes import ModulePass
 from xdsl.traits import SymbolTable
-from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException
 
 from memplan.dialect.context import memplan_context
 from memplan.dialect.interpreter import (
@@ -67,7 +66,15 @@ from memplan.dialect.interpreter import (
 )
 from memplan.dialect.ops import VIEW_ATTR, InvokeOp
 
-from .cli import ToolArgumentParser
+from .cli import (
+    CommandLineError,
+    SourceMap,
+    ToolArgumentParser,
+    build_pipeline,
+    describe_parse_error,
+    parse_located,
+)
+from .cli import Progress as CliProgress
 from .memplan_import_onnx import (
     OnnxImportError,
     OnnxKernelResolver,
@@ -79,6 +86,7 @@ from .memplan_import_onnx import (
     onnx_names,
 )
 
+PROG = "memplan-run"
 DEFAULT_PIPELINE = "manifest-alloc,insert-kills,usmp"
 PROGRESS_DELAY_SECONDS = 2.0
 
@@ -101,34 +109,59 @@ def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     return {**upstream_passes(), **get_all_passes()}
 
 
+class LocatedRunError(RunError):
+    """A diagnostic that carries its own ``file:line:col: error:`` (or
+    ``memplan-run: error:``) prefix: printed as it is."""
+
+
+SOURCE_MAPS: dict[int, SourceMap] = {}
+"""Where the ops of each module ``parse_module`` returned came from (by id of
+the module), so that a pass failing on it points at the input's line."""
+
+
 def parse_module(text: str, name: str, ctx: Context | None = None) -> ModuleOp:
     """Parse ``text``; a parse error becomes ``RunError``."""
     try:
-        module = Parser(ctx or memplan_context(), text, name).parse_module()
+        module, spans = parse_located(ctx or memplan_context(), text, name)
     except ParseError as error:
-        raise RunError(str(error).strip()) from error
+        raise LocatedRunError(describe_parse_error(error)) from error
+    SOURCE_MAPS[id(module)] = SourceMap(spans)
     return module
 
 
 def plan(module: ModuleOp, pipeline: str, ctx: Context | None = None) -> ModuleOp:
-    """A planned copy of ``module``: the pipeline run in-process, verified after each pass."""
-    ctx = ctx or memplan_context()
-    passes = available_passes()
+    """A planned copy of ``module``: the pipeline run in-process, verified after each pass.
 
-    def verify(_previous: ModulePass, planned: ModuleOp, _next: ModulePass) -> None:
+    The pipeline is read as ``memplan-opt`` reads its ``-p`` list (bare option
+    values, "did you mean", readable option errors), and a pass or verifier
+    failure is reported as ``memplan-opt`` reports it.
+    """
+    ctx = ctx or memplan_context()
+
+    def verify(_previous: ModulePass | None, planned: ModuleOp, _next: ModulePass | None) -> None:
         planned.verify()
 
     try:
-        pass_pipeline = PassPipeline.parse_spec(passes, pipeline, callback=verify)
-    except ValueError as error:
-        raise RunError(f"--pipeline '{pipeline}': {error}") from error
+        pass_pipeline = build_pipeline(
+            pipeline, available_passes(), verify, origin=f"--pipeline '{pipeline}'"
+        )
+    except CommandLineError as error:
+        raise RunError(str(error)) from None
     planned = module.clone()
+    original = SOURCE_MAPS.get(id(module), SourceMap())
+    # Right after the clone both walks meet the same ops in the same order.
+    source = SourceMap(
+        {
+            copy: original.op_spans[op]
+            for op, copy in zip(module.walk(), planned.walk())
+            if op in original.op_spans
+        },
+        original.line_offset,
+    )
     try:
         pass_pipeline.apply(ctx, planned)
-        planned.verify()
-    except DiagnosticException as error:
-        lines = str(error).strip().splitlines()
-        raise RunError(f"pipeline '{pipeline}' failed: {lines[0] if lines else error}") from error
+    except (DiagnosticException, PassFailedException) as error:
+        raise LocatedRunError(source.describe(PROG, error, planned)) from error
     return planned
 
 
@@ -281,7 +314,7 @@ def execute(
             listeners=(progress,) if progress else (),
         )
     except ExecutionError as error:
-        raise RunError(f"{label} run: {error}") from error
+        raise RunError(f"{label}: {error}") from error
     finally:
         if progress is not None:
             progress.close()
@@ -507,14 +540,21 @@ def _plan_run_compare(
     """Plan a copy of ``module``, run both on ``arguments`` and compare them
     (and the ``reference`` outputs, computed last). Planning keeps the
     globals' symbols, so ``globals_data`` serves both runs."""
-    planned = plan(module, pipeline)
+    with CliProgress(PROG, enabled=show_progress).running() as progress:
+        progress.set(f"planning with {pipeline}")
+        planned = plan(module, pipeline)
     unplanned_run, planned_run = (
         execute(m, arguments, kernels, globals_data, label, show_progress=show_progress)
-        for m, label in ((module, "unplanned"), (planned, "planned"))
+        for m, label in ((module, "unplanned run"), (planned, "planned run"))
     )
+    reference_outputs = None
+    if reference is not None:
+        with CliProgress(PROG, enabled=show_progress).running() as progress:
+            progress.set("reference run")
+            reference_outputs = reference()
     return compare(
         output_names(module), unplanned_run, planned_run,
-        reference() if reference is not None else None, _view_kernels(module), atol,
+        reference_outputs, _view_kernels(module), atol,
     )
 
 
@@ -549,7 +589,7 @@ def run_mlir(
     arguments = make_inputs(module, seed, inputs)
     if pipeline is None:
         return execute(
-            module, arguments, kernels, globals_data, "run", show_progress=show_progress
+            module, arguments, kernels, globals_data, "the run", show_progress=show_progress
         )
     return _plan_run_compare(
         module, pipeline, arguments, kernels=kernels, globals_data=globals_data,
@@ -564,7 +604,7 @@ def run_mlir(
 
 def build_parser() -> argparse.ArgumentParser:
     parser = ToolArgumentParser(
-        prog="memplan-run",
+        prog=PROG,
         allow_abbrev=False,
         description="Execute a memory-dialect module (or an ONNX model) with NumPy, "
         "planned and unplanned, and compare.",
@@ -587,8 +627,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="tolerance against the ONNX reference (default 1e-5)")
     parser.add_argument("--no-reference", action="store_true",
                         help="skip the ONNX reference evaluator run")
-    parser.add_argument("--save-outputs", metavar="FILE.npz",
-                        help="write the (planned) outputs here")
+    parser.add_argument("-o", "--output", "--save-outputs", dest="save_outputs",
+                        metavar="FILE.npz", help="write the (planned) outputs here")
     return parser
 
 
@@ -661,6 +701,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return _main(args, sys.stdout)
+    except LocatedRunError as error:
+        print(error, file=sys.stderr)
+        return 1
     except (RunError, OnnxImportError) as error:
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
         return 1

@@ -28,6 +28,7 @@ from memplan.passes.planning.algorithms import ALGORITHMS, PlanOptions, solve
 from memplan.passes.planning.bounds import lower_bound
 from memplan.passes.planning.io import PlanningInputError, format_csv, read_csv_table
 from memplan.passes.planning.validate import validate
+from memplan.tools.version import version_text
 
 PROG = "memplan-solve"
 
@@ -46,8 +47,16 @@ def _parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Assign offsets to the buffers of a MiniMalloc CSV problem.",
     )
-    parser.add_argument("--input", required=True, help="MiniMalloc CSV problem")
-    parser.add_argument("--output", help="write the input columns plus 'offset' here")
+    parser.add_argument("input", nargs="?", help="MiniMalloc CSV problem")
+    # --input is the older spelling of the positional input.
+    parser.add_argument("--input", dest="input_option", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "-o", "--output", help="write the input columns plus 'offset' here"
+    )
+    parser.add_argument(
+        "--version", action="version", version=version_text(PROG),
+        help="print memplan's and xDSL's versions and exit",
+    )
     parser.add_argument(
         "--capacity", type=int, help="pool size in bytes: solve feasibility, not minimisation"
     )
@@ -78,6 +87,11 @@ def _write_atomically(path: Path, text: str) -> None:
 def run(argv: list[str] | None) -> int:
     """Parse ``argv``, solve, report; return the exit status (raises ``UsageError``)."""
     args = _parser().parse_args(argv)
+    if args.input is not None and args.input_option is not None:
+        raise UsageError("give the input once: as an argument or with --input")
+    args.input = args.input if args.input is not None else args.input_option
+    if args.input is None:
+        raise UsageError("the following arguments are required: input (a MiniMalloc CSV)")
     if args.algorithm not in ALGORITHMS:
         raise UsageError(
             f"unknown algorithm '{args.algorithm}' (choose from {', '.join(ALGORITHMS)})"

@@ -24,16 +24,10 @@ region depth), plus one bit-vector fixpoint per multi-block scope region.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
 from dataclasses import dataclass, field
 from enum import Enum
 from math import lcm
-
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.dialects.func import CallOp, FuncOp
-from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue, Use
-from xdsl.rewriter import InsertPoint
-from xdsl.traits import IsTerminator
+from typing import Any
 
 from memplan.dialect.ops import (
     LOOP_OPS,
@@ -55,6 +49,11 @@ from memplan.passes.analysis.flow import (
 )
 from memplan.passes.analysis.numbering import OpNumbering
 from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import CallOp, FuncOp
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue, Use
+from xdsl.rewriter import InsertPoint
+from xdsl.traits import IsTerminator
 
 BranchPath = tuple[tuple[int, int], ...]
 

@@ -31,10 +31,6 @@ from __future__ import annotations
 from bisect import bisect_left
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.dialects.func import FuncOp
-from xdsl.utils.exceptions import PassFailedException
-
 from memplan.passes.analysis.lifetimes import (
     CallSite,
     EscapeKind,
@@ -46,6 +42,9 @@ from memplan.passes.analysis.lifetimes import (
     pools_of,
 )
 from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.utils.exceptions import PassFailedException
 
 Carried = dict[Lifetime, FunctionLifetimes]
 """Lifetimes (with the function that allocates them) handed from one function to another."""

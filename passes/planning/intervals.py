@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 
 from memplan.passes.planning.model import Buffer
 
+
 def sweep_events(buffers: Iterable[Buffer]) -> list[tuple[int, int, int]]:
     """Sorted ``(time, kind, index)`` events: kind 1 a start, kind 0 an end.
 

@@ -36,9 +36,8 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from xdsl.utils.exceptions import PassFailedException
-
 from memplan.passes.report_formats.common import buffer_kind, pool_label
+from xdsl.utils.exceptions import PassFailedException
 
 if TYPE_CHECKING:
     from memplan.passes.plan_report import FunctionReport, PlanReport

@@ -296,7 +296,7 @@ func.func @cross_branch(%c : i1) {
   }
   func.return
 }
-// CHECK: values used but not defined: [%t]
+// CHECK: use of undefined value %t
 
 // -----
 

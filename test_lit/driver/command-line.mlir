@@ -8,9 +8,9 @@
 
 // An option the pass does not have, and an option of the wrong type:
 // RUN: not memplan-opt %s -p 'memref-streamify{stream=2}' 2>&1 | filecheck %s --check-prefix=OPTION
-// OPTION:      memplan-opt: error: in -p 'memref-streamify{stream=2}': invalid options for pass 'memref-streamify': Provided arguments ["stream"] not found in expected arguments ["streams"]
+// OPTION:      memplan-opt: error: in -p 'memref-streamify{stream=2}': memref-streamify: unknown option 'stream' (did you mean 'streams'?)
 // RUN: not memplan-opt %s -p 'memref-streamify{streams=many}' 2>&1 | filecheck %s --check-prefix=TYPE
-// TYPE:        memplan-opt: error: in -p 'memref-streamify{streams=many}': invalid options for pass 'memref-streamify': Incompatible types: given ('many',), expected <class 'int'>
+// TYPE:        memplan-opt: error: in -p 'memref-streamify{streams=many}': memref-streamify: streams must be an integer (got 'many')
 
 // A malformed pipeline points at the column:
 // RUN: not memplan-opt %s -p 'dce{' 2>&1 | filecheck %s --check-prefix=SYNTAX

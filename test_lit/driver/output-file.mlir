@@ -20,7 +20,7 @@
 // An output directory that does not exist is reported:
 // RUN: not memplan-opt %s -o %t/missing/out.mlir 2>&1 | filecheck %s --check-prefix=NODIR
 
-// ERR:         memplan-opt: error: storage %s: alignment must be a power of two, got 48
+// ERR:         output-file.mlir:[[# @LINE + 15]]:3: error: storage %s: alignment must be a power of two, got 48
 // KEPT:        keep
 // KEPT-NOT:    builtin.module
 // LS-NOT:      .tmp

@@ -34,9 +34,18 @@
 //
 // Flags must be spelled in full, and options must exist and have the right type:
 // RUN: not memplan-opt %s --manifest 2>&1 | filecheck %s --check-prefix=ABBREV
-// RUN: not memplan-opt %s --plan 2>&1 | filecheck %s --check-prefix=ABBREV-PLAN
+// RUN: not memplan-opt %s --plan-rep 2>&1 | filecheck %s --check-prefix=ABBREV-PLAN
 // RUN: not memplan-opt %s --plan-report=fromat=json 2>&1 | filecheck %s --check-prefix=UNKNOWN-OPTION
-// RUN: not memplan-opt %s --plan-report='format=json output=%t.json' 2>&1 | filecheck %s --check-prefix=UNQUOTED
+// Option values are written as in MLIR: bare up to the next space or `}`
+// (a path, with directories), or quoted (a space inside).
+// RUN: rm -rf %t.dir && mkdir -p %t.dir/out/dir
+// RUN: memplan-opt %s --manifest-alloc --plan-report='format=json output=%t.dir/plan.json' > /dev/null
+// RUN: memplan-opt %s --manifest-alloc --plan-report='format=json output=%t.dir/out/dir/plan.json' > /dev/null
+// RUN: memplan-opt %s --manifest-alloc --plan-report='format=json output="%t.dir/a b.json"' > /dev/null
+// RUN: memplan-opt %s -p 'manifest-alloc,plan-report{format=json output=%t.dir/p.json}' > /dev/null
+// RUN: diff %t.dir/plan.json %t.dir/out/dir/plan.json
+// RUN: diff %t.dir/plan.json "%t.dir/a b.json"
+// RUN: diff %t.dir/plan.json %t.dir/p.json
 // RUN: not memplan-opt %s --lower-to-memref=mode=arg 2>&1 | filecheck %s --check-prefix=OPTION
 // RUN: not memplan-opt %s --lower-to-memref=pool-mode=bogus 2>&1 | filecheck %s --check-prefix=VALUE
 // A pass that rejects its input (PassFailedException) gives its message:
@@ -75,11 +84,10 @@
 // EMPTY-NOT:  "name": "y_storage"
 
 // ABBREV:   memplan-opt: error: abbreviated pass flag --manifest; write --manifest-alloc in full
-// ABBREV-PLAN: memplan-opt: error: abbreviated pass flag --plan; write --plan-report in full
-// UNKNOWN-OPTION: memplan-opt: error: in --plan-report=fromat=json: invalid options for pass 'plan-report': Provided arguments ["fromat"] not found in expected arguments ["format", "output", "prefix"]
-// UNQUOTED:  memplan-opt: error: in --plan-report=format=json output={{.*}}: malformed pass pipeline at column {{[0-9]+}}: unknown token
-// OPTION:   memplan-opt: error: in --lower-to-memref=mode=arg: invalid options for pass 'lower-to-memref': Provided arguments ["mode"] not found in expected arguments ["pool_mode"]
-// VALUE:    memplan-opt: error: in --lower-to-memref=pool-mode=bogus: invalid options for pass 'lower-to-memref': Incompatible types: given ('bogus',)
+// ABBREV-PLAN: memplan-opt: error: abbreviated pass flag --plan-rep; write --plan-report in full
+// UNKNOWN-OPTION: memplan-opt: error: in --plan-report=fromat=json: plan-report: unknown option 'fromat' (did you mean 'format'?)
+// OPTION:   memplan-opt: error: in --lower-to-memref=mode=arg: lower-to-memref: unknown option 'mode' (did you mean 'pool-mode'?)
+// VALUE:    memplan-opt: error: in --lower-to-memref=pool-mode=bogus: lower-to-memref: pool-mode must be one of alloc, arg, global (got 'bogus')
 // PASS-FAILED: memplan-opt: error: plan-report: unknown format 'xml'
 // PASS-FAILED-NOT: Traceback
 // DETACHED: memplan-opt: error: options of --lower-to-memref must be attached with '=': write --lower-to-memref='pool-mode=arg'

@@ -19,7 +19,9 @@ func.func @overflow() {
   memory.kill %big : !memory.storage<64>
   func.return
 }
-// ERR:      usmp: storage %big in @overflow (64 bytes, align 64, device "cpu", live [4, 9)) fits in none of its candidate pools:
+// ERR:      usmp-invalid.mlir:[[# @LINE - 8]]:3: error: usmp: storage %big in @overflow (64 bytes, align 64, device "cpu", live [4, 9)) fits in none of its candidate pools:
+// ERR-NEXT:   %big = memory.alloc_storage : !memory.storage<64>
+// ERR-NEXT:   ^
 // ERR-NEXT:   @sram: size 128, peak 128; impossible: live together with %a (64 bytes, live [0, 7)) and %b (64 bytes, live [1, 8)), it needs 192 bytes
 // ERR-NEXT: // -----
 
@@ -47,6 +49,8 @@ func.func @fallback_overflow() {
   func.return
 }
 // ERR:      usmp: storage %a in @fallback_overflow (64 bytes, align 64, device "cpu", live [0, 7)) fits in none of its candidate pools:
+// ERR-NEXT:   {{.*}} = memory.alloc_storage {{.*}}
+// ERR-NEXT:   {{ *}}^
 // ERR-NEXT:   @sram: size 128, peak 96; impossible: live together with %b (64 bytes, live [1, 8)) and %big (96 bytes, live [4, 9)), it needs 224 bytes
 // ERR-NEXT:   (1 other storage did not fit either)
 // ERR-NEXT: // -----
@@ -62,6 +66,8 @@ func.func @too_large() {
   func.return
 }
 // ERR:      usmp: storage %a in @too_large (64 bytes, align 64, device "cpu", live [0, 1)) fits in none of its candidate pools:
+// ERR-NEXT:   {{.*}} = memory.alloc_storage {{.*}}
+// ERR-NEXT:   {{ *}}^
 // ERR-NEXT:   @dtcm: size 32, peak 0; the storage is larger than the pool
 // ERR-NEXT:   @sram: size 48, peak 0; the storage is larger than the pool
 
@@ -75,6 +81,8 @@ func.func @no_pool_for_device() {
   func.return
 }
 // ERR:      usmp: storage %a in @no_pool_for_device (64 bytes, align 64, device "npu", live [0, 1)) has no pool it may use:
+// ERR-NEXT:   {{.*}} = memory.alloc_storage {{.*}}
+// ERR-NEXT:   {{ *}}^
 // ERR-NEXT:   @sram: targets ["cpu"]
 
 // -----
@@ -90,6 +98,8 @@ func.func @written_into_ro(%x: memref<16xf32>) {
   func.return
 }
 // ERR:      usmp: storage %a in @written_into_ro (64 bytes, align 64, device "cpu", live [0, 3)) has no pool it may use:
+// ERR-NEXT:   {{.*}} = memory.alloc_storage {{.*}}
+// ERR-NEXT:   {{ *}}^
 // ERR-NEXT:   @flash: read-only and the storage is written
 
 // -----
@@ -107,6 +117,8 @@ func.func @clashing_pins() {
   func.return
 }
 // ERR:      usmp: the pinned storages break the plan's rules (fix the pins or use replan=true):
+// ERR-NEXT:   {{.*}} = memory.alloc_storage {{.*}}
+// ERR-NEXT:   {{ *}}^
 // ERR-NEXT:   storage %a in @clashing_pins (bytes [0, 64) of @sram, live [0, 5)) and storage %b in @clashing_pins (bytes [0, 64) of @sram, live [2, 5)) are live together but share bytes
 
 // -----
@@ -114,7 +126,9 @@ func.func @clashing_pins() {
 // A heuristic that finds no gap says so, and that it proves nothing (the
 // same module plans with every other algorithm: usmp-algorithms.mlir).
 // RUN: not memplan-opt %S/usmp-algorithms.mlir --usmp=algorithm=greedy-by-size 2>&1 | filecheck %s --check-prefix=GREEDY
-// GREEDY:      usmp: storage %c in @tight (64 bytes, align 64, device "cpu", live [6, 10)) fits in none of its candidate pools:
+// GREEDY:      usmp-algorithms.mlir:{{[0-9]+}}:3: error: usmp: storage %c in @tight (64 bytes, align 64, device "cpu", live [6, 10)) fits in none of its candidate pools:
+// GREEDY-NEXT:   %c = memory.alloc_storage : !memory.storage<64>
+// GREEDY-NEXT:   ^
 // GREEDY-NEXT:   @sram: size 384, peak 384; no gap found by algorithm=greedy-by-size
 // GREEDY-NEXT:   (a heuristic's failure is no proof: algorithm=exact searches every plan)
 
@@ -122,4 +136,4 @@ func.func @clashing_pins() {
 // RUN: not memplan-opt %S/usmp-algorithms.mlir --usmp=timeout=-1.5 2>&1 | filecheck %s --check-prefix=TIMEOUT
 // TIMEOUT: memplan-opt: error: usmp: timeout must be non-negative, got -1.5
 // RUN: not memplan-opt %S/usmp-algorithms.mlir --usmp=algorithm=best 2>&1 | filecheck %s --check-prefix=ALGORITHM
-// ALGORITHM: invalid options for pass 'usmp': Incompatible types: given ('best',), expected typing.Literal['greedy-by-size', 'greedy-by-conflicts', 'hill-climb', 'exact', 'auto']
+// ALGORITHM: memplan-opt: error: in --usmp=algorithm=best: usmp: algorithm must be one of greedy-by-size, greedy-by-conflicts, hill-climb, exact, auto (got 'best')

@@ -15,7 +15,9 @@ func.func @overlap(%x: memref<16xf32>) {
   memory.invoke @k ins(%ta : memref<16xf32>) outs(%tb : memref<16xf32>)
   func.return
 }
-// ERR: verify-plan: storage %a in @overlap (bytes [0, 64) of @sram, live [0, 5)) and storage %b in @overlap (bytes [32, 96) of @sram, live [2, 5)) are live together but share bytes
+// The diagnostic points at the first storage, with a note at the other.
+// ERR: verify-plan-invalid.mlir:[[# @LINE - 8]]:3: error: verify-plan: storage %a in @overlap (bytes [0, 64) of @sram, live [0, 5)) and storage %b in @overlap (bytes [32, 96) of @sram, live [2, 5)) are live together but share bytes
+// ERR: verify-plan-invalid.mlir:[[# @LINE - 7]]:3: note: the other buffer is here
 
 // -----
 
@@ -86,7 +88,9 @@ func.func @two_problems() {
   memory.kill %a : !memory.storage<64>
   func.return
 }
-// ERR:      verify-plan: 3 problems:
+// ERR:      verify-plan-invalid.mlir:[[# @LINE - 8]]:3: error: verify-plan: 3 problems:
+// ERR-NEXT:   %a = memory.alloc_storage at @sram[0] : !memory.storage<64>
+// ERR-NEXT:   ^
 // ERR-NEXT:   storage %a in @two_problems (bytes [0, 64) of @sram, live [0, 5)) and storage %b in @two_problems (bytes [0, 64) of @sram, live [1, 4)) are live together but share bytes
 // ERR-NEXT:   storage %a in @two_problems (bytes [0, 64) of @sram, live [0, 5)) and storage %c in @two_problems (bytes [0, 64) of @sram, live [2, 3)) are live together but share bytes
 // ERR-NEXT:   storage %b in @two_problems (bytes [0, 64) of @sram, live [1, 4)) and storage %c in @two_problems (bytes [0, 64) of @sram, live [2, 3)) are live together but share bytes
@@ -105,6 +109,8 @@ func.func @misplaced() {
 }
 // ERR: error: storage %a: offset 16 in @sram is not a multiple of its alignment 64
 // NOVERIFY:      verify-plan: 2 problems:
+// NOVERIFY-NEXT:   %a = memory.alloc_storage at @sram[16] : !memory.storage<64>
+// NOVERIFY-NEXT:   ^
 // NOVERIFY-NEXT:   storage %a in @misplaced at offset 16 in @sram is not a multiple of its alignment 64
 // NOVERIFY-NEXT:   storage %b in @misplaced at bytes [128, 192) runs past the end of @sram (size 128)
 

@@ -124,3 +124,36 @@ def test_usage_errors(toy: Path, args: list[str], message: str) -> None:
     assert result.stderr.startswith("memplan-solve: error: ")
     assert message in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_positional_input_and_short_output_like_the_other_tools(
+    toy: Path, tmp_path: Path
+) -> None:
+    """memplan-solve takes its input as an argument and -o, as every memplan
+    tool does; --input stays as the older spelling and gives the same plan."""
+    positional, option = tmp_path / "a.csv", tmp_path / "b.csv"
+    first = run(str(toy), "-o", str(positional), "--capacity", "12")
+    second = run("--input", str(toy), "--output", str(option), "--capacity", "12")
+    assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
+    assert positional.read_text() == option.read_text()
+    assert "offset" in positional.read_text()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "the following arguments are required: input"),
+        (["a.csv", "--input", "b.csv"], "give the input once"),
+    ],
+)
+def test_input_given_zero_or_two_times(args: list[str], message: str) -> None:
+    result = run(*args)
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"memplan-solve: error: {message}")
+
+
+def test_version_needs_no_input() -> None:
+    result = run("--version")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("memplan-solve ")
+    assert "(xdsl " in result.stdout

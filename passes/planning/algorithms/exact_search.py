@@ -63,7 +63,14 @@ from memplan.passes.planning.algorithms.greedy import GreedyPlacer, GreedyResult
 from memplan.passes.planning.algorithms.options import PlanOptions
 from memplan.passes.planning.bounds import buffers_lower_bound
 from memplan.passes.planning.intervals import sweep_events
-from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution, align_up
+from memplan.passes.planning.model import (
+    Buffer,
+    Placement,
+    Pool,
+    Problem,
+    Solution,
+    align_up,
+)
 
 FOUND = 0
 NOT_FOUND = 1
@@ -794,7 +801,10 @@ def exact_from(
     feeds ``stats["seconds"]``.
     """
     # Imported here: the assignment builds on ``PoolSearch`` from this module.
-    from memplan.passes.planning.algorithms.pool_assignment import assign_pools, greedy_assignment
+    from memplan.passes.planning.algorithms.pool_assignment import (
+        assign_pools,
+        greedy_assignment,
+    )
 
     started = time.perf_counter() if started is None else started
     problem = placer.problem

@@ -54,7 +54,11 @@ from memplan.passes.planning.algorithms.exact_search import (
     PoolSearch,
     takes_bytes,
 )
-from memplan.passes.planning.algorithms.greedy import GreedyPlacer, GreedyResult, lowest_gap
+from memplan.passes.planning.algorithms.greedy import (
+    GreedyPlacer,
+    GreedyResult,
+    lowest_gap,
+)
 from memplan.passes.planning.algorithms.options import PlanOptions
 from memplan.passes.planning.bounds import buffers_lower_bound
 from memplan.passes.planning.model import Problem

@@ -1,0 +1,45 @@
+"""Which form a function is in: value-semantic kernel calls, or memory ops."""
+
+from __future__ import annotations
+
+from memplan.dialect.ops import AllocStorageOp
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.traits import SymbolTable
+
+
+def value_semantic_functions(module: ModuleOp) -> list[func.FuncOp]:
+    """Functions that call kernel declarations on tensors and allocate no
+    storage: the input form of ``manifest-alloc``, on which the passes that
+    plan storages (``coalesce``, ``reuse``, ``usmp``) have nothing to do."""
+    found: list[func.FuncOp] = []
+    for function in module.ops:
+        if not isinstance(function, func.FuncOp) or function.is_declaration:
+            continue
+        calls_on_tensors = False
+        for op in function.walk():
+            if isinstance(op, AllocStorageOp):
+                break
+            if isinstance(op, func.CallOp) and any(
+                isinstance(value.type, TensorType) for value in (*op.operands, *op.results)
+            ):
+                callee = SymbolTable.lookup_symbol(module, op.callee)
+                calls_on_tensors |= isinstance(callee, func.FuncOp) and callee.is_declaration
+        else:
+            if calls_on_tensors:
+                found.append(function)
+    return found
+
+
+def remark_value_semantic(module: ModuleOp, pass_name: str) -> None:
+    """A remark per function ``pass_name`` leaves alone because it is still in
+    value-semantic form (so that `--coalesce --usmp` on such input does not
+    silently print it unchanged)."""
+    from memplan.dialect.diagnostics import emit_remark
+
+    for function in value_semantic_functions(module):
+        emit_remark(
+            function,
+            f"{pass_name}: @{function.sym_name.data} calls kernels on tensors but allocates "
+            "no storage: run manifest-alloc and insert-kills first (or --plan)",
+        )

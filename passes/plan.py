@@ -1,0 +1,52 @@
+"""``plan``: the whole planning pipeline as one pass."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memplan.passes.planning.algorithms import AlgorithmName
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline
+
+
+@dataclass(frozen=True)
+class PlanPass(ModulePass):
+    """Plan memory from value-semantic kernel calls to pinned offsets, in one pass.
+
+    Runs `manifest-alloc`, `insert-kills`, `coalesce` and `usmp`, in that
+    order (like MLIR's pipeline passes that stand for a fixed list of
+    passes): `memplan-opt --plan file.mlir` is
+    `memplan-opt --manifest-alloc --insert-kills --coalesce --usmp file.mlir`.
+    The passes are taken from memplan's registry by name, so each behaves
+    exactly as on its own; see them for what each step does. Input already
+    in memory form passes through `manifest-alloc` unchanged.
+
+    Options:
+    - `algorithm` (`greedy-by-size|greedy-by-conflicts|hill-climb|exact|auto`,
+      default `auto`): the offset algorithm of `coalesce` and `usmp`.
+    - `timeout` (number, default 10): seconds for each of `coalesce` and `usmp`.
+    - `coalesce` (bool, default true): run `coalesce` (false: `usmp` alone,
+      which never uses less memory but gives one storage per tensor).
+    """
+
+    name = "plan"
+
+    algorithm: AlgorithmName = "auto"
+    timeout: float | int = 10.0
+    coalesce: bool = True
+
+    def pipeline(self) -> str:
+        """The pipeline this pass runs, in `-p` syntax."""
+        options = f"algorithm={self.algorithm} timeout={self.timeout}"
+        steps = ["manifest-alloc", "insert-kills"]
+        if self.coalesce:
+            steps.append(f"coalesce{{{options}}}")
+        steps.append(f"usmp{{{options}}}")
+        return ",".join(steps)
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        # Through the registry, by name: one pass module never imports another.
+        from memplan.passes import get_all_passes
+
+        PassPipeline.parse_spec(get_all_passes(), self.pipeline()).apply(ctx, op)

@@ -1,0 +1,30 @@
+// `plan` is the whole pipeline as one pass: the same output as the four
+// passes it stands for, with its options passed on to coalesce and usmp.
+// RUN: memplan-opt %s --plan > %t.plan.mlir
+// RUN: memplan-opt %s --manifest-alloc --insert-kills --coalesce --usmp > %t.steps.mlir
+// RUN: diff %t.plan.mlir %t.steps.mlir
+// RUN: memplan-opt %s --plan='algorithm=exact coalesce=false' > %t.exact.mlir
+// RUN: memplan-opt %s --manifest-alloc --insert-kills --usmp=algorithm=exact > %t.exact-steps.mlir
+// RUN: diff %t.exact.mlir %t.exact-steps.mlir
+// RUN: filecheck %s --input-file %t.plan.mlir
+//
+// The planning passes on value-semantic input have nothing to plan: each
+// says so in a remark at the function, instead of printing the input
+// unchanged without a word.
+// RUN: memplan-opt %s --coalesce --usmp 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
+
+func.func private @dense(tensor<1x64xf32>) -> tensor<1x64xf32>
+
+// Four 256-byte activations, each live only with the next (the last is
+// returned): two slots, 512 bytes.
+// CHECK:       memory.pool @workspace_cpu targets ["cpu"] used 512
+// CHECK-LABEL: func.func @main
+// REMARK:      plan.mlir:[[# @LINE + 2]]:1: remark: coalesce: @main calls kernels on tensors but allocates no storage: run manifest-alloc and insert-kills first (or --plan)
+// REMARK:      plan.mlir:[[# @LINE + 1]]:1: remark: usmp: @main calls kernels
+func.func @main(%x: tensor<1x64xf32>) -> tensor<1x64xf32> {
+  %a = func.call @dense(%x) : (tensor<1x64xf32>) -> tensor<1x64xf32>
+  %b = func.call @dense(%a) : (tensor<1x64xf32>) -> tensor<1x64xf32>
+  %c = func.call @dense(%b) : (tensor<1x64xf32>) -> tensor<1x64xf32>
+  %d = func.call @dense(%c) : (tensor<1x64xf32>) -> tensor<1x64xf32>
+  func.return %d : tensor<1x64xf32>
+}

@@ -1,0 +1,32 @@
+"""Every memplan tool's ``--version`` text (imports no xDSL: ``memplan-solve``
+uses it and stays xDSL-free)."""
+
+from __future__ import annotations
+
+from importlib import metadata
+from pathlib import Path
+
+
+def memplan_version() -> str:
+    """The installed distribution's version, or pyproject's in a checkout."""
+    try:
+        return metadata.version("memplan")
+    except metadata.PackageNotFoundError:
+        pass
+    import tomllib
+
+    pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    try:
+        with pyproject.open("rb") as file:
+            return str(tomllib.load(file)["project"]["version"])
+    except (OSError, KeyError, tomllib.TOMLDecodeError):
+        return "unknown"
+
+
+def version_text(prog: str) -> str:
+    """``<prog> <memplan version> (xdsl <version>)``."""
+    try:
+        xdsl_version = metadata.version("xdsl")
+    except metadata.PackageNotFoundError:
+        xdsl_version = "unknown"
+    return f"{prog} {memplan_version()} (xdsl {xdsl_version})"
