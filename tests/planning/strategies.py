@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 
 from hypothesis import strategies as st
-
 from memplan.passes.planning.model import Buffer, Pool, Problem
 
 # A consistent scf.if tree: choice 2 sits in region 0 of choice 1.

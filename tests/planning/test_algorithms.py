@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from memplan.passes.planning.algorithms import ALGORITHMS, PlanOptions, solve
-from memplan.passes.planning.algorithms.exact_search import FOUND, NOT_FOUND, PoolSearch
+from memplan.passes.planning.algorithms.pool_search import FOUND, NOT_FOUND, PoolSearch
 from memplan.passes.planning.bounds import lower_bound
 from memplan.passes.planning.io import read_csv
 from memplan.passes.planning.model import Buffer, Placement, Pool, Problem
 from memplan.passes.planning.validate import validate
+
 from tests.planning.strategies import brute_force_peak, buffers, problems
 
 FAST = PlanOptions(timeout=2.0, iterations=20)

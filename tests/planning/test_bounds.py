@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from memplan.passes.planning.algorithms import solve
-from memplan.passes.planning.bounds import buffers_lower_bound, lower_bound, peak_live_bytes
+from memplan.passes.planning.bounds import (
+    buffers_lower_bound,
+    lower_bound,
+    peak_live_bytes,
+)
 from memplan.passes.planning.model import Buffer, Pool, Problem
 from memplan.passes.planning.validate import validate
+
 from tests.planning.strategies import brute_force_peak, buffers, problems
 
 

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
-
 from memplan.passes.planning.algorithms import solve
 from memplan.passes.planning.io import (
     PlanningInputError,
@@ -24,6 +23,7 @@ from memplan.passes.planning.io import (
     write_solution_json,
 )
 from memplan.passes.planning.model import Problem
+
 from tests.planning.strategies import problems
 
 TOY = "id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\nb3,0,9,4\nb4,9,21,4\nb5,0,21,4\n"

@@ -10,10 +10,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from memplan.passes.planning.algorithms import PlanOptions, solve
 from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution
 from memplan.passes.planning.validate import validate
+
 from tests.planning.strategies import brute_force_peak, buffers
 
 SEARCHES = ("exact", "auto")

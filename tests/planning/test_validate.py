@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution
 from memplan.passes.planning.validate import validate
+
 from tests.planning.strategies import buffers
 
 

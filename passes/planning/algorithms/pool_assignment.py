@@ -47,19 +47,19 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from memplan.passes.planning.algorithms.exact_search import (
-    FOUND,
-    NOT_FOUND,
-    TIMED_OUT,
-    PoolSearch,
-    takes_bytes,
-)
 from memplan.passes.planning.algorithms.greedy import (
     GreedyPlacer,
     GreedyResult,
     lowest_gap,
 )
 from memplan.passes.planning.algorithms.options import PlanOptions
+from memplan.passes.planning.algorithms.pool_search import (
+    FOUND,
+    NOT_FOUND,
+    TIMED_OUT,
+    PoolSearch,
+    takes_bytes,
+)
 from memplan.passes.planning.bounds import buffers_lower_bound
 from memplan.passes.planning.model import Problem
 

@@ -1,0 +1,577 @@
+"""The search core of ``exact``: can a pool's buffers fit in ``C`` bytes?
+
+MiniMalloc's algorithm, in pure Python; ``exact_search`` (the algorithm)
+and ``pool_assignment`` (which pool each buffer takes) both build on it.
+
+* **Decision** (``PoolSearch.decide``): can the pool's buffers fit in ``C``
+  bytes? A depth-first search places one buffer per node at its *minimum
+  offset* (the highest top among placed buffers it conflicts with, aligned):
+  every packing slides down to such a canonical bottom-left form, and the
+  search only builds canonical packings in order of non-decreasing offset
+  (ties by a static preorder), so it is complete without trying free offsets.
+* **Pruning**: the timeline is cut into *sections* (maximal sets of buffers
+  live together). Each section keeps a floor (the top of what is placed in
+  it, raised to the current offset and to the lowest minimum offset of its
+  unplaced buffers) and the total size of its unplaced buffers;
+  ``floor + total > C`` anywhere fails the node. Most candidates fail that
+  test before any state changes: the sections where ``offset + total > C``
+  form a range the candidate must span, found by bisection on running
+  maxima. Unplaced buffers whose minimum offset already overflows fail the
+  node at once. *Dominance*: no
+  buffer is placed at or above the lowest top an unplaced buffer could reach
+  (that packing leaves a hole another buffer would fill). *Hatless*: when a
+  buffer with no unplaced conflicting buffer fails, its siblings fail too.
+* **Decomposition**: when no unplaced buffer crosses between two adjacent
+  sections, the two sides are solved as independent subproblems.
+* **Portfolio**: the static preorders (``PlanOptions.preorderings``) take
+  turns with a node limit that doubles each round (restarts).
+* **Minimisation**: the heuristic peak is the first upper bound. A decision
+  at the lower bound comes first (often reachable, e.g. when the live bytes
+  pack perfectly); then node-budgeted decisions walk down from the best peak
+  (galloping strides, then single steps past capacities that time out), the
+  budget doubling per pass, until the peak is proven minimal (a capacity one
+  step below it is infeasible) or the time is up.
+
+``scf.if`` exclusivity: minimum offsets only follow conflicting buffers; a
+section's total counts a buffer inside an ``scf.if`` region only where no
+other member of the section sits in a different region of the same if, so
+every total stays the size of a set of pairwise conflicting buffers.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
+from itertools import accumulate, compress, repeat
+from math import gcd
+from operator import add, gt, mul, neg, sub
+
+from memplan.passes.planning.intervals import sweep_events
+from memplan.passes.planning.model import (
+    Buffer,
+)
+
+FOUND = 0
+NOT_FOUND = 1
+ABORTED = 2  # node limit of one portfolio round exhausted
+TIMED_OUT = 3
+
+_PLACED = 1 << 62  # minimum offset recorded for placed buffers: above any floor
+
+
+class SearchTimeout(Exception):
+    """Raised internally when the deadline passes mid-search."""
+
+
+class PoolSearch:
+    """Offset search for the buffers of one pool (indices are local, 0..m-1)."""
+
+    def __init__(
+        self,
+        buffers: Sequence[Buffer],
+        alignments: Sequence[int],
+        preorderings: Sequence[str],
+    ) -> None:
+        self.buffers = list(buffers)
+        count = len(buffers)
+        self.count = count
+        self.sizes = [b.size for b in buffers]
+        self.alignments = list(alignments)
+        self.pinned = [b.pinned_offset for b in buffers]
+        self.preorderings = list(preorderings) or ["WAT"]
+        self.conflicts = self._conflicts()
+        self._sections()
+        self._section_weights()
+        self.span = self.count + 1  # sort keys are min_offset * span + rank
+        self.rank = [0] * self.count
+        self.nodes = 0
+        self.visited = 0
+        self.node_budget: int | None = None
+        self.deadline = 0.0
+        self.capacity = 0
+
+    def _conflicts(self) -> list[list[int]]:
+        """Conflict lists by a sweep over time (time overlap minus exclusivity)."""
+        buffers = self.buffers
+        conflicts: list[list[int]] = [[] for _ in buffers]
+        order = sorted(range(self.count), key=lambda i: (buffers[i].start, i))
+        active: list[int] = []
+        for index in order:
+            start = buffers[index].start
+            active = [j for j in active if buffers[j].end > start]
+            me = buffers[index]
+            for j in active:
+                if me.branch and buffers[j].branch and me.exclusive_with(buffers[j]):
+                    continue
+                conflicts[index].append(j)
+                conflicts[j].append(index)
+            active.append(index)
+        return conflicts
+
+    def _sections(self) -> None:
+        """Maximal cliques of the interval graph, each buffer's section range, cuts."""
+        buffers = self.buffers
+        events = sweep_events(buffers)
+        sections: list[list[int]] = []
+        active: set[int] = set()
+        pending = False  # a buffer started since the last section was closed
+        first = [0] * self.count
+        last = [0] * self.count
+        for _, kind, index in events:
+            if kind:
+                active.add(index)
+                first[index] = len(sections)
+                pending = True
+            else:
+                if pending:
+                    sections.append(sorted(active))
+                    pending = False
+                active.discard(index)
+                last[index] = len(sections)
+        self.section_members = sections
+        self.first_section = first
+        self.end_section = last
+        cuts = [0] * max(len(sections) - 1, 0)
+        for index in range(self.count):
+            for s in range(first[index], last[index] - 1):
+                cuts[s] += 1
+        self.initial_cuts = cuts
+
+    def _section_weights(self) -> None:
+        """How much of each buffer's size counts in each section's total.
+
+        A section total must be the size of a set of pairwise *conflicting*
+        buffers. Where no two members of a section sit in different regions
+        of one ``scf.if`` (the usual case: regions are numbered one after the
+        other), every member counts; elsewhere only members outside any region
+        do. ``plain_sizes[i]`` is buffer i's weight when it is the same in all
+        its sections, else ``weights[i]`` lists them per section.
+        """
+        uniform = []
+        for members in self.section_members:
+            seen: dict[int, int] = {}
+            clash = False
+            for i in members:
+                for choice, region in self.buffers[i].branch:
+                    if seen.setdefault(choice, region) != region:
+                        clash = True
+                        break
+                if clash:
+                    break
+            uniform.append(not clash)
+        self.plain_sizes: list[int] = []
+        self.weights: list[list[int] | None] = []
+        self.max_weights: list[int] = []
+        for i, buffer in enumerate(self.buffers):
+            own = uniform[self.first_section[i] : self.end_section[i]]
+            if not buffer.branch or all(own):
+                self.plain_sizes.append(buffer.size)
+                self.weights.append(None)
+            elif not any(own):
+                self.plain_sizes.append(0)
+                self.weights.append(None)
+            else:
+                self.plain_sizes.append(0)
+                self.weights.append([buffer.size if u else 0 for u in own])
+            self.max_weights.append(buffer.size if (not buffer.branch or any(own)) else 0)
+
+    # --- search state ---------------------------------------------------------
+
+    def _reset(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.offsets = [-1] * self.count
+        self.solution = [-1] * self.count
+        self.min_offsets = [0 if p is None else p for p in self.pinned]
+        self.floors = [0] * len(self.section_members)
+        totals = [0] * len(self.section_members)
+        for s, members in enumerate(self.section_members):
+            totals[s] = sum(self.plain_sizes[i] for i in members)
+        for i, weights in enumerate(self.weights):
+            if weights is not None:
+                first = self.first_section[i]
+                totals[first : first + len(weights)] = list(
+                    map(add, totals[first : first + len(weights)], weights)
+                )
+        self.totals = totals
+        self.cuts = list(self.initial_cuts)
+        # Per section, a member whose minimum offset was lowest when last seen.
+        self.witness = [members[0] for members in self.section_members]
+
+    def _preorder(self, members: list[int], heuristic: str) -> list[int]:
+        """Sort ``members`` by a MiniMalloc key string, largest first, ties by index."""
+        buffers = self.buffers
+        totals = self.totals
+        first, last = self.first_section, self.end_section
+
+        def key(i: int) -> tuple[int, ...]:
+            b = buffers[i]
+            width = b.end - b.start
+            fields = []
+            for letter in heuristic:
+                if letter == "W":
+                    fields.append(-width)
+                elif letter == "A":
+                    fields.append(-width * b.size)
+                elif letter == "T":
+                    fields.append(-max(totals[first[i] : last[i]], default=0))
+                elif letter == "Z":
+                    fields.append(-b.size)
+                elif letter == "C":
+                    fields.append(first[i] - last[i])
+                elif letter == "O":
+                    fields.append(-len(self.conflicts[i]))
+                elif letter == "L":
+                    fields.append(-b.start)
+                elif letter == "U":
+                    fields.append(-b.end)
+            fields.append(i)
+            return tuple(fields)
+
+        return sorted(members, key=key)
+
+    def decide(
+        self, capacity: int, deadline: float, max_nodes: int | None = None
+    ) -> tuple[int, list[int]]:
+        """Search offsets within ``capacity``: (FOUND | NOT_FOUND | TIMED_OUT, offsets).
+
+        ``TIMED_OUT`` when ``deadline`` (a ``time.perf_counter()`` value) passes
+        or the search visits ``max_nodes`` nodes; a node budget keeps results
+        independent of machine speed.
+        """
+        self._reset(capacity)
+        self.deadline = deadline
+        self.node_budget = self.visited + max_nodes if max_nodes is not None else None
+        if not self.count:
+            return FOUND, []
+        if any(
+            size > capacity or (p is not None and p + size > capacity)
+            for size, p in zip(self.sizes, self.pinned)
+        ):
+            return NOT_FOUND, []
+        if max(self.totals, default=0) > capacity:
+            return NOT_FOUND, []  # more live bytes at some time than fit
+        # Partitions: maximal runs of sections with no buffer crossing between them.
+        partitions: list[tuple[list[int], int, int]] = []
+        start = 0
+        for s, cut in enumerate(self.cuts + [0]):
+            if cut == 0:
+                members = sorted({i for t in range(start, s + 1) for i in self.section_members[t]})
+                partitions.append((members, start, s + 1))
+                start = s + 1
+        limit = max(self.count, 1)
+        old_limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(old_limit, 4 * self.count + 1000))
+        try:
+            while True:
+                limit *= 2
+                for heuristic in self.preorderings:
+                    self.nodes = limit
+                    self.heuristic = heuristic
+                    status = FOUND
+                    for members, low, high in partitions:
+                        status = self._sub_solve(members, low, high)
+                        if status != FOUND:
+                            break
+                    if status == FOUND:
+                        return FOUND, list(self.solution)
+                    if status != ABORTED:
+                        return status, []
+        except SearchTimeout:
+            return TIMED_OUT, []
+        finally:
+            sys.setrecursionlimit(old_limit)
+
+    def _sub_solve(self, members: list[int], low: int, high: int) -> int:
+        """Search one independent partition in the current heuristic's preorder."""
+        ordering = self._preorder(members, self.heuristic)
+        rank = self.rank
+        # Ranks are per partition: restore the enclosing partition's afterwards.
+        saved = [rank[i] for i in ordering]
+        for position, index in enumerate(ordering):
+            rank[index] = position
+        try:
+            return self._search(ordering, ordering, low, high, 0, 0)
+        finally:
+            for index, old in zip(ordering, saved):
+                rank[index] = old
+
+    def _search(
+        self,
+        ordering: list[int],
+        unplaced: list[int],
+        low: int,
+        high: int,
+        min_offset: int,
+        min_rank: int,
+    ) -> int:
+        """One node: try each unplaced buffer of this partition at its minimum offset.
+
+        ``ordering`` is the partition's preorder (rank -> buffer), ``unplaced``
+        its unplaced buffers in that order; buffers
+        go in order of (minimum offset, rank), never below ``(min_offset,
+        min_rank)``, the position of the previous placement.
+        """
+        if not unplaced:
+            return FOUND
+        self.nodes -= 1
+        if self.nodes < 0:
+            return ABORTED
+        self.visited += 1
+        # The clock costs ~0.1 us, a node at least ~20 us: check every node.
+        if time.perf_counter() > self.deadline or (
+            self.node_budget is not None and self.visited > self.node_budget
+        ):
+            raise SearchTimeout
+        offsets = self.offsets
+        min_offsets = self.min_offsets
+        sizes = self.sizes
+        span = self.span
+        own_min_offsets = list(map(min_offsets.__getitem__, unplaced))
+        keys = list(
+            map(add, map(mul, own_min_offsets, repeat(span)), map(self.rank.__getitem__, unplaced))
+        )
+        keys.sort()
+        # Dominance: nothing goes at or above the lowest top an unplaced buffer can reach.
+        min_height = min(map(add, own_min_offsets, map(sizes.__getitem__, unplaced)))
+        max_plain = max(map(self.max_weights.__getitem__, unplaced))
+        capacity = self.capacity
+        conflicts = self.conflicts
+        alignments = self.alignments
+        pinned = self.pinned
+        floors = self.floors
+        totals = self.totals
+        plain_sizes = self.plain_sizes
+        section_weights = self.weights
+        first_section = self.first_section
+        end_section = self.end_section
+        solution = self.solution
+        members_of = self.section_members
+        witness = self.witness
+        floor_key = min_offset * span + min_rank
+        # Section data of this partition, with prefix and suffix maxima so that
+        # each candidate's check only recomputes the sections it lives in.
+        part_totals = totals[low:high]
+        part_values = list(map(add, floors[low:high], part_totals))
+        # Every section already satisfies floor + total <= capacity (checked
+        # when its floor or total last changed). A candidate at ``offset`` can
+        # only keep offset + total <= capacity in the *critical* sections
+        # (total > capacity - offset) by covering all of them, and those form
+        # a range found by bisection on running maxima from either side.
+        total_prefix = list(accumulate(part_totals, max))
+        negated_suffix = list(accumulate(map(neg, reversed(part_totals)), min))[::-1]
+        width = high - low
+        max_total = total_prefix[-1]
+        critical_offset = -1
+        critical_low = width
+        critical_high = -1
+        for key in keys[bisect_left(keys, floor_key) :]:
+            offset = key // span
+            if offset >= min_height:
+                break
+            if offset + max_total - max_plain > capacity:
+                break  # every later candidate sits at least this high
+            if offset != critical_offset:
+                critical_offset = offset
+                threshold = capacity - offset
+                critical_low = bisect_right(total_prefix, threshold)
+                critical_high = bisect_left(negated_suffix, -threshold) - 1
+            rank = key - offset * span
+            index = ordering[rank]
+            first = first_section[index]
+            last = end_section[index]
+            if critical_low < width and (
+                first - low > critical_low or last - low <= critical_high
+            ):
+                continue
+            if pinned[index] is not None and offset != pinned[index]:
+                continue
+            size = sizes[index]
+            top = offset + size
+            plain = plain_sizes[index]
+            weights = section_weights[index]
+            # Own sections: floors rise to this top, totals lose its size.
+            inner_low = first - low
+            inner_high = last - low
+            if weights is None:
+                inner_value = max(part_values[inner_low:inner_high])
+                raised = top + max(part_totals[inner_low:inner_high])
+                if (inner_value if inner_value > raised else raised) - plain > capacity:
+                    continue
+            elif (
+                max(
+                    map(
+                        add,
+                        map(max, floors[first:last], repeat(top)),
+                        map(sub, totals[first:last], weights),
+                    )
+                )
+                > capacity
+            ):
+                continue
+            offsets[index] = offset
+            solution[index] = offset
+            # Raise the minimum offsets of unplaced conflicting buffers.
+            changed: list[int] = []
+            hatless = True
+            failed = False
+            for other in conflicts[index]:
+                if offsets[other] >= 0:
+                    continue
+                hatless = False
+                if min_offsets[other] >= top:
+                    continue
+                changed.append(other)
+                changed.append(min_offsets[other])
+                alignment = alignments[other]
+                lifted = top if alignment == 1 else -(-top // alignment) * alignment
+                min_offsets[other] = lifted
+                pinned_offset = pinned[other]
+                if lifted + sizes[other] > capacity or (
+                    pinned_offset is not None and lifted > pinned_offset
+                ):
+                    failed = True
+                    break
+            status = NOT_FOUND
+            if not failed:
+                # A placed buffer no longer bounds any section's floor from below.
+                own_min_offset = min_offsets[index]
+                min_offsets[index] = _PLACED
+                # Sections of this buffer: raise floors, drop its size from totals.
+                saved_floors = floors[first:last]
+                floors[first:last] = [f if f > top else top for f in saved_floors]
+                if plain:
+                    totals[first:last] = [t - plain for t in totals[first:last]]
+                elif weights is not None:
+                    totals[first:last] = list(map(sub, totals[first:last], weights))
+                # Unallocated floor: a section's floor is at least the lowest
+                # minimum offset of its unplaced buffers; check the sections
+                # whose buffers were just pushed up.
+                # The new floor is at most the highest raised minimum offset:
+                # where even that plus the section's total fits, no later check
+                # could fail on the raised floor (totals only shrink), so the
+                # exact minimum is only computed where it can prune.
+                raised_floors: list[int] = []
+                if changed:
+                    moved = changed[::2]
+                    # Sections spanned by the moved buffers (a superset is fine:
+                    # the minimum over unplaced members is a valid floor anywhere).
+                    span_low = min(map(first_section.__getitem__, moved))
+                    span_high = max(map(end_section.__getitem__, moved))
+                    highest = capacity - max(map(min_offsets.__getitem__, moved))
+                    for section in compress(
+                        range(span_low, span_high),
+                        map(gt, totals[span_low:span_high], repeat(highest)),
+                    ):
+                        # A remembered member still at or below the floor
+                        # proves the minimum cannot exceed it: skip the scan.
+                        if min_offsets[witness[section]] <= floors[section]:
+                            continue
+                        members = members_of[section]
+                        values = list(map(min_offsets.__getitem__, members))
+                        lowest = min(values)
+                        witness[section] = members[values.index(lowest)]
+                        if lowest > floors[section]:
+                            raised_floors.append(section)
+                            raised_floors.append(floors[section])
+                            floors[section] = lowest
+                            if lowest + totals[section] > capacity:
+                                failed = True
+                                break
+                if not failed:
+                    position = unplaced.index(index)
+                    status = self._descend(
+                        ordering,
+                        unplaced[:position] + unplaced[position + 1 :],
+                        low,
+                        high,
+                        offset,
+                        rank,
+                        first,
+                        last,
+                    )
+                for position in range(len(raised_floors) - 2, -1, -2):
+                    floors[raised_floors[position]] = raised_floors[position + 1]
+                floors[first:last] = saved_floors
+                if plain:
+                    totals[first:last] = [t + plain for t in totals[first:last]]
+                elif weights is not None:
+                    totals[first:last] = list(map(add, totals[first:last], weights))
+                min_offsets[index] = own_min_offset
+            for position in range(len(changed) - 2, -1, -2):
+                min_offsets[changed[position]] = changed[position + 1]
+            offsets[index] = -1
+            if status != NOT_FOUND:
+                return status
+            if hatless:
+                break  # nothing rests on it: its siblings fail the same way
+        return NOT_FOUND
+
+    def _descend(
+        self,
+        ordering: list[int],
+        unplaced: list[int],
+        low: int,
+        high: int,
+        offset: int,
+        rank: int,
+        first: int,
+        last: int,
+    ) -> int:
+        """Recurse after placing a buffer spanning sections ``[first, last)``.
+
+        Where that buffer was the last one crossing between two sections, the
+        partition splits there and each side is solved on its own.
+        """
+        cuts = self.cuts
+        cut_points: list[int] = []
+        for s in range(first, last - 1):
+            cuts[s] -= 1
+            if cuts[s] == 0:
+                cut_points.append(s + 1)
+        try:
+            if not cut_points:
+                return self._search(ordering, unplaced, low, high, offset, rank)
+            first_section = self.first_section
+            end_section = self.end_section
+            bounds = [low] + cut_points + [high]
+            for part_low, part_high in zip(bounds, bounds[1:]):
+                members = [
+                    i
+                    for i in unplaced
+                    if first_section[i] < part_high and end_section[i] > part_low
+                ]
+                if not members:
+                    continue
+                status = self._sub_solve(members, part_low, part_high)
+                if status != FOUND:
+                    return status
+            return FOUND
+        finally:
+            for s in range(first, last - 1):
+                cuts[s] += 1
+
+
+def takes_bytes(buffers: Sequence[Buffer], indices: Sequence[int]) -> list[int]:
+    """The ``indices`` whose offset needs searching: nonzero size, or pinned.
+
+    A zero-size buffer takes no bytes, so offset 0 is always valid for it.
+    """
+    return [i for i in indices if buffers[i].size > 0 or buffers[i].pinned_offset is not None]
+
+
+def pool_granularity(buffers: Sequence[Buffer], alignments: Sequence[int]) -> int:
+    """Every canonical peak is a multiple of this.
+
+    Canonical offsets are sums of sizes, each rounded up to an alignment: all
+    multiples of the gcd of the sizes, the alignments above 1 and the pins.
+    """
+    step = 0
+    for buffer, alignment in zip(buffers, alignments):
+        step = gcd(step, buffer.size)
+        if alignment > 1:
+            step = gcd(step, alignment)
+        if buffer.pinned_offset is not None:
+            step = gcd(step, buffer.pinned_offset)
+    return max(step, 1)
