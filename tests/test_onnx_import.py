@@ -25,7 +25,8 @@ from xdsl.dialects.builtin import (
 
 from memplan.dialect.interpreter import dense_array, numpy_dtype
 from memplan.dialect.ops import VIEW_ATTR
-from memplan.tools import memplan_import_onnx as importer
+from memplan.tools import memplan_import_onnx
+from memplan.tools.frontends import onnx_import as importer
 from memplan.tools.memplan_opt import main as memplan_opt_main
 
 REPO = Path(__file__).resolve().parent.parent
@@ -55,7 +56,7 @@ GOLDEN = {
 def _import_cli(
     args: list[str], capsys: pytest.CaptureFixture[str]
 ) -> tuple[int, str, str]:
-    code = importer.main(args)
+    code = memplan_import_onnx.main(args)
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 

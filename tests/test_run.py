@@ -19,7 +19,7 @@ from memplan.dialect.interpreter import (
     run_function,
 )
 from memplan.tools import memplan_run
-from memplan.tools.memplan_import_onnx import import_model_and_constants, global_data
+from memplan.tools.frontends.onnx_import import import_model_and_constants, global_data
 from memplan.tools.memplan_run import (
     compare,
     default_kernels,
@@ -323,7 +323,7 @@ def test_scalars_bools_external_data_and_constant_outputs(tmp_path: Path) -> Non
     load, and a graph output that is a folded constant is returned."""
     from onnx import TensorProto, helper, numpy_helper
 
-    from memplan.tools.memplan_import_onnx import import_onnx, module_text
+    from memplan.tools.frontends.onnx_import import import_onnx, module_text
 
     weights = np.arange(2000, dtype=np.float32).reshape(40, 50) / 1000
     graph = helper.make_graph(

@@ -35,9 +35,7 @@ import types
 import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from importlib import metadata
 from io import StringIO
-from pathlib import Path
 from typing import Any, Literal, NoReturn, TextIO
 
 from xdsl.context import Context
@@ -53,7 +51,7 @@ from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from memplan.dialect.diagnostics import defining_op, error_notes, error_op
-from memplan.tools.version import memplan_version, version_text
+from memplan.tools.version import version_text
 
 PassRegistry = Mapping[str, Callable[[], type[ModulePass]]]
 

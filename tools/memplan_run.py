@@ -75,9 +75,8 @@ from .cli import (
     parse_located,
 )
 from .cli import Progress as CliProgress
-from .memplan_import_onnx import (
+from .frontends.onnx_import import (
     OnnxImportError,
-    OnnxKernelResolver,
     constant_values,
     global_data,
     import_model_and_constants,
@@ -85,6 +84,7 @@ from .memplan_import_onnx import (
     load_model,
     onnx_names,
 )
+from .frontends.onnx_kernels import OnnxKernelResolver
 
 PROG = "memplan-run"
 DEFAULT_PIPELINE = "manifest-alloc,insert-kills,usmp"

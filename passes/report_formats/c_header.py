@@ -34,13 +34,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from memplan.passes.report_formats.common import buffer_kind, pool_label
+from memplan.passes.report_formats.records import FunctionReport, PlanReport
 from xdsl.utils.exceptions import PassFailedException
-
-if TYPE_CHECKING:
-    from memplan.passes.plan_report import FunctionReport, PlanReport
 
 DEFAULT_PREFIX = "memplan"
 

@@ -20,10 +20,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
-if TYPE_CHECKING:
-    from memplan.passes.plan_report import BufferRecord, FunctionReport, PoolRecord
+from memplan.passes.report_formats.records import (
+    BufferRecord,
+    FunctionReport,
+    PoolRecord,
+)
 
 BufferKind = Literal["activation", "constant", "output"]
 

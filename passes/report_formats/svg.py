@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape, quoteattr
 
 from memplan.passes.report_formats.common import (
@@ -52,9 +51,7 @@ from memplan.passes.report_formats.common import (
     format_bytes_exact,
     pool_views,
 )
-
-if TYPE_CHECKING:
-    from memplan.passes.plan_report import FunctionReport, PlanReport
+from memplan.passes.report_formats.records import FunctionReport, PlanReport
 
 LEFT = 90
 """Pixels left of the plot: offset labels."""

@@ -38,13 +38,11 @@ from __future__ import annotations
 
 import heapq
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memplan.passes.planning.bounds import BranchTree
 from memplan.passes.report_formats.common import PlacedBuffer, PoolView, pool_views
-
-if TYPE_CHECKING:
-    from memplan.passes.plan_report import PlanReport
+from memplan.passes.report_formats.records import PlanReport
 
 LIVE_COUNTER = "live"
 USED_COUNTER = "used"

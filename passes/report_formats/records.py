@@ -1,0 +1,101 @@
+"""The plan of a module as data: what ``plan-report`` gathers and every report
+format (text, JSON, SVG, trace, C header) writes.
+
+Kept apart from the pass so that the formats and the pass import the records
+and not each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+UNPLANNED = "(unplanned)"
+"""Pseudo-pool of static storages not pinned to a pool: used = sum of sizes."""
+
+DYNAMIC = "(dynamic)"
+"""Pseudo-pool of dynamic-size storages (sized at run time, never planned)."""
+
+LARGEST_SHOWN = 3
+
+
+@dataclass(frozen=True)
+class BufferRecord:
+    """One storage: its size, lifetime (op numbers of its function) and place."""
+
+    name: str
+    size: int | None
+    alignment: int
+    start: int
+    end: int
+    pool: str
+    offset: int | None
+    device: str
+    escapes: bool
+    read_only: bool
+    branch: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
+class TensorRecord:
+    """One tensor: its storage, offset in it, size and lifetime."""
+
+    name: str
+    storage: str
+    offset: int | None
+    size: int | None
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class PoolRecord:
+    """A pool (or pseudo-pool) as one function (or the module) uses it.
+
+    ``used`` is the highest byte used (the sum of sizes for ``(unplanned)``);
+    ``lower_bound`` is ``passes.planning``'s bound for the same buffers (the
+    peak of live bytes, with alignment rounding): no plan can use less.
+    ``alignment`` is the pool's (1 for pseudo-pools); ``base_alignment`` is
+    what the pool's base address needs (``pool_base_alignment``: the pool's
+    and its storages' largest). ``no_planning`` is what the same storages take
+    without planning, one allocation each: the sum of their sizes.
+    """
+
+    name: str
+    size: int | None
+    used: int
+    lower_bound: int
+    buffer_count: int
+    largest: tuple[tuple[str, int], ...]
+    alignment: int = 1
+    base_alignment: int = 1
+    no_planning: int = 0
+
+    @property
+    def ratio(self) -> float | None:
+        """used / lower_bound, or None when the bound is 0."""
+        return None if self.lower_bound == 0 else self.used / self.lower_bound
+
+
+@dataclass(frozen=True)
+class FunctionReport:
+    """One function's plan. ``kernels`` are its ``memory.invoke``s as
+    (op number, callee name), in order: the SVG labels its time axis with them."""
+
+    name: str
+    ops: int
+    pools: tuple[PoolRecord, ...]
+    buffers: tuple[BufferRecord, ...]
+    tensors: tuple[TensorRecord, ...]
+    kernels: tuple[tuple[int, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class PlanReport:
+    """The plan of a module: per function, and per pool for the whole module.
+
+    ``module_name`` is the module's ``sym_name`` (None without one).
+    """
+
+    functions: tuple[FunctionReport, ...]
+    pools: tuple[PoolRecord, ...] = field(default=())
+    module_name: str | None = None

@@ -1,0 +1,109 @@
+"""The layering the project promises, checked on the source (module-level
+imports, read with ``ast``):
+
+- no import circles among memplan's modules;
+- no pass module imports another pass module (shared code lives in
+  ``passes/analysis``, ``passes/planning``, ``passes/report_formats`` or a
+  helper module such as ``passes/storage_rewrites.py``);
+- no tool imports another tool (they share library modules: ``tools/cli.py``,
+  ``tools/version.py``, ``tools/frontends/``).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+FOLDERS = {"memdialect": "memplan.dialect", "passes": "memplan.passes", "tools": "memplan.tools"}
+PASS_MODULES = {
+    f"memplan.passes.{path.stem}"
+    for path in (REPO / "passes").glob("*.py")
+    if "class " in path.read_text() and "(ModulePass)" in path.read_text()
+}
+TOOL_MODULES = {f"memplan.tools.{path.stem}" for path in (REPO / "tools").glob("memplan_*.py")}
+
+
+def _module_name(path: Path) -> str:
+    folder, *rest = path.relative_to(REPO).with_suffix("").parts
+    parts = [FOLDERS[folder], *rest]
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path: Path, module: str) -> set[str]:
+    """memplan modules imported at module level (not under TYPE_CHECKING, not
+    inside functions: those run after every module has loaded)."""
+    tree = ast.parse(path.read_text())
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("memplan.")}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{anchor}.{base}" if base else anchor
+            if base.startswith("memplan"):
+                found.add(base)
+                found |= {f"{base}.{a.name}" for a in node.names}
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = {
+        _module_name(path): path
+        for folder in FOLDERS
+        for path in (REPO / folder).rglob("*.py")
+    }
+    return {name: _imports(path, name) & set(modules) for name, path in modules.items()}
+
+
+def test_no_import_circles() -> None:
+    graph = _graph()
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(name: str) -> None:
+        state[name] = 1
+        stack.append(name)
+        for target in sorted(graph[name]):
+            if target == name or target.startswith(name + "."):
+                continue  # a package importing its own submodule
+            if state.get(target) == 1:
+                cycle = stack[stack.index(target) :] + [target]
+                raise AssertionError("import circle: " + " -> ".join(cycle))
+            if target not in state:
+                visit(target)
+        stack.pop()
+        state[name] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name)
+
+
+def test_no_pass_imports_another_pass() -> None:
+    graph = _graph()
+    offenders = {
+        (name, target)
+        for name in PASS_MODULES
+        for target in graph.get(name, set()) & PASS_MODULES
+        if target != name
+    }
+    assert not offenders
+    assert "memplan.passes.usmp" in PASS_MODULES  # the scan finds the passes
+
+
+def test_no_tool_imports_another_tool() -> None:
+    graph = _graph()
+    offenders = {
+        (name, target)
+        for name in TOOL_MODULES
+        for target in graph.get(name, set()) & TOOL_MODULES
+        if target != name
+    }
+    assert not offenders
+    assert "memplan.tools.memplan_opt" in TOOL_MODULES

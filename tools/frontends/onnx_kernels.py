@@ -1,0 +1,104 @@
+"""The kernels `memplan-run` executes ONNX-imported modules with: each kernel
+declaration becomes a one-node ONNX model run by ONNX's reference evaluator."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IntegerAttr, StringAttr
+from xdsl.ir import Attribute
+
+from memplan.dialect.interpreter import Kernel
+from memplan.tools.frontends.onnx_import import (
+    ONNX_ATTR_PREFIX,
+    RESERVED_ONNX_KEYS,
+    CompiledNode,
+    decode_attribute,
+    int_list,
+    one_node_model,
+    reference_evaluator,
+)
+
+@dataclass
+class OnnxKernelResolver:
+    """Runs kernel declarations made by the importer with ONNX's reference evaluator.
+
+    A declaration qualifies when it carries `memory.onnx.op_type`. A call
+    builds (once per op, attributes, operand dtypes and shapes, then cached)
+    a one-node model, evaluates it, and copies the results into the call's
+    outputs after checking their shapes and dtypes. The declaration may be
+    value-semantic or destination-passing: inputs and outputs come from the
+    call site.
+    """
+
+    cache: dict[tuple[Any, ...], CompiledNode] = field(default_factory=dict)
+
+    def __call__(self, declaration: func.FuncOp) -> Kernel | None:
+        attrs = declaration.attributes
+        op_type = attrs.get(ONNX_ATTR_PREFIX + "op_type")
+        if not isinstance(op_type, StringAttr):
+            return None
+        domain_attr = attrs.get(ONNX_ATTR_PREFIX + "domain")
+        opset_attr = attrs.get(ONNX_ATTR_PREFIX + "opset")
+        domain = domain_attr.data if isinstance(domain_attr, StringAttr) else ""
+        opset = opset_attr.value.data if isinstance(opset_attr, IntegerAttr) else 13
+        onnx_attributes = [
+            decode_attribute(key.removeprefix(ONNX_ATTR_PREFIX), value)
+            for key, value in sorted(attrs.items())
+            if key.startswith(ONNX_ATTR_PREFIX)
+            and key.removeprefix(ONNX_ATTR_PREFIX) not in RESERVED_ONNX_KEYS
+        ]
+        input_slots = int_list(attrs.get(ONNX_ATTR_PREFIX + "input_slots"))
+        output_slots = int_list(attrs.get(ONNX_ATTR_PREFIX + "output_slots"))
+        signature = (
+            op_type.data,
+            domain,
+            opset,
+            tuple(a.SerializeToString() for a in onnx_attributes),
+        )
+        name = declaration.sym_name.data
+
+        def compiled(
+            arrays: Sequence[np.ndarray], outs: Sequence[np.ndarray]
+        ) -> tuple[CompiledNode, list[int]]:
+            slots = input_slots if input_slots is not None else list(range(len(arrays)))
+            specs: list[tuple[np.dtype[Any], tuple[int, ...]] | None]
+            specs = [None] * (max(slots, default=-1) + 1)
+            for slot, array in zip(slots, arrays):
+                specs[slot] = (array.dtype, array.shape)
+            out_slots = output_slots if output_slots is not None else list(range(len(outs)))
+            key = (*signature, tuple(specs), tuple(out_slots))
+            if key not in self.cache:
+                model, in_names, out_names = one_node_model(
+                    op_type.data,
+                    domain,
+                    opset,
+                    onnx_attributes,
+                    specs,
+                    max(out_slots, default=-1) + 1,
+                )
+                self.cache[key] = CompiledNode(reference_evaluator(model), in_names, out_names)
+            return self.cache[key], out_slots
+
+        def kernel(
+            ins: Sequence[Any], outs: Sequence[np.ndarray], _: Mapping[str, Attribute]
+        ) -> None:
+            arrays = [np.asarray(x) for x in ins]
+            node, out_slots = compiled(arrays, outs)
+            feeds = {n: np.asarray(a, order="C") for n, a in zip(node.input_names, arrays)}
+            results = node.evaluator.run([node.output_names[s] for s in out_slots], feeds)
+            for index, (out, result) in enumerate(zip(outs, results)):
+                result = np.asarray(result)
+                if result.shape != out.shape or result.dtype != out.dtype:
+                    raise ValueError(
+                        f"kernel @{name} ({op_type.data}) produced {result.dtype}"
+                        f"{list(result.shape)} for output {index}, which is "
+                        f"{out.dtype}{list(out.shape)}"
+                    )
+                np.copyto(out, result)
+
+        return kernel
