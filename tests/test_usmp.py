@@ -27,7 +27,8 @@ from memplan.passes import get_all_passes
 from memplan.passes.analysis import analyze_module
 from memplan.passes.planning.algorithms import ALGORITHMS
 from memplan.passes.planning.bounds import buffers_lower_bound
-from memplan.passes.usmp import AlgorithmName, UsmpPass
+from memplan.passes.planning.algorithms import AlgorithmName
+from memplan.passes.usmp import UsmpPass
 from memplan_testing import parse_module, print_module, run_passes
 
 REPO = Path(__file__).resolve().parent.parent

@@ -1,0 +1,294 @@
+"""Seeing through multi-tensor storages for ``usmp``: the storages that
+``coalesce`` and ``reuse`` merged are also planned split into one storage
+per tensor, and split in the IR where that is strictly smaller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from math import lcm
+from typing import TypeVar
+
+from memplan.dialect.ops import (
+    DEFAULT_STORAGE_ALIGNMENT,
+    AllocStorageOp,
+    AllocTensorOp,
+    KillOp,
+)
+from memplan.passes.analysis import (
+    ModuleLifetimes,
+    StorageLifetime,
+    TensorLifetime,
+    analyze_function,
+)
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+
+OpT = TypeVar("OpT", bound=Operation)
+
+
+
+
+@dataclass
+class Fragment:
+    """Tensors of one storage that must stay together, and the bytes they span.
+
+    ``base`` is where the fragment starts in the old storage and ``size``
+    runs from there to the highest tensor end. ``alignment`` is the largest
+    that a tensor of the fragment needs: its `align` if it has one (a pass
+    that merged its storage recorded what it had before), else the
+    alignment its address has in the old storage: the storage's, or the
+    largest power of two dividing its offset if that is smaller. A single
+    tensor's fragment is exactly its bytes. A fragment of several tensors
+    starts at the lowest offset rounded down to a multiple of that alignment
+    and of every element size, so every tensor keeps the alignment it needs.
+    """
+
+    tensors: list[TensorLifetime]
+    base: int
+    size: int
+    alignment: int
+    anchor: Operation | None = None
+    """The op the fragment's storage is created right before."""
+
+
+@dataclass
+class StorageSplit:
+    """A storage to replace by one storage per fragment."""
+
+    storage: StorageLifetime
+    fragments: list[Fragment]
+
+
+def _anchor_in_block(op: Operation, block: Block) -> Operation | None:
+    """The op of ``block`` that is ``op`` or holds it, if any."""
+    current: Operation | None = op
+    while current is not None and current.parent_block() is not block:
+        current = current.parent_op()
+    return current
+
+
+def _encloses(outer: Region, inner: Region) -> bool:
+    """``inner`` is ``outer`` or nested in it."""
+    current: Region | None = inner
+    while current is not None:
+        if current is outer:
+            return True
+        parent = current.parent_op()
+        current = parent.parent_region() if parent is not None else None
+    return False
+
+
+def _fragment_anchor(fragment: Fragment, storage: StorageLifetime) -> Operation | None:
+    """Where the fragment's storage goes: before its first tensor, as deep as allowed.
+
+    The home is the innermost region enclosing the scopes of all the
+    fragment's tensors (where every alias of them is used), so a storage
+    whose tensors live in one branch of an `scf.if` is created in that
+    branch, as it was before a pass merged it. Within the old storage's
+    region only, and only into a single-block region; ``None`` when the
+    tensors' scopes reach a multi-block region.
+    """
+    scopes = [tensor.scope for tensor in fragment.tensors]
+    home: Region | None = scopes[0]
+    while home is not None and not all(_encloses(home, scope) for scope in scopes):
+        parent = home.parent_op()
+        home = parent.parent_region() if parent is not None else None
+    outer = storage.alloc.parent_region()
+    if home is None or outer is None or not _encloses(outer, home):
+        return None
+    if len(home.blocks) != 1:
+        if home is not outer:
+            return None
+        block = storage.alloc.parent_block()
+    else:
+        block = home.block
+    assert block is not None
+    # Tensors are in pre-order: the first one's anchor comes first.
+    return _anchor_in_block(fragment.tensors[0].alloc, block)
+
+
+def _needed_alignment(tensor: TensorLifetime) -> int:
+    """The address alignment a tensor at a static offset needs: its `align`, else what it has."""
+    needed = tensor.alloc.required_alignment or tensor.alloc.address_alignment
+    assert needed is not None
+    return needed
+
+
+def _fragments(storage: StorageLifetime) -> list[Fragment] | None:
+    """The storage's tensors grouped into fragments, or ``None`` if it cannot split.
+
+    It can split when it is static and not pinned, its value is only used by
+    ``memory.alloc_tensor`` (static offset and shape) and ``memory.kill``,
+    it holds two or more tensors, and every fragment has a home
+    (``_fragment_anchor``). Two tensors are in one fragment when they share bytes while they
+    conflict (an intended alias: they must keep their relative offsets); a
+    valid plan inside a storage has no such pair, so usually every tensor is
+    a fragment of its own.
+    """
+    if storage.size is None or storage.pinned is not None or len(storage.tensors) < 2:
+        return None
+    block = storage.alloc.parent_block()
+    if block is None:
+        return None
+    tensors_by_op = {tensor.alloc: tensor for tensor in storage.tensors}
+    for use in storage.value.uses:
+        user = use.operation
+        if isinstance(user, KillOp):
+            continue
+        if not isinstance(user, AllocTensorOp) or user not in tensors_by_op:
+            return None
+        tensor = tensors_by_op[user]
+        if tensor.offset is None or tensor.size is None:
+            return None
+    tensors = storage.tensors
+    buffers = [tensor.buffer() for tensor in tensors]
+    offsets = [tensor.offset for tensor in tensors]
+    parent = list(range(len(tensors)))
+
+    def find(index: int) -> int:
+        while parent[index] != index:
+            parent[index] = parent[parent[index]]
+            index = parent[index]
+        return index
+
+    for i in range(len(tensors)):
+        for j in range(i + 1, len(tensors)):
+            low_i, low_j = offsets[i], offsets[j]
+            assert low_i is not None and low_j is not None
+            shares_bytes = (
+                low_i < low_j + buffers[j].size and low_j < low_i + buffers[i].size
+            )
+            if shares_bytes and buffers[i].conflicts_with(buffers[j]):
+                parent[find(j)] = find(i)
+    members: dict[int, list[int]] = {}
+    for index in range(len(tensors)):
+        members.setdefault(find(index), []).append(index)
+    fragments: list[Fragment] = []
+    for group in members.values():
+        # Each tensor needs its `align`, else the alignment its address has
+        # in the old storage (the storage's, or less at an offset that is a
+        # smaller power of two); powers of two, so the largest covers all.
+        alignment = max(_needed_alignment(tensors[i]) for i in group)
+        if len(group) == 1:
+            # One tensor: exactly its bytes.
+            (index,) = group
+            offset = offsets[index]
+            assert offset is not None
+            fragments.append(
+                Fragment([tensors[index]], offset, buffers[index].size, alignment)
+            )
+            continue
+        step = alignment
+        for index in group:
+            step = lcm(step, tensors[index].alignment)
+        low = min(offsets[i] for i in group)  # type: ignore[type-var]
+        high = max(offsets[i] + buffers[i].size for i in group)  # type: ignore[operator]
+        base = low - low % step
+        fragments.append(Fragment([tensors[i] for i in group], base, high - base, alignment))
+    if len(fragments) < 2:
+        return None
+    for fragment in fragments:
+        fragment.anchor = _fragment_anchor(fragment, storage)
+        if fragment.anchor is None:
+            return None
+    return fragments
+
+
+def storage_splits(lifetimes: ModuleLifetimes) -> list[StorageSplit]:
+    """The storages of the module that split into two or more fragments."""
+    splits: list[StorageSplit] = []
+    for _, storage in lifetimes.storages():
+        fragments = _fragments(storage)
+        if fragments is not None:
+            splits.append(StorageSplit(storage, fragments))
+    return splits
+
+
+def _function_of(op: Operation) -> FuncOp | None:
+    current = op.parent_op()
+    while current is not None and not isinstance(current, FuncOp):
+        current = current.parent_op()
+    return current
+
+
+def apply_splits(
+    module: ModuleOp,
+    splits: Sequence[StorageSplit],
+    ops: Mapping[Operation, Operation] | None = None,
+) -> list[list[AllocStorageOp]]:
+    """Replace each split storage by one storage per fragment.
+
+    ``splits`` come from the analysis of ``module``, or of a module it is a
+    clone of: then ``ops`` maps each op of that module to its copy here.
+
+    A fragment's storage has the fragment's alignment and the old one's
+    device and candidate pools, and is created right before the op holding
+    its first tensor in the fragment's home block (``_fragment_anchor``);
+    its tensors move to it at their offsets minus the fragment's base, and
+    lose an `align` that their new place guarantees anyway. If
+    the old storage was killed, the old kills go and each new storage is
+    killed where `insert-kills` would put it (right after its last use); if
+    not, none is. Returns the new storages of each split, fragment by fragment.
+    """
+
+    def here(op: OpT) -> OpT:
+        copy = op if ops is None else ops[op]
+        assert isinstance(copy, type(op))
+        return copy
+
+    created: list[list[AllocStorageOp]] = []
+    touched: list[FuncOp] = []
+    new_storages: list[SSAValue] = []
+    for split in splits:
+        old = here(split.storage.alloc)
+        killed = bool(split.storage.kills)
+        created.append([])
+        for fragment in split.fragments:
+            tensor_ops = [here(tensor.alloc) for tensor in fragment.tensors]
+            assert fragment.anchor is not None
+            first = here(fragment.anchor)
+            new = AllocStorageOp(fragment.size)
+            for key in ("device", "pools"):
+                if key in old.properties:
+                    new.properties[key] = old.properties[key]
+            if fragment.alignment != DEFAULT_STORAGE_ALIGNMENT:
+                new.properties["alignment"] = IntegerAttr(fragment.alignment, 64)
+            hints = [op.tensor.name_hint for op in tensor_ops]
+            if len(tensor_ops) == 1 and hints[0]:
+                new.storage.name_hint = f"{hints[0]}_storage"
+            elif old.storage.name_hint:
+                new.storage.name_hint = old.storage.name_hint
+            Rewriter.insert_op(new, InsertPoint.before(first))
+            created[-1].append(new)
+            for op in tensor_ops:
+                offset = op.static_offset
+                assert offset is not None
+                op.operands[0] = new.storage
+                op.set_static_offset(offset - fragment.base)
+                if op.required_alignment == op.address_alignment:
+                    # Its own storage gives it exactly that: nothing to record.
+                    op.set_required_alignment(None)
+            if killed:
+                new_storages.append(new.storage)
+        for use in list(old.storage.uses):
+            assert isinstance(use.operation, KillOp)
+            Rewriter.erase_op(use.operation)
+        func = _function_of(old)
+        Rewriter.erase_op(old)
+        if func is not None and func not in touched:
+            touched.append(func)
+    if not new_storages:
+        return created
+    wanted = set(new_storages)
+    for func in touched:
+        lifetimes = analyze_function(func)
+        for storage in lifetimes.storages:
+            if storage.value not in wanted:
+                continue
+            for point in lifetimes.kill_points(storage):
+                Rewriter.insert_op(KillOp(storage.value), point.insert_point())
+    return created
