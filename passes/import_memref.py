@@ -1,72 +1,6 @@
 """import-memref: bufferized MLIR (``memref.alloc``/``dealloc``) -> ``memory`` dialect.
 
-Summary: turns the heap allocations of bufferized MLIR into storages and
-tensors so that memplan can plan them.
-
-Description (as in MLIR's Passes.td):
-
-Every ``memref.alloc`` that memplan can plan becomes one
-``memory.alloc_storage`` of the allocation's byte size (dynamic sizes are
-computed with ``arith`` from the size operands) and one
-``memory.alloc_tensor`` at offset 0 that replaces the allocated memref, so
-every ``memref.load``/``store``/``scf.for``... that used it keeps working on
-the same typed memref. A ``memref.dealloc`` of such an allocation (or of a
-view of it) becomes a ``memory.kill`` of its storage. Allocations without a
-dealloc (as ``one-shot-bufferize`` leaves them) get no kill: their lifetime
-is the one definition of DESIGN.md (to the last use of the value or of any
-alias), and ``insert-kills`` makes it explicit.
-
-The storage's alignment is the alloc's ``alignment`` when present, else the
-dialect default max(64, element bytes) (TVM's rule). Its device is the
-default ``"cpu"`` and it has no candidate pools, so ``usmp`` puts it in the
-module's pools (or in the ``@workspace_cpu`` pool it creates).
-
-Left alone (kept as ``memref.alloc``, with the reason as a comment in the
-code below; all are unsafe or impossible to place at a static offset):
-
-- allocations that escape the function: returned (directly, through views,
-  ``scf.if`` results, calls or ops memplan does not know), or stored into
-  memory as a value, or whose address is taken
-  (``memref.extract_aligned_pointer_as_index``, ``extract_strided_metadata``,
-  ``!llvm.ptr`` results);
-- allocations inside a loop (``scf.for``/``while``, ``affine.for``, a CFG
-  cycle) whose value is carried out of the iteration (yielded, passed to an
-  iteration argument or branched back): every iteration would reuse the
-  same static address while the previous iteration's buffer is still live;
-- allocations nested in a region memplan does not know to run sequentially
-  (``scf.parallel``, ``scf.forall``, ``linalg.generic`` bodies, ``gpu``/``omp``
-  ops, unknown ops): parallel instances would share one static address;
-- allocations freed by anything but a ``memref.dealloc`` of the allocation
-  or of a view of it (a dealloc of a block argument or a call result,
-  ``bufferization.dealloc``): no single storage kill expresses that;
-- non-identity layouts, memory spaces, ``symbol_operands``, element types
-  without a fixed bit width (``index``), zero-byte allocations;
-- ``memref.alloca``, ``memref.global`` and function arguments are never
-  touched.
-
-Ops memplan does not know (parsed with ``--allow-unregistered-dialect``)
-count as uses of their memref operands, and their memref results are taken
-to alias those operands, as are the memref results of ``func.call``; both
-choices are conservative.
-
-Options: none.
-
-Example:
-
-```mlir
-%a = memref.alloc() {alignment = 64 : i64} : memref<4x16xf32>
-...
-memref.dealloc %a : memref<4x16xf32>
-```
-
-becomes
-
-```mlir
-%a_storage = memory.alloc_storage : !memory.storage<256>
-%a = memory.alloc_tensor %a_storage[0] : !memory.storage<256> -> memref<4x16xf32>
-...
-memory.kill %a_storage : !memory.storage<256>
-```
+The pass and its options are documented on the pass class below.
 """
 
 from __future__ import annotations
@@ -193,7 +127,68 @@ class ImportMemrefPass(ModulePass):
     """Turn the plannable ``memref.alloc``/``memref.dealloc`` of every function
     into ``memory.alloc_storage`` + ``memory.alloc_tensor`` / ``memory.kill``.
 
-    See the module docstring for what is imported and what is left alone.
+    Every ``memref.alloc`` that memplan can plan becomes one
+    ``memory.alloc_storage`` of the allocation's byte size (dynamic sizes are
+    computed with ``arith`` from the size operands) and one
+    ``memory.alloc_tensor`` at offset 0 that replaces the allocated memref, so
+    every ``memref.load``/``store``/``scf.for``... that used it keeps working on
+    the same typed memref. A ``memref.dealloc`` of such an allocation (or of a
+    view of it) becomes a ``memory.kill`` of its storage. Allocations without a
+    dealloc (as ``one-shot-bufferize`` leaves them) get no kill: their lifetime
+    is the one definition of docs/design.md (to the last use of the value or of any
+    alias), and ``insert-kills`` makes it explicit.
+
+    The storage's alignment is the alloc's ``alignment`` when present, else the
+    dialect default max(64, element bytes) (TVM's rule). Its device is the
+    default ``"cpu"`` and it has no candidate pools, so ``usmp`` puts it in the
+    module's pools (or in the ``@workspace_cpu`` pool it creates).
+
+    Left alone (kept as ``memref.alloc``, with the reason as a comment in the
+    code below; all are unsafe or impossible to place at a static offset):
+
+    - allocations that escape the function: returned (directly, through views,
+      ``scf.if`` results, calls or ops memplan does not know), or stored into
+      memory as a value, or whose address is taken
+      (``memref.extract_aligned_pointer_as_index``, ``extract_strided_metadata``,
+      ``!llvm.ptr`` results);
+    - allocations inside a loop (``scf.for``/``while``, ``affine.for``, a CFG
+      cycle) whose value is carried out of the iteration (yielded, passed to an
+      iteration argument or branched back): every iteration would reuse the
+      same static address while the previous iteration's buffer is still live;
+    - allocations nested in a region memplan does not know to run sequentially
+      (``scf.parallel``, ``scf.forall``, ``linalg.generic`` bodies, ``gpu``/``omp``
+      ops, unknown ops): parallel instances would share one static address;
+    - allocations freed by anything but a ``memref.dealloc`` of the allocation
+      or of a view of it (a dealloc of a block argument or a call result,
+      ``bufferization.dealloc``): no single storage kill expresses that;
+    - non-identity layouts, memory spaces, ``symbol_operands``, element types
+      without a fixed bit width (``index``), zero-byte allocations;
+    - ``memref.alloca``, ``memref.global`` and function arguments are never
+      touched.
+
+    Ops memplan does not know (parsed with ``--allow-unregistered-dialect``)
+    count as uses of their memref operands, and their memref results are taken
+    to alias those operands, as are the memref results of ``func.call``; both
+    choices are conservative.
+
+    Options: none.
+
+    Example:
+
+    ```mlir
+    %a = memref.alloc() {alignment = 64 : i64} : memref<4x16xf32>
+    ...
+    memref.dealloc %a : memref<4x16xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    %a_storage = memory.alloc_storage : !memory.storage<256>
+    %a = memory.alloc_tensor %a_storage[0] : !memory.storage<256> -> memref<4x16xf32>
+    ...
+    memory.kill %a_storage : !memory.storage<256>
+    ```
     """
 
     name = "import-memref"

@@ -1,67 +1,6 @@
 """lower-to-memref: ``memory`` dialect -> upstream ``memref``/``arith``/``func``.
 
-Summary: replaces pools, storages, tensors, invokes and kills with plain
-MLIR that upstream ``mlir-opt`` verifies, lowers to LLVM and runs.
-
-Description (as in MLIR's Passes.td; TVM's AOT lowering of USMP pools):
-
-- Every pool some function pins a storage into becomes one byte buffer
-  ``memref<Nxi8>``, where N is the pool's ``size``, or its ``used`` when the
-  pool is unbounded (a diagnostic when it has neither). The buffer's
-  alignment is the largest of the pool's ``align`` and the alignments of the
-  storages pinned in it, so every pinned storage really is aligned.
-  How the buffer is provided depends on ``pool-mode``:
-
-  - ``alloc`` (default): each function that pins storages in the pool
-    allocates the buffer itself, ``memref.alloc() {alignment = A}`` at its
-    entry, and frees it with ``memref.dealloc`` before each ``func.return``.
-    Re-entrant: every call has its own buffer.
-  - ``arg``: the buffer is an extra leading function argument, one per pool
-    in module order (the AOT/USMP convention: the application provides the
-    workspaces). A function gets the argument when it pins storages in the
-    pool or calls, through ``func.call``, a function that gets it; every
-    ``func.call`` passes the caller's argument on. The argument carries the
-    discardable attribute ``memory.pool = "<name>"`` and ``llvm.align = A``.
-    Other references to such a function (``func.constant``) are not updated.
-  - ``global``: the buffer is a private ``memref.global`` named like the pool
-    (``uninitialized``, with the alignment), read with ``memref.get_global``.
-  In ``arg`` and ``global`` mode all functions share one buffer per pool.
-  That is the plan's model: ``usmp`` plans functions that call each other
-  together, so a callee's storages never overlap its callers' live ones
-  (``verify-plan`` checks it), and functions that do not call each other are
-  never running at once (one thread). In ``alloc`` mode each function
-  allocates the whole pool for itself.
-
-- A pinned storage ``at @pool[off]`` becomes byte offsets into the pool's
-  buffer: each ``memory.alloc_tensor %s[t]`` becomes
-  ``memref.view %pool[%c][dims]`` with ``%c = arith.constant off+t`` (an
-  ``arith.addi`` for a dynamic ``t``).
-- A dynamic storage, and a static storage that is not pinned (no ``usmp``
-  ran, e.g. after ``coalesce``/``reuse`` alone: each storage is then its own
-  allocation, the Relay VM model), becomes ``memref.alloc`` of
-  ``memref<?xi8>``/``memref<Nxi8>`` with its alignment, its tensors views of
-  it. It is freed with ``memref.dealloc`` at its ``memory.kill``; without a
-  kill, before the terminator of its block when that is a ``func.return`` or
-  a region terminator and no view of it flows through it, and otherwise not
-  at all (as the ``memref.alloc`` it came from: ownership goes with the value).
-- In ``alloc`` mode a pinned storage whose view is returned from its function
-  cannot stay in the function's buffer, which is freed at exit: it is lowered
-  like an unpinned storage (its own ``memref.alloc``, owned by the caller).
-- ``memory.invoke @k ins(...) outs(...)`` becomes ``func.call @k(ins...,
-  outs...)`` (destination passing) keeping the invoke's attributes. When the
-  declaration of ``@k`` takes exactly that many arguments and returns nothing,
-  operands whose type differs get a ``memref.cast``; a private value-semantic
-  declaration (other arity or results) that only invokes use is rewritten to
-  the destination-passing signature, which every invoke of it must agree on.
-- ``memory.kill`` disappears (or becomes the dealloc above); pools are removed.
-
-The output contains no ``memory`` op or type: anything this pass cannot
-rewrite (a storage used by another op, a storage block argument, a
-``memory`` op outside the module's functions) is a diagnostic naming it,
-raised before the first rewrite.
-
-Options:
-  pool-mode: ``alloc`` | ``arg`` | ``global`` (default ``alloc``), see above.
+The pass and its options are documented on the pass class below.
 """
 
 from __future__ import annotations
@@ -524,7 +463,63 @@ class LowerToMemrefPass(ModulePass):
     offsets, tensors -> ``memref.view``, invokes -> ``func.call``, kills
     dropped, dynamic storages -> ``memref.alloc``/``dealloc``.
 
-    See the module docstring for the details and the ``pool-mode`` option.
+    - Every pool some function pins a storage into becomes one byte buffer
+      ``memref<Nxi8>``, where N is the pool's ``size``, or its ``used`` when the
+      pool is unbounded (a diagnostic when it has neither). The buffer's
+      alignment is the largest of the pool's ``align`` and the alignments of the
+      storages pinned in it, so every pinned storage really is aligned.
+      How the buffer is provided depends on ``pool-mode``:
+
+      - ``alloc`` (default): each function that pins storages in the pool
+        allocates the buffer itself, ``memref.alloc() {alignment = A}`` at its
+        entry, and frees it with ``memref.dealloc`` before each ``func.return``.
+        Re-entrant: every call has its own buffer.
+      - ``arg``: the buffer is an extra leading function argument, one per pool
+        in module order (the AOT/USMP convention: the application provides the
+        workspaces). A function gets the argument when it pins storages in the
+        pool or calls, through ``func.call``, a function that gets it; every
+        ``func.call`` passes the caller's argument on. The argument carries the
+        discardable attribute ``memory.pool = "<name>"`` and ``llvm.align = A``.
+        Other references to such a function (``func.constant``) are not updated.
+      - ``global``: the buffer is a private ``memref.global`` named like the pool
+        (``uninitialized``, with the alignment), read with ``memref.get_global``.
+      In ``arg`` and ``global`` mode all functions share one buffer per pool.
+      That is the plan's model: ``usmp`` plans functions that call each other
+      together, so a callee's storages never overlap its callers' live ones
+      (``verify-plan`` checks it), and functions that do not call each other are
+      never running at once (one thread). In ``alloc`` mode each function
+      allocates the whole pool for itself.
+
+    - A pinned storage ``at @pool[off]`` becomes byte offsets into the pool's
+      buffer: each ``memory.alloc_tensor %s[t]`` becomes
+      ``memref.view %pool[%c][dims]`` with ``%c = arith.constant off+t`` (an
+      ``arith.addi`` for a dynamic ``t``).
+    - A dynamic storage, and a static storage that is not pinned (no ``usmp``
+      ran, e.g. after ``coalesce``/``reuse`` alone: each storage is then its own
+      allocation, the Relay VM model), becomes ``memref.alloc`` of
+      ``memref<?xi8>``/``memref<Nxi8>`` with its alignment, its tensors views of
+      it. It is freed with ``memref.dealloc`` at its ``memory.kill``; without a
+      kill, before the terminator of its block when that is a ``func.return`` or
+      a region terminator and no view of it flows through it, and otherwise not
+      at all (as the ``memref.alloc`` it came from: ownership goes with the value).
+    - In ``alloc`` mode a pinned storage whose view is returned from its function
+      cannot stay in the function's buffer, which is freed at exit: it is lowered
+      like an unpinned storage (its own ``memref.alloc``, owned by the caller).
+    - ``memory.invoke @k ins(...) outs(...)`` becomes ``func.call @k(ins...,
+      outs...)`` (destination passing) keeping the invoke's attributes. When the
+      declaration of ``@k`` takes exactly that many arguments and returns nothing,
+      operands whose type differs get a ``memref.cast``; a private value-semantic
+      declaration (other arity or results) that only invokes use is rewritten to
+      the destination-passing signature, which every invoke of it must agree on.
+    - ``memory.kill`` disappears (or becomes the dealloc above); pools are removed.
+
+    The output contains no ``memory`` op or type: anything this pass cannot
+    rewrite (a storage used by another op, a storage block argument, a
+    ``memory`` op outside the module's functions) is a diagnostic naming it,
+    raised before the first rewrite.
+
+    Options:
+      pool-mode: ``alloc`` | ``arg`` | ``global`` (default ``alloc``), see above.
     """
 
     name = "lower-to-memref"

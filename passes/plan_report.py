@@ -301,7 +301,7 @@ def _dump(value: Any, indent: int = 0) -> str:
 
 
 def format_json(report: PlanReport) -> str:
-    """DESIGN.md's report schema (plus ``ops``, ``tensors`` and module ``pools``)."""
+    """docs/design.md's report schema (plus ``ops``, ``tensors`` and module ``pools``)."""
     return _dump(_report_json(report)) + "\n"
 
 
@@ -335,7 +335,7 @@ class PlanReportPass(ModulePass):
 
     Options:
     - `format` (`text` | `json` | `svg` | `trace` | `c-header`, default
-      `text`): `json` follows DESIGN.md's
+      `text`): `json` follows docs/design.md's
       schema `{"functions": [{"name", "pools": [{"name", "size", "used",
       "lower_bound"}], "buffers": [{"name", "size", "alignment", "start",
       "end", "pool", "offset"}]}]}` with extra keys (`ops`, `tensors`,

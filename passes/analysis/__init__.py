@@ -1,6 +1,6 @@
 """IR -> facts: lifetimes of storages and tensors (imports xDSL).
 
-This package holds THE lifetime definition of memplan (DESIGN.md, "Lifetimes").
+This package holds THE lifetime definition of memplan (docs/design.md, "Lifetimes").
 Every pass that needs "when is this buffer live" calls it; none recomputes it.
 
 Definition
@@ -33,7 +33,7 @@ Escapes
     end of the function (its kill is ignored). Yielding out of an
     ``scf.if``/``for``/``while``/``execute_region`` is *not* an escape: the
     results are aliases, and the root lives until their last use (more
-    precise than DESIGN.md's "yielded out of its region"; documented
+    precise than the design's "yielded out of its region"; documented
     deviation).
 
 Scope and interval (half-open ``[start, end)``)

@@ -1,6 +1,6 @@
 // RUN: memplan-opt %s --parsing-diagnostics --verify-diagnostics --split-input-file | filecheck %s
 
-// One case per verifier rule of DESIGN.md; each message names the value and
+// One case per verifier rule of docs/design.md (docs/dialect.md); each message names the value and
 // the numbers involved.
 
 // Storage alignment must be a power of two.

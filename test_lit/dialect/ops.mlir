@@ -1,7 +1,7 @@
 // RUN: MEMPLAN_ROUNDTRIP
 // RUN: MEMPLAN_GENERIC_ROUNDTRIP
 
-// Every op form of DESIGN.md, pretty and generic. Defaults are elided when
+// Every op form of docs/dialect.md, pretty and generic. Defaults are elided when
 // printed: `align 16` on pools, `align 64` and `on "cpu"` on storages.
 
 // CHECK:       memory.pool @sram size 262144 targets ["cpu", "npu"]
