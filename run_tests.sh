@@ -21,5 +21,16 @@ python3 -m venv "$venv"
 "$venv/bin/pip" install -q --upgrade pip
 "$venv/bin/pip" install -q -e '.[test]'
 
+# Lint and types: ruff (check + format) and pyright (basic). The editable
+# install maps memplan.* with an import hook pyright cannot follow, so the
+# folders are linked under build/typecheck/memplan/ (pyproject's extraPaths).
+mkdir -p build/typecheck/memplan
+ln -sfn ../../../memdialect build/typecheck/memplan/dialect
+ln -sfn ../../../passes build/typecheck/memplan/passes
+ln -sfn ../../../tools build/typecheck/memplan/tools
+"$venv/bin/ruff" check .
+"$venv/bin/ruff" format --check .
+"$venv/bin/pyright" --pythonpath "$venv/bin/python"
+
 "$venv/bin/lit" -v test_lit
 "$venv/bin/pytest" -W error -q

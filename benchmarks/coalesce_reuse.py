@@ -169,7 +169,9 @@ class Row:
 
 
 def _static_storages(module: ModuleOp) -> list[AllocStorageOp]:
-    return [op for op in module.walk() if isinstance(op, AllocStorageOp) and op.byte_size is not None]
+    return [
+        op for op in module.walk() if isinstance(op, AllocStorageOp) and op.byte_size is not None
+    ]
 
 
 def _total(module: ModuleOp) -> int:
@@ -180,9 +182,7 @@ def _functions(module: ModuleOp) -> list[FuncOp]:
     return [op for op in module.ops if isinstance(op, FuncOp) and not op.is_declaration]
 
 
-def _timed(
-    module: ModuleOp, make: Callable[[], ModulePass], repeat: int
-) -> tuple[ModuleOp, float]:
+def _timed(module: ModuleOp, make: Callable[[], ModulePass], repeat: int) -> tuple[ModuleOp, float]:
     times: list[float] = []
     result = module
     for _ in range(repeat):
@@ -272,13 +272,16 @@ def table(rows: list[Row]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--sizes", default="10,100,1000", help="kernel calls per generated program")
-    parser.add_argument("--timeout", type=float, default=10.0, help="coalesce's search time (whole pass)")
+    parser.add_argument(
+        "--timeout", type=float, default=10.0, help="coalesce's search time (whole pass)"
+    )
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per pass (median)")
     parser.add_argument("--markdown", type=Path, help="also write the table to this file")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     programs: list[tuple[str, str]] = [
-        (f"examples/{path.name}", path.read_text()) for path in sorted((REPO / "examples").glob("*.mlir"))
+        (f"examples/{path.name}", path.read_text())
+        for path in sorted((REPO / "examples").glob("*.mlir"))
     ]
     programs += [(f"chain-{n}", chain(n)) for n in sizes]
     programs += [(f"branches-{n}", branches(n)) for n in sizes]

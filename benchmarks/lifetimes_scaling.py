@@ -28,8 +28,8 @@ import gc
 import sys
 import time
 from collections.abc import Callable
-from typing import TypeVar
 from pathlib import Path
+from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -49,7 +49,9 @@ def _chain_step(lines: list[str], index: int, live: list[str], pad: str) -> None
     """Allocate one storage and tensor and read the last two (and a skip)."""
     storage, tensor = f"%s{index}", f"%t{index}"
     lines.append(f"{pad}{storage} = memory.alloc_storage : !memory.storage<64>")
-    lines.append(f"{pad}{tensor} = memory.alloc_tensor {storage}[0] : !memory.storage<64> -> {TENSOR}")
+    lines.append(
+        f"{pad}{tensor} = memory.alloc_tensor {storage}[0] : !memory.storage<64> -> {TENSOR}"
+    )
     for source in live[-2:]:
         lines.append(f"{pad}memory.invoke @k ins({source} : {TENSOR}) outs({tensor} : {TENSOR})")
     if index % 17 == 0 and len(live) > 30:
@@ -64,7 +66,12 @@ def straight(ops: int) -> str:
     while len(lines) < ops:
         _chain_step(lines, index, live, "  ")
         index += 1
-    return HEADER + f"func.func @f(%c: i1, %x: {TENSOR}) {{\n" + "\n".join(lines) + "\n  func.return\n}\n"
+    return (
+        HEADER
+        + f"func.func @f(%c: i1, %x: {TENSOR}) {{\n"
+        + "\n".join(lines)
+        + "\n  func.return\n}\n"
+    )
 
 
 def nested(ops: int) -> str:
@@ -95,7 +102,12 @@ def nested(ops: int) -> str:
             _chain_step(lines, index, inner, "    ")
             index += 1
         lines.append("  }")
-    return HEADER + f"func.func @f(%c: i1, %x: {TENSOR}) {{\n" + "\n".join(lines) + "\n  func.return\n}\n"
+    return (
+        HEADER
+        + f"func.func @f(%c: i1, %x: {TENSOR}) {{\n"
+        + "\n".join(lines)
+        + "\n  func.return\n}\n"
+    )
 
 
 def cfg(ops: int) -> str:
@@ -116,7 +128,12 @@ def cfg(ops: int) -> str:
         lines.append(f"  cf.br ^bb{join}")
         lines.append(f"^bb{join}:")
         block = join
-    return HEADER + f"func.func @f(%c: i1, %x: {TENSOR}) {{\n" + "\n".join(lines) + "\n  func.return\n}\n"
+    return (
+        HEADER
+        + f"func.func @f(%c: i1, %x: {TENSOR}) {{\n"
+        + "\n".join(lines)
+        + "\n  func.return\n}\n"
+    )
 
 
 FAMILIES = {"straight": straight, "nested": nested, "cfg": cfg}
@@ -153,13 +170,13 @@ def main() -> None:
         previous: tuple[float, int] | None = None
         for size in sizes:
             text = build(size)
-            parse_time, module = _best(1, lambda: Parser(ctx, text).parse_module())
+            parse_time, module = _best(1, lambda t=text: Parser(ctx, t).parse_module())
             assert isinstance(module, ModuleOp)
             gc.collect()
             gc.freeze()
             func = next(op for op in module.ops if isinstance(op, FuncOp) and not op.is_declaration)
-            analyse_time, lifetimes = _best(args.repeat, lambda: analyze_function(func))
-            kills_time, _ = _best(1, lambda: InsertKillsPass().apply(ctx, module))
+            analyse_time, lifetimes = _best(args.repeat, lambda f=func: analyze_function(f))
+            kills_time, _ = _best(1, lambda m=module: InsertKillsPass().apply(ctx, m))
             gc.unfreeze()
             ops = len(lifetimes.numbering)
             growth = (

@@ -161,9 +161,7 @@ def _storage_bytes(module: Any) -> int:
 def _pool_bytes(module: Any) -> int:
     from memplan.dialect import AllocStorageOp, PoolOp
 
-    unpinned = [
-        op for op in module.walk() if isinstance(op, AllocStorageOp) and op.pinned is None
-    ]
+    unpinned = [op for op in module.walk() if isinstance(op, AllocStorageOp) and op.pinned is None]
     if unpinned:
         raise AssertionError(f"{len(unpinned)} storages left unpinned")
     return sum(op.used.value.data for op in module.ops if isinstance(op, PoolOp) and op.used)
@@ -338,8 +336,17 @@ def _over(value: int | None, base: int | None) -> float | None:
 
 def table(rows: Sequence[ModelRow], with_tvm: bool) -> str:
     header = [
-        "model", "nodes", "buffers", "no planning", "reuse", "coalesce+usmp", "usmp",
-        "lower bound", "usmp / LB", "planning s", "planning / text I/O",
+        "model",
+        "nodes",
+        "buffers",
+        "no planning",
+        "reuse",
+        "coalesce+usmp",
+        "usmp",
+        "lower bound",
+        "usmp / LB",
+        "planning s",
+        "planning / text I/O",
     ]
     if with_tvm:
         header += ["TVM Relax", "usmp / TVM", "TVM Relax unfused", "usmp / TVM unfused"]
@@ -373,7 +380,9 @@ def summary(rows: Sequence[ModelRow], with_tvm: bool) -> list[str]:
     lines: list[str] = []
     at_bound = [r.name for r in rows if r.usmp is not None and r.usmp == r.lower_bound]
     lines.append(f"usmp at the lower bound: {len(at_bound)} of {len(rows)} models.")
-    slow = [r.name for r in rows if r.planning_vs_io is not None and r.planning_vs_io > TARGET_RATIO]
+    slow = [
+        r.name for r in rows if r.planning_vs_io is not None and r.planning_vs_io > TARGET_RATIO
+    ]
     lines.append(
         f"planning / text I/O above {TARGET_RATIO}: " + (", ".join(slow) if slow else "none") + "."
     )
@@ -398,7 +407,9 @@ def summary(rows: Sequence[ModelRow], with_tvm: bool) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0], allow_abbrev=False)
+    parser = argparse.ArgumentParser(
+        description=(__doc__ or "").split("\n\n")[0], allow_abbrev=False
+    )
     parser.add_argument("--models", help="comma-separated names, e.g. squeezenet,resnet50")
     parser.add_argument("--repeat", type=int, default=3, help="timing repeats (best of)")
     parser.add_argument("--with-tvm", action="store_true", help="add TVM Relax's footprint")

@@ -73,7 +73,14 @@ def chains(count: int, seed: int, with_branches: bool = False) -> Problem:
         if branch:
             end = min(end, time_step + region_left + 1)  # stays inside its region
         buffers.append(
-            Buffer(f"t{index}", _size(rng), time_step, max(end, time_step + 1), alignment=64, branch=branch)
+            Buffer(
+                f"t{index}",
+                _size(rng),
+                time_step,
+                max(end, time_step + 1),
+                alignment=64,
+                branch=branch,
+            )
         )
         time_step += 1
     return Problem(tuple(buffers))
@@ -118,10 +125,10 @@ def main() -> None:
     algorithms = args.algorithms.split(",")
     options = PlanOptions(timeout=args.timeout, iterations=args.iterations, seed=args.seed)
 
+    print(f"hill-climb: {args.iterations} iterations; auto/hill-climb timeout {args.timeout:g} s\n")
     print(
-        f"hill-climb: {args.iterations} iterations; auto/hill-climb timeout {args.timeout:g} s\n"
+        "| family | buffers | algorithm | wall s | cpu s | x prev size | peak / LB | status | validate s |"
     )
-    print("| family | buffers | algorithm | wall s | cpu s | x prev size | peak / LB | status | validate s |")
     print("|---|---|---|---|---|---|---|---|---|")
     for family, build in FAMILIES.items():
         previous: dict[str, float] = {}

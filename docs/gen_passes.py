@@ -40,7 +40,8 @@ def render() -> str:
             parts.append(f"\n{body.strip()}\n")
         options = pass_options_help(pass_class)
         parts.append(
-            "\nOption values: " + ("; ".join(f"`{o}`" for o in options) if options else "none")
+            "\nOption values: "
+            + ("; ".join(f"`{o}`" for o in options) if options else "none")
             + ".\n"
         )
     return "".join(parts)

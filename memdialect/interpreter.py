@@ -41,7 +41,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from math import prod
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 from xdsl.dialects import arith, bufferization, func, memref
@@ -158,6 +158,12 @@ class KernelRegistry:
     _by_name: dict[str, Kernel] = field(default_factory=dict)
     _resolvers: list[KernelResolver] = field(default_factory=list)
     _resolved: dict[func.FuncOp, Kernel] = field(default_factory=dict)
+
+    @overload
+    def register(self, name: str, kernel: Kernel) -> Kernel: ...
+
+    @overload
+    def register(self, name: str, kernel: None = None) -> Callable[[Kernel], Kernel]: ...
 
     def register(
         self, name: str, kernel: Kernel | None = None
@@ -374,9 +380,7 @@ class MemoryFunctions(InterpreterFunctions):
         return ()
 
     @impl(KillOp)
-    def run_kill(
-        self, interpreter: Interpreter, op: KillOp, args: PythonValues
-    ) -> PythonValues:
+    def run_kill(self, interpreter: Interpreter, op: KillOp, args: PythonValues) -> PythonValues:
         if self.poison:
             _poison(args[0])
         return ()
@@ -414,9 +418,7 @@ class MemoryFunctions(InterpreterFunctions):
         ]
         spec = _shaped_spec(op.results[0].type) if len(op.results) == 1 else None
         if len(sources) != 1 or spec is None:
-            raise ExecutionError(
-                f"view kernel @{name} must take one tensor and return one tensor"
-            )
+            raise ExecutionError(f"view kernel @{name} must take one tensor and return one tensor")
         source = np.asarray(sources[0])
         if source.dtype != spec[0] or source.size != prod(spec[1]):
             raise ExecutionError(
@@ -462,8 +464,7 @@ class MemoryFunctions(InterpreterFunctions):
             )
         if array.dtype != dtype or array.shape != shape:
             raise ExecutionError(
-                f"data for global @{name} is {_describe_array(array)}, "
-                f"its type is {memref_type}"
+                f"data for global @{name} is {_describe_array(array)}, its type is {memref_type}"
             )
         if not array.flags.c_contiguous or array.flags.writeable:
             # One private, read-only copy: a kernel writing a constant fails
@@ -529,8 +530,11 @@ class MemoryFunctions(InterpreterFunctions):
         source: np.ndarray = args[0]
         offsets = list(op.static_offsets.get_values())
         strides = list(op.static_strides.get_values())
-        if op.offsets or op.strides or offsets != [0] or strides != _row_major(
-            list(op.static_sizes.get_values())
+        if (
+            op.offsets
+            or op.strides
+            or offsets != [0]
+            or strides != _row_major(list(op.static_sizes.get_values()))
         ):
             raise ExecutionError(
                 "memref.reinterpret_cast: only static, zero-offset, row-major casts run"
@@ -586,8 +590,10 @@ def _check_argument(index: int, value: Any, value_type: Attribute, name: str) ->
         return value
     array = np.asarray(value)
     dtype, shape = spec
-    if array.dtype != dtype or len(array.shape) != len(shape) or any(
-        d >= 0 and d != a for d, a in zip(shape, array.shape)
+    if (
+        array.dtype != dtype
+        or len(array.shape) != len(shape)
+        or any(d >= 0 and d != a for d, a in zip(shape, array.shape))
     ):
         raise ExecutionError(
             f"argument #{index} of @{name} is {value_type}, got {_describe_array(array)}"

@@ -10,9 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memplan.dialect.aliases import transitive_aliases, underlying_root
-from memplan.dialect.diagnostics import at_op
-from memplan.dialect.types import StorageType, element_byte_size, static_byte_size
 from xdsl.dialects.builtin import (
     I64,
     ArrayAttr,
@@ -58,6 +55,10 @@ from xdsl.traits import (
     SymbolTable,
 )
 from xdsl.utils.exceptions import VerifyException
+
+from memplan.dialect.aliases import transitive_aliases, underlying_root
+from memplan.dialect.diagnostics import at_op
+from memplan.dialect.types import StorageType, element_byte_size, static_byte_size
 
 DEFAULT_STORAGE_ALIGNMENT = 64
 DEFAULT_POOL_ALIGNMENT = 16
@@ -177,9 +178,7 @@ class PoolOp(IRDLOperation):
                 "sym_name": StringAttr(sym_name),
                 "size": None if size is None else _int_attr(size),
                 "alignment": None if alignment is None else _int_attr(alignment),
-                "targets": None
-                if targets is None
-                else ArrayAttr(StringAttr(t) for t in targets),
+                "targets": None if targets is None else ArrayAttr(StringAttr(t) for t in targets),
                 "access": None if access is None else StringAttr(access),
                 "used": None if used is None else _int_attr(used),
             }
@@ -216,21 +215,16 @@ class PoolOp(IRDLOperation):
                 f"{name}: alignment must be a power of two, got {self.alignment_value}"
             )
         if self.size is not None and self.size.value.data <= 0:
-            raise VerifyException(
-                f"{name}: size must be positive, got {self.size.value.data}"
-            )
+            raise VerifyException(f"{name}: size must be positive, got {self.size.value.data}")
         if self.access.data not in ("rw", "ro"):
-            raise VerifyException(
-                f'{name}: access must be rw or ro, got "{self.access.data}"'
-            )
+            raise VerifyException(f'{name}: access must be rw or ro, got "{self.access.data}"')
         if self.used is not None:
             used = self.used.value.data
             if used < 0:
                 raise VerifyException(f"{name}: used must be non-negative, got {used}")
             if self.size is not None and used > self.size.value.data:
                 raise VerifyException(
-                    f"{name}: used {used} bytes exceeds its size of "
-                    f"{self.size.value.data} bytes"
+                    f"{name}: used {used} bytes exceeds its size of {self.size.value.data} bytes"
                 )
 
     def print(self, printer: Printer) -> None:
@@ -397,17 +391,11 @@ class AllocStorageOp(IRDLOperation):
         name = f"storage {describe(self.storage)}"
         align = self.alignment_value
         if not _is_power_of_two(align):
-            raise VerifyException(
-                f"{name}: alignment must be a power of two, got {align}"
-            )
+            raise VerifyException(f"{name}: alignment must be a power of two, got {align}")
         if self.storage_type.is_dynamic and self.dynamic_size is None:
-            raise VerifyException(
-                f"{name}: dynamic type !memory.storage<?> needs a size operand"
-            )
+            raise VerifyException(f"{name}: dynamic type !memory.storage<?> needs a size operand")
         if not self.storage_type.is_dynamic and self.dynamic_size is not None:
-            raise VerifyException(
-                f"{name}: static type {self.storage_type} takes no size operand"
-            )
+            raise VerifyException(f"{name}: static type {self.storage_type} takes no size operand")
         if (self.pool is None) != (self.offset is None):
             raise VerifyException(f"{name}: a pinned storage needs both a pool and an offset")
         pinned = self.pinned
@@ -696,9 +684,7 @@ class AllocTensorOp(IRDLOperation):
             raise VerifyException(f"{name}: align must be a power of two, got {align}")
         offset = self.static_offset
         if offset is not None and offset % align:
-            raise VerifyException(
-                f"{name}: offset {offset} is not a multiple of its align {align}"
-            )
+            raise VerifyException(f"{name}: offset {offset} is not a multiple of its align {align}")
         # The address is the storage's plus the offset: only the storage's
         # alignment is known of the former, whatever the offset.
         owner = self.storage.owner

@@ -47,9 +47,7 @@ class StorageType(ParametrizedAttribute, TypeAttribute):
 
     def verify(self) -> None:
         if self.size.data != DYNAMIC_SIZE and self.size.data <= 0:
-            raise VerifyException(
-                f"storage size must be positive, got {self.size.data}"
-            )
+            raise VerifyException(f"storage size must be positive, got {self.size.data}")
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
@@ -74,9 +72,7 @@ def element_byte_size(memref: MemRefType) -> int:
     """
     element = memref.get_element_type()
     if not isinstance(element, FixedBitwidthType):
-        raise VerifyException(
-            f"element type {element} of {memref} has no fixed bit width"
-        )
+        raise VerifyException(f"element type {element} of {memref} has no fixed bit width")
     return (element.bitwidth + 7) // 8
 
 

@@ -18,6 +18,14 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Block, Operation
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import PassFailedException
+
 from memplan.dialect.ops import (
     AllocStorageOp,
     KillOp,
@@ -39,13 +47,6 @@ from memplan.passes.storage_rewrites import (
     retarget_storage,
     storage_only_feeds_tensors,
 )
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.dialects.func import FuncOp
-from xdsl.ir import Block, Operation
-from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.utils.exceptions import PassFailedException
 
 REGION_POOL = "region"
 """Name of the one unbounded pool a region's members are planned into."""

@@ -8,13 +8,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from memplan.dialect.ops import (
-    AllocStorageOp,
-    AllocTensorOp,
-    KillOp,
-)
-from memplan.dialect.types import default_alignment, element_byte_size
-from memplan.passes.analysis.value_flow import trace_flow
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
@@ -28,6 +21,14 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+
+from memplan.dialect.ops import (
+    AllocStorageOp,
+    AllocTensorOp,
+    KillOp,
+)
+from memplan.dialect.types import default_alignment, element_byte_size
+from memplan.passes.analysis.value_flow import trace_flow
 
 SEQUENTIAL_REGION_OPS: frozenset[str] = frozenset(
     {

@@ -4,6 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Block, Operation
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
 from memplan.dialect.ops import KillOp
 from memplan.passes.analysis import (
     FunctionLifetimes,
@@ -11,12 +18,6 @@ from memplan.passes.analysis import (
     Lifetime,
     analyze_function,
 )
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.dialects.func import FuncOp
-from xdsl.ir import Block, Operation
-from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
 
 
 def _ordered_kills(lifetimes: FunctionLifetimes) -> list[tuple[KillPoint, list[Lifetime]]]:
@@ -67,9 +68,7 @@ class InsertKillsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = [
-            func
-            for func in op.walk()
-            if isinstance(func, FuncOp) and not func.is_declaration
+            func for func in op.walk() if isinstance(func, FuncOp) and not func.is_declaration
         ]
         for func in functions:
             lifetimes = analyze_function(func, pools=())

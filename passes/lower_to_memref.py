@@ -9,18 +9,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, NoReturn
 
-from memplan.dialect.diagnostics import at_op
-from memplan.dialect.ops import (
-    AllocStorageOp,
-    AllocTensorOp,
-    InvokeOp,
-    KillOp,
-    PoolOp,
-    describe,
-)
-from memplan.dialect.types import StorageType
-from memplan.passes.analysis.value_flow import trace_flow
-from memplan.passes.planning.model import pool_base_alignment
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
@@ -41,6 +29,19 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
+
+from memplan.dialect.diagnostics import at_op
+from memplan.dialect.ops import (
+    AllocStorageOp,
+    AllocTensorOp,
+    InvokeOp,
+    KillOp,
+    PoolOp,
+    describe,
+)
+from memplan.dialect.types import StorageType
+from memplan.passes.analysis.value_flow import trace_flow
+from memplan.passes.planning.model import pool_base_alignment
 
 PoolMode = Literal["alloc", "arg", "global"]
 
@@ -65,9 +66,7 @@ class PoolBuffer:
         return MemRefType(i8, [self.size])
 
 
-def _pool_buffers(
-    module: ModuleOp, functions: Sequence[func.FuncOp]
-) -> dict[str, PoolBuffer]:
+def _pool_buffers(module: ModuleOp, functions: Sequence[func.FuncOp]) -> dict[str, PoolBuffer]:
     """One buffer per pool that some storage is pinned into, in module order."""
     pools = {op.pool_name: op for op in module.ops if isinstance(op, PoolOp)}
     pinned = [
@@ -272,9 +271,7 @@ def _plan_invokes(module: ModuleOp) -> list[_KernelCalls]:
     for op in module.walk():
         if isinstance(op, InvokeOp):
             invokes.setdefault(op.callee.root_reference.data, []).append(op)
-    called = {
-        op.callee.root_reference.data for op in module.walk() if isinstance(op, func.CallOp)
-    }
+    called = {op.callee.root_reference.data for op in module.walk() if isinstance(op, func.CallOp)}
     plans: list[_KernelCalls] = []
     for name, group in invokes.items():
         kernel = SymbolTable.lookup_symbol(module, name)
@@ -400,9 +397,7 @@ def _materialize_buffers(
     for name in pools:
         buffer = buffers[name]
         if mode == "alloc":
-            op: Operation = memref.AllocOp.get(
-                i8, alignment=buffer.alignment, shape=[buffer.size]
-            )
+            op: Operation = memref.AllocOp.get(i8, alignment=buffer.alignment, shape=[buffer.size])
         else:
             op = memref.GetGlobalOp(name, buffer.memref_type)
         op.results[0].name_hint = name
@@ -532,9 +527,7 @@ class LowerToMemrefPass(ModulePass):
         functions = [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks]
         _check_lowerable(op, functions)
         buffers = _pool_buffers(op, functions)
-        kept_by_function = {
-            f.sym_name.data: _kept_in_pool(f, self.pool_mode) for f in functions
-        }
+        kept_by_function = {f.sym_name.data: _kept_in_pool(f, self.pool_mode) for f in functions}
         own_pools = {name: _own_pools(k) for name, k in kept_by_function.items()}
         calls = {f.sym_name.data: _calls(f) for f in functions}
         needed = _needed_pools(functions, buffers, own_pools, calls)
@@ -549,9 +542,7 @@ class LowerToMemrefPass(ModulePass):
                 pool_values[name] = _add_pool_arguments(function, needed[name], buffers)
             else:
                 pools = [p for p in buffers if p in own_pools[name]]
-                pool_values[name] = _materialize_buffers(
-                    function, pools, buffers, self.pool_mode
-                )
+                pool_values[name] = _materialize_buffers(function, pools, buffers, self.pool_mode)
         if self.pool_mode == "arg":
             for function in functions:
                 caller = pool_values[function.sym_name.data]

@@ -7,18 +7,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import NoReturn
 
-from memplan.dialect.diagnostics import at_op
-from memplan.dialect.ops import (
-    DEVICE_ATTR,
-    LOOP_OPS,
-    SHAPE_FN_ATTR,
-    VIEW_ATTR,
-    AllocStorageOp,
-    AllocTensorOp,
-    InvokeOp,
-    describe,
-)
-from memplan.dialect.types import default_alignment, element_byte_size, static_byte_size
 from xdsl.context import Context
 from xdsl.dialects import arith, bufferization, func, memref, scf, tensor
 from xdsl.dialects.builtin import (
@@ -45,6 +33,19 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 from xdsl.utils.hints import isa
+
+from memplan.dialect.diagnostics import at_op
+from memplan.dialect.ops import (
+    DEVICE_ATTR,
+    LOOP_OPS,
+    SHAPE_FN_ATTR,
+    VIEW_ATTR,
+    AllocStorageOp,
+    AllocTensorOp,
+    InvokeOp,
+    describe,
+)
+from memplan.dialect.types import default_alignment, element_byte_size, static_byte_size
 
 
 def _fail(op: Operation, message: str) -> NoReturn:
@@ -254,9 +255,7 @@ class _ManifestAlloc:
             return kernel
         ref = decl.attributes.get(SHAPE_FN_ATTR)
         if ref is None:
-            index, dynamic = next(
-                (i, r) for i, r in enumerate(results) if not r.has_static_shape()
-            )
+            index, dynamic = next((i, r) for i, r in enumerate(results) if not r.has_static_shape())
             _fail(
                 decl,
                 f"kernel {name}: result #{index} of type {dynamic} has dynamic dims but "
@@ -291,8 +290,7 @@ class _ManifestAlloc:
         if source_count != result_count:
             _fail(
                 kernel.decl,
-                f"{name}: {source} has {source_count} elements but {result} "
-                f"has {result_count}",
+                f"{name}: {source} has {source_count} elements but {result} has {result_count}",
             )
 
     def _check_shape_fn(self, kernel: Kernel, shape_fn: func.FuncOp) -> None:
@@ -429,11 +427,7 @@ class _ManifestAlloc:
                 f"{callee.function_type}",
             )
         call_device = _device_of(call, where)
-        if (
-            call_device is not None
-            and kernel.device is not None
-            and call_device != kernel.device
-        ):
+        if call_device is not None and kernel.device is not None and call_device != kernel.device:
             _fail(
                 call,
                 f'{where}: call-site {DEVICE_ATTR} "{call_device}" conflicts with '
@@ -467,9 +461,7 @@ class _ManifestAlloc:
         for op in list(function.body.walk()):
             if isinstance(op, func.CallOp):
                 self._rewrite_call(op)
-            elif isinstance(op, arith.ConstantOp) and isa(
-                op.result.type, TensorType[Attribute]
-            ):
+            elif isinstance(op, arith.ConstantOp) and isa(op.result.type, TensorType[Attribute]):
                 self._rewrite_constant(op, function, constants)
             elif isinstance(op, tensor.DimOp):
                 dim = memref.DimOp(op.source, op.index)
@@ -519,9 +511,7 @@ class _ManifestAlloc:
             if size is None:
                 size_ops, size = _dynamic_byte_size(memref_type, result_dims)
                 new_ops.extend(size_ops)
-            storage = AllocStorageOp(
-                size, alignment=default_alignment(memref_type), device=device
-            )
+            storage = AllocStorageOp(size, alignment=default_alignment(memref_type), device=device)
             tensor_op = AllocTensorOp(storage, 0, memref_type, result_dims)
             if result.name_hint:
                 _name_values(result.name_hint, result_type, result_dims, size)
@@ -537,12 +527,8 @@ class _ManifestAlloc:
         Rewriter.erase_op(call)
 
     @staticmethod
-    def _rewrite_view_call(
-        call: func.CallOp, kernel: Kernel, operands: list[SSAValue]
-    ) -> None:
-        source = next(
-            value for value, type_ in zip(operands, kernel.inputs) if _is_tensor(type_)
-        )
+    def _rewrite_view_call(call: func.CallOp, kernel: Kernel, operands: list[SSAValue]) -> None:
+        source = next(value for value, type_ in zip(operands, kernel.inputs) if _is_tensor(type_))
         result_type = to_memref(kernel.results[0])
         strides = result_type.get_strides()
         assert strides is not None  # identity layout: every stride is static

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memplan.passes.planning.algorithms import AlgorithmName
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
+
+from memplan.passes.planning.algorithms import AlgorithmName
 
 
 @dataclass(frozen=True)

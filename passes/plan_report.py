@@ -14,6 +14,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
 from memplan.dialect.ops import InvokeOp
 from memplan.passes.analysis import FunctionLifetimes, ModuleLifetimes, analyze_module
 from memplan.passes.planning.bounds import buffers_lower_bound, peak_live_bytes
@@ -32,10 +37,6 @@ from memplan.passes.report_formats.records import (
 )
 from memplan.passes.report_formats.svg import format_svg
 from memplan.passes.report_formats.trace import format_trace
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import PassFailedException
 
 
 def _pool_record(
@@ -294,7 +295,9 @@ def _dump(value: Any, indent: int = 0) -> str:
     pad = "  " * (indent + 1)
     close = "  " * indent
     if isinstance(value, dict):
-        items = [f"{pad}{json.dumps(key)}: {_dump(item, indent + 1)}" for key, item in value.items()]
+        items = [
+            f"{pad}{json.dumps(key)}: {_dump(item, indent + 1)}" for key, item in value.items()
+        ]
         return "{\n" + ",\n".join(items) + "\n" + close + "}"
     items = [pad + _dump(item, indent + 1) for item in value]
     return "[\n" + ",\n".join(items) + "\n" + close + "]"

@@ -18,6 +18,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Block, Operation
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import PassFailedException
+
 from memplan.dialect.ops import AllocStorageOp, KillOp, ancestor_in_region
 from memplan.passes.analysis import FunctionLifetimes, StorageLifetime, analyze_function
 from memplan.passes.analysis.forms import remark_value_semantic
@@ -28,13 +36,6 @@ from memplan.passes.storage_rewrites import (
     retarget_storage,
     storage_only_feeds_tensors,
 )
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.dialects.func import FuncOp
-from xdsl.ir import Block, Operation
-from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.utils.exceptions import PassFailedException
 
 # ---------------------------------------------------------------------------
 # The free-list rule, on planning buffers
@@ -299,9 +300,7 @@ class ReusePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         remark_value_semantic(op, self.name)
         if self.match_range < 0:
-            raise PassFailedException(
-                f"reuse: match-range must be >= 0, got {self.match_range}"
-            )
+            raise PassFailedException(f"reuse: match-range must be >= 0, got {self.match_range}")
         functions = [f for f in op.walk() if isinstance(f, FuncOp) and not f.is_declaration]
         for func in functions:
             lifetimes = analyze_function(func, pools=())

@@ -6,6 +6,12 @@ re-point the old storages' tensors at it; these helpers do that edit.
 
 from __future__ import annotations
 
+from xdsl.dialects.arith import AddiOp, ConstantOp
+from xdsl.dialects.builtin import IndexType, IntegerAttr
+from xdsl.ir import Operation, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import IsTerminator
+
 from memplan.dialect.ops import (
     DEFAULT_DEVICE,
     DEFAULT_STORAGE_ALIGNMENT,
@@ -14,11 +20,6 @@ from memplan.dialect.ops import (
     KillOp,
 )
 from memplan.passes.analysis import StorageLifetime
-from xdsl.dialects.arith import AddiOp, ConstantOp
-from xdsl.dialects.builtin import IndexType, IntegerAttr
-from xdsl.ir import Operation, SSAValue
-from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.traits import IsTerminator
 
 
 def storage_only_feeds_tensors(storage: StorageLifetime) -> bool:

@@ -1,8 +1,9 @@
 """The ``xdsl.universe`` entry point: plain ``xdsl-opt`` learns the ``memory``
 dialect and every memplan pass once memplan is installed."""
 
-from memplan.passes import get_all_passes
 from xdsl.universe import Universe
+
+from memplan.passes import get_all_passes
 
 
 def _get_memory_dialect():

@@ -7,6 +7,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import SymbolOpInterface
+from xdsl.utils.exceptions import PassFailedException
+
 from memplan.dialect.diagnostics import at_op
 from memplan.dialect.ops import (
     AllocStorageOp,
@@ -36,13 +44,6 @@ from memplan.passes.usmp_groups import (
     pool_components,
 )
 from memplan.passes.usmp_splitting import StorageSplit, apply_splits, storage_splits
-from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
-from xdsl.ir import Operation
-from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.traits import SymbolOpInterface
-from xdsl.utils.exceptions import PassFailedException
 
 OpT = TypeVar("OpT", bound=Operation)
 
@@ -71,9 +72,7 @@ class Plan:
         self.unplaced[component] = self.unplaced.get(component, 0) + count
         self.failures.setdefault(component, message)
 
-    def cost(
-        self, component: Component, pools: Sequence[str]
-    ) -> tuple[int, int, tuple[int, ...]]:
+    def cost(self, component: Component, pools: Sequence[str]) -> tuple[int, int, tuple[int, ...]]:
         """Smaller is better: storages left unplaced, total bytes, bytes per pool."""
         used = tuple(self.used.get(pool, 0) for pool in pools)
         return (self.unplaced.get(component, 0), sum(used), used)
@@ -363,9 +362,7 @@ class UsmpPass(ModulePass):
         if proven:
             pass
         elif stage == "exact" and solution.status == "infeasible":
-            several = any(
-                len(group.problem.candidate_pools(b)) > 1 for b in group.problem.buffers
-            )
+            several = any(len(group.problem.candidate_pools(b)) > 1 for b in group.problem.buffers)
             # The search is complete for offsets only once pools are chosen.
             message += (
                 "\n  the exact search proved that no offsets fit the pools it chose"
@@ -392,5 +389,3 @@ def _component_of(
 
 def _storage_ops(module: ModuleOp) -> list[AllocStorageOp]:
     return [op for op in module.walk() if isinstance(op, AllocStorageOp)]
-
-

@@ -9,6 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from xdsl.ir import Operation
+from xdsl.utils.exceptions import PassFailedException
+
 from memplan.dialect.diagnostics import at_op
 from memplan.passes.analysis import (
     FunctionLifetimes,
@@ -18,8 +21,6 @@ from memplan.passes.planning.bounds import buffers_lower_bound, forced_pool
 from memplan.passes.planning.model import Buffer, Pool, Problem, Solution
 from memplan.passes.planning.validate import Finding
 from memplan.passes.usmp_groups import Group
-from xdsl.ir import Operation
-from xdsl.utils.exceptions import PassFailedException
 
 
 def _storage_label(function: FunctionLifetimes, storage: StorageLifetime) -> str:
@@ -37,9 +38,7 @@ def _live_set_text(group: Group, members: Sequence[Buffer]) -> str:
     for buffer in members:
         function, storage = group.storages[buffer.id]
         where = "" if len(group.functions) == 1 else f" in @{function.name}"
-        parts.append(
-            f"{storage.label}{where} ({buffer.size} bytes, {_lifetime_text(storage)})"
-        )
+        parts.append(f"{storage.label}{where} ({buffer.size} bytes, {_lifetime_text(storage)})")
     if len(parts) < 2:
         return "".join(parts)
     return ", ".join(parts[:-1]) + " and " + parts[-1]
@@ -58,9 +57,7 @@ def _only_pool(problem: Problem, buffer: Buffer) -> Pool | None:
     return fitting[0] if len(fitting) == 1 else None
 
 
-def _blocking_set(
-    problem: Problem, buffer: Buffer, pool: Pool
-) -> tuple[int, list[Buffer]] | None:
+def _blocking_set(problem: Problem, buffer: Buffer, pool: Pool) -> tuple[int, list[Buffer]] | None:
     """A proof that ``buffer`` cannot fit ``pool``, when one is cheap to find.
 
     Looks at the buffers that conflict with ``buffer`` and can only go to
@@ -94,9 +91,7 @@ def _blocking_set(
     return best
 
 
-def _peak_during(
-    problem: Problem, solution: Solution, buffer: Buffer, pool: Pool
-) -> int:
+def _peak_during(problem: Problem, solution: Solution, buffer: Buffer, pool: Pool) -> int:
     """The highest top, in ``pool``, of placed buffers that conflict with ``buffer``."""
     top = 0
     for other in problem.buffers:
@@ -154,7 +149,7 @@ def unplaced_diagnostic(
     candidates = problem.candidate_pools(culprit)
     head = (
         f"usmp: {_storage_label(function, storage)} ({culprit.size} bytes, "
-        f"align {culprit.alignment}, device \"{culprit.device}\", "
+        f'align {culprit.alignment}, device "{culprit.device}", '
         f"{_lifetime_text(storage)}) "
         + ("fits in none of its candidate pools" if candidates else "has no pool it may use")
     )
@@ -232,5 +227,3 @@ def invalid_plan_diagnostic(group: Group, solution: Solution, findings: Sequence
         texts.append(message)
     head = "usmp: the pinned storages break the plan's rules (fix the pins or use replan=true)"
     return head + ":\n" + "\n".join(f"  {text}" for text in texts)
-
-

@@ -89,5 +89,3 @@ def build_group(
             storages[buffer.id] = (function, storage)
             buffers.append(buffer)
     return Group(list(functions), storages, Problem(tuple(buffers), lifetimes.pools))
-
-

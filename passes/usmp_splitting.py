@@ -10,6 +10,11 @@ from dataclasses import dataclass
 from math import lcm
 from typing import TypeVar
 
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+
 from memplan.dialect.ops import (
     DEFAULT_STORAGE_ALIGNMENT,
     AllocStorageOp,
@@ -22,14 +27,8 @@ from memplan.passes.analysis import (
     TensorLifetime,
     analyze_function,
 )
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
-from xdsl.dialects.func import FuncOp
-from xdsl.ir import Block, Operation, Region, SSAValue
-from xdsl.rewriter import InsertPoint, Rewriter
 
 OpT = TypeVar("OpT", bound=Operation)
-
-
 
 
 @dataclass
@@ -159,9 +158,7 @@ def _fragments(storage: StorageLifetime) -> list[Fragment] | None:
         for j in range(i + 1, len(tensors)):
             low_i, low_j = offsets[i], offsets[j]
             assert low_i is not None and low_j is not None
-            shares_bytes = (
-                low_i < low_j + buffers[j].size and low_j < low_i + buffers[i].size
-            )
+            shares_bytes = low_i < low_j + buffers[j].size and low_j < low_i + buffers[i].size
             if shares_bytes and buffers[i].conflicts_with(buffers[j]):
                 parent[find(j)] = find(i)
     members: dict[int, list[int]] = {}
@@ -178,9 +175,7 @@ def _fragments(storage: StorageLifetime) -> list[Fragment] | None:
             (index,) = group
             offset = offsets[index]
             assert offset is not None
-            fragments.append(
-                Fragment([tensors[index]], offset, buffers[index].size, alignment)
-            )
+            fragments.append(Fragment([tensors[index]], offset, buffers[index].size, alignment))
             continue
         step = alignment
         for index in group:

@@ -4,6 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
 from memplan.dialect.diagnostics import at_op
 from memplan.passes.analysis import (
     FunctionLifetimes,
@@ -14,11 +20,6 @@ from memplan.passes.analysis import (
 )
 from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution
 from memplan.passes.planning.validate import validate
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
-from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import PassFailedException
 
 
 @dataclass(frozen=True)
@@ -31,9 +32,7 @@ class PlanProblem:
     other: Operation | None = None
 
 
-def _describe(
-    label: str, buffer: Buffer, placement: Placement, where: str, lifetime: str
-) -> str:
+def _describe(label: str, buffer: Buffer, placement: Placement, where: str, lifetime: str) -> str:
     top = placement.offset + buffer.size
     return f"{label} (bytes [{placement.offset}, {top}) of {where}, live {lifetime})"
 
@@ -79,9 +78,7 @@ def _pool_findings(lifetimes: ModuleLifetimes) -> list[PlanProblem]:
                 for buffer_id in (first, second)
             ]
             problems.append(
-                PlanProblem(
-                    f"{parts[0]} and {parts[1]} are live together but share bytes", *ops
-                )
+                PlanProblem(f"{parts[0]} and {parts[1]} are live together but share bytes", *ops)
             )
             continue
         message = finding.message
@@ -93,9 +90,7 @@ def _pool_findings(lifetimes: ModuleLifetimes) -> list[PlanProblem]:
     return sorted(problems, key=lambda p: p.message)
 
 
-def _storage_findings(
-    function: FunctionLifetimes, storage: StorageLifetime
-) -> list[PlanProblem]:
+def _storage_findings(function: FunctionLifetimes, storage: StorageLifetime) -> list[PlanProblem]:
     """Tensors of one static storage: overlaps of conflicting tensors, bounds, alignment."""
     size = storage.size
     assert size is not None
@@ -128,9 +123,7 @@ def _storage_findings(
                 for name in finding.buffers
             ]
             problems.append(
-                PlanProblem(
-                    f"{parts[0]} and {parts[1]} are live together but share bytes", *ops
-                )
+                PlanProblem(f"{parts[0]} and {parts[1]} are live together but share bytes", *ops)
             )
             continue
         message = finding.message.replace(f"@{storage.name}", where)
@@ -140,9 +133,7 @@ def _storage_findings(
     return sorted(problems, key=lambda p: p.message)
 
 
-def plan_problems(
-    lifetimes: ModuleLifetimes, *, require_pinned: bool = False
-) -> list[PlanProblem]:
+def plan_problems(lifetimes: ModuleLifetimes, *, require_pinned: bool = False) -> list[PlanProblem]:
     """Every way the plan in the IR breaks the rules, with the ops involved."""
     problems = _pool_findings(lifetimes)
     for function in lifetimes.functions:

@@ -21,9 +21,7 @@ config.excludes = ["lit.cfg.py", "Inputs"]
 
 repo_root = os.path.dirname(config.test_source_root)
 bin_dir = os.path.dirname(sys.executable)
-config.environment["PATH"] = os.pathsep.join(
-    [bin_dir, os.environ.get("PATH", "")]
-)
+config.environment["PATH"] = os.pathsep.join([bin_dir, os.environ.get("PATH", "")])
 for name in ("HOME", "TMPDIR", "LD_LIBRARY_PATH"):
     if name in os.environ:
         config.environment[name] = os.environ[name]

@@ -4,6 +4,7 @@ parse, run passes as ``memplan-opt`` does, print."""
 from __future__ import annotations
 
 import io
+import os
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
@@ -36,3 +37,12 @@ def print_module(module: ModuleOp, *, generic: bool = False) -> str:
     stream = io.StringIO()
     Printer(stream=stream, print_generic_format=generic).print_op(module)
     return stream.getvalue()
+
+
+EXAMPLE_SCALE = 10 if os.environ.get("MEMPLAN_HYPOTHESIS_PROFILE") == "thorough" else 1
+"""How many more examples each property test draws under the thorough profile."""
+
+
+def examples(count: int) -> int:
+    """``count`` hypothesis examples (the CI size), scaled by the profile."""
+    return count * EXAMPLE_SCALE

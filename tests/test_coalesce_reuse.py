@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,7 +45,7 @@ from memplan.passes.planning.algorithms import PlanOptions, exact
 from memplan.passes.planning.model import Buffer, Pool, Problem, align_up
 from memplan.passes.reuse import ReusePass, assign_slots
 from memplan.tools.memplan_opt import main as memplan_opt_main
-from memplan_testing import parse_module, print_module, run_passes
+from memplan_testing import examples, parse_module, print_module, run_passes
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
@@ -57,9 +57,7 @@ EXAMPLES = REPO / "examples"
 
 def _total_bytes(module: ModuleOp) -> int:
     """The executed memory: the sizes of all static storages added up."""
-    return sum(
-        op.byte_size or 0 for op in module.walk() if isinstance(op, AllocStorageOp)
-    )
+    return sum(op.byte_size or 0 for op in module.walk() if isinstance(op, AllocStorageOp))
 
 
 def _main(module: ModuleOp) -> FuncOp:
@@ -100,7 +98,9 @@ class ProgramGenerator:
     def emit(self, depth: int, text: str) -> None:
         self.lines.append("  " * (depth + 1) + text)
 
-    def invoke(self, depth: int, ins: Sequence[tuple[str, str]], outs: Sequence[tuple[str, str]]) -> None:
+    def invoke(
+        self, depth: int, ins: Sequence[tuple[str, str]], outs: Sequence[tuple[str, str]]
+    ) -> None:
         parts = []
         for keyword, values in (("ins", ins), ("outs", outs)):
             if values:
@@ -113,7 +113,9 @@ class ProgramGenerator:
         count = min(len(tensors), self.rng.randint(0, 2))
         return self.rng.sample(tensors, count)
 
-    def alloc(self, depth: int, tensors: list[tuple[str, str]], size: int | None = None) -> tuple[str, str]:
+    def alloc(
+        self, depth: int, tensors: list[tuple[str, str]], size: int | None = None
+    ) -> tuple[str, str]:
         """A static storage with one or two tensors, written by one invoke."""
         size = size or self.rng.choice(SIZES)
         storage = self.fresh("s")
@@ -200,7 +202,10 @@ class ProgramGenerator:
         storage, tensor = self.fresh("s"), self.fresh("t")
         type_ = f"memref<{size}xi8>"
         self.emit(depth, f"{storage} = memory.alloc_storage : !memory.storage<{size}>")
-        self.emit(depth, f"{tensor} = memory.alloc_tensor {storage}[0] : !memory.storage<{size}> -> {type_}")
+        self.emit(
+            depth,
+            f"{tensor} = memory.alloc_tensor {storage}[0] : !memory.storage<{size}> -> {type_}",
+        )
         self.invoke(depth, self.inputs(tensors), [(tensor, type_)])
         tensors.append((tensor, type_))
         return tensor, type_
@@ -236,7 +241,7 @@ class ProgramGenerator:
 programs = st.randoms(use_true_random=False).map(lambda rng: ProgramGenerator(rng).program())
 
 PROPERTY_SETTINGS = settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 
 # ---------------------------------------------------------------------------
@@ -244,7 +249,7 @@ PROPERTY_SETTINGS = settings(
 # ---------------------------------------------------------------------------
 
 
-def _kernel(ins: Sequence[Any], outs: Sequence[np.ndarray], attributes: dict[str, Any]) -> None:
+def _kernel(ins: Sequence[Any], outs: Sequence[np.ndarray], attributes: Mapping[str, Any]) -> None:
     """Fill every output with bytes derived from every input's bytes."""
     seed = hashlib.sha256()
     for value in ins:
@@ -353,7 +358,7 @@ def _pool_bytes(module: ModuleOp) -> dict[str, int]:
     }
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(one_tensor_programs)
 def test_coalesce_before_usmp_costs_no_memory(source: str) -> None:
     original = run_passes(parse_module(source, verify=True), "insert-kills")
@@ -491,7 +496,10 @@ def _storages(module: ModuleOp) -> list[AllocStorageOp]:
 
 
 def test_mlp_reaches_its_lower_bound() -> None:
-    module = run_passes(parse_module((EXAMPLES / "mlp.mlir").read_text(), verify=True), "manifest-alloc,insert-kills")
+    module = run_passes(
+        parse_module((EXAMPLES / "mlp.mlir").read_text(), verify=True),
+        "manifest-alloc,insert-kills",
+    )
     plans = plan_function(analyze_function(_main(module)))
     assert [(p.size, p.lower_bound, p.status) for p in plans] == [(1024, 1024, "optimal")]
 

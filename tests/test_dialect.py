@@ -167,9 +167,7 @@ def test_cross_branch_use_is_rejected() -> None:
         Region(Block([use, scf.YieldOp()])),
     )
     module = _module_with([condition, branch])
-    with pytest.raises(
-        VerifyException, match="defined in one scf.if branch is used in the other"
-    ):
+    with pytest.raises(VerifyException, match="defined in one scf.if branch is used in the other"):
         module.verify()
 
 

@@ -31,8 +31,14 @@ def test_every_registered_pass_is_in_the_readme_table() -> None:
 
 def test_readme_example_output_is_what_memplan_opt_prints() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "memplan.tools.memplan_opt", "--plan", "--plan-report",
-         "examples/mlp.mlir"],
+        [
+            sys.executable,
+            "-m",
+            "memplan.tools.memplan_opt",
+            "--plan",
+            "--plan-report",
+            "examples/mlp.mlir",
+        ],
         capture_output=True,
         text=True,
         check=True,
@@ -50,5 +56,5 @@ def test_readme_python_snippet_runs() -> None:
     result = subprocess.run(
         [sys.executable, "-c", snippet], capture_output=True, text=True, check=True, cwd=REPO
     )
-    assert "memory.pool @workspace_cpu targets [\"cpu\"] used 1024" in result.stdout
+    assert 'memory.pool @workspace_cpu targets ["cpu"] used 1024' in result.stdout
     assert result.stdout.count("at @workspace_cpu[") == 6

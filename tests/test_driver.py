@@ -25,9 +25,8 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from memplan import passes
-from memplan.tools.cli import memplan_version
-from memplan.tools import memplan_opt
 from memplan.tools.memplan_opt import main, pass_summary, split_flag_passes
+from memplan.tools.version import memplan_version
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -123,9 +122,7 @@ def valid_file(tmp_path: Path) -> Path:
     return path
 
 
-def _run(
-    capsys: pytest.CaptureFixture[str], *argv: str | Path
-) -> tuple[int, str, str]:
+def _run(capsys: pytest.CaptureFixture[str], *argv: str | Path) -> tuple[int, str, str]:
     code = main([str(arg) for arg in argv])
     out, err = capsys.readouterr()
     return code, out, err
@@ -249,9 +246,7 @@ USER_ERRORS: dict[str, tuple[list[str], str]] = {
 
 @pytest.mark.usefixtures("test_passes")
 @pytest.mark.parametrize("case", list(USER_ERRORS))
-def test_user_errors(
-    capsys: pytest.CaptureFixture[str], valid_file: Path, case: str
-) -> None:
+def test_user_errors(capsys: pytest.CaptureFixture[str], valid_file: Path, case: str) -> None:
     argv, expected = USER_ERRORS[case]
     code, out, err = _run(capsys, *(str(valid_file) if a == "{valid}" else a for a in argv))
     assert (code, out) == (1, "")
@@ -282,7 +277,7 @@ def test_help_lists_each_pass_flag_with_its_summary(
         "--trace-alpha Append `label` to the module's `trace` attribute `count` "
         "times. Options: label=<string> (default: alpha); count=<integer> (default: 1)."
     ) in group
-    assert "--trace-beta Append \"beta\" to the module's `trace` attribute." in group
+    assert '--trace-beta Append "beta" to the module\'s `trace` attribute.' in group
     assert "--reject-all Reject every module" in group
     # Upstream passes are reachable through -p only.
     assert "--canonicalize" not in out
@@ -322,8 +317,7 @@ def test_pass_summary_is_the_first_sentence_unwrapped() -> None:
             del ctx, op
 
     assert pass_summary(WrappedPass) == (
-        "Pin every `static` storage to a pool at an offset, trying the "
-        "candidates in order."
+        "Pin every `static` storage to a pool at an offset, trying the candidates in order."
     )
     # Not the dataclass-generated "UndocumentedPass(level: int = 1)", nor
     # ModulePass's docstring.
@@ -354,9 +348,7 @@ def test_no_driver_option_is_a_prefix_of_a_pass_flag(
     assert code == 0
     assert _upstream_prefix_clashes(real_names, help_text) == []
     # The check itself catches a pass that would shadow `--shrink`.
-    assert _upstream_prefix_clashes(["shrink-pools"], help_text) == [
-        "--shrink / --shrink-pools"
-    ]
+    assert _upstream_prefix_clashes(["shrink-pools"], help_text) == ["--shrink / --shrink-pools"]
 
 
 # --- failures ---------------------------------------------------------------
@@ -378,15 +370,11 @@ def test_internal_error_is_one_line_with_exit_2(
     code, out, err = _run(capsys, valid_file, "--buggy")
     assert code == 2
     assert out == ""
-    assert err == (
-        "memplan-opt: internal error: ZeroDivisionError: division by zero in buggy\n"
-    )
+    assert err == ("memplan-opt: internal error: ZeroDivisionError: division by zero in buggy\n")
 
 
 @pytest.mark.usefixtures("test_passes")
-def test_debug_shows_the_traceback(
-    capsys: pytest.CaptureFixture[str], valid_file: Path
-) -> None:
+def test_debug_shows_the_traceback(capsys: pytest.CaptureFixture[str], valid_file: Path) -> None:
     code, _, err = _run(capsys, valid_file, "--buggy", "--debug")
     assert code == 2
     assert err.startswith("Traceback (most recent call last):")
@@ -419,9 +407,7 @@ def test_split_input_file_reports_each_failing_chunk_and_continues(
     assert "@bad" not in out
     # Line numbers count from the start of the file, not of the chunk.
     assert err.startswith(f"{path}:7:23: error: attribute expected\n")
-    assert (
-        f"{path}:11:3: error: storage %s: alignment must be a power of two, got 48"
-    ) in err
+    assert (f"{path}:11:3: error: storage %s: alignment must be a power of two, got 48") in err
 
 
 def test_parse_error_names_the_input_file(
@@ -486,26 +472,19 @@ def test_unreadable_input(capsys: pytest.CaptureFixture[str], tmp_path: Path) ->
     code, _, err = _run(capsys, missing)
     assert code == 1
     assert err == (
-        f"memplan-opt: error: cannot read input file '{missing}': "
-        "No such file or directory\n"
+        f"memplan-opt: error: cannot read input file '{missing}': No such file or directory\n"
     )
     code, _, err = _run(capsys, tmp_path)
     assert code == 1
-    assert err == (
-        f"memplan-opt: error: cannot read input file '{tmp_path}': Is a directory\n"
-    )
+    assert err == (f"memplan-opt: error: cannot read input file '{tmp_path}': Is a directory\n")
 
 
-def test_unknown_extension_and_bad_utf8(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def test_unknown_extension_and_bad_utf8(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     text = tmp_path / "prog.txt"
     text.write_text(VALID)
     code, _, err = _run(capsys, text)
     assert code == 1
-    assert err == (
-        "memplan-opt: error: Unrecognized file extension 'txt' (use -f mlir)\n"
-    )
+    assert err == ("memplan-opt: error: Unrecognized file extension 'txt' (use -f mlir)\n")
     code, out, _ = _run(capsys, text, "-f", "mlir")
     assert code == 0
     assert "func.func @f()" in out
@@ -517,9 +496,7 @@ def test_unknown_extension_and_bad_utf8(
     assert err.startswith("memplan-opt: error: input is not valid UTF-8")
 
 
-def test_deeply_nested_input(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def test_deeply_nested_input(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     depth = 5000
     path = tmp_path / "deep.mlir"
     path.write_text('"test.op"() ({\n' * depth + "}) : () -> ()\n" * depth)
@@ -529,9 +506,7 @@ def test_deeply_nested_input(
     assert err == "memplan-opt: error: input nested too deeply\n"
 
 
-def test_stdin_input(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_stdin_input(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     stdin = io.TextIOWrapper(io.BytesIO(b'"test.op"() : () -> (\n'))
     monkeypatch.setattr(sys, "stdin", stdin)
     code, _, err = _run(capsys, "-")
@@ -599,8 +574,7 @@ def test_output_file_in_missing_directory(
     code, _, err = _run(capsys, valid_file, "-o", output)
     assert code == 1
     assert err == (
-        f"memplan-opt: error: cannot write output file '{output}': "
-        "No such file or directory\n"
+        f"memplan-opt: error: cannot write output file '{output}': No such file or directory\n"
     )
 
 
@@ -614,9 +588,7 @@ def test_verify_diagnostics_writes_output_and_exits_zero(
     assert out.startswith("storage %s: alignment must be a power of two, got 48\n")
 
 
-def test_parsing_diagnostics_exits_zero(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def test_parsing_diagnostics_exits_zero(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     path = tmp_path / "broken.mlir"
     path.write_text('"test.op"() : () -> (\n')
     code, out, err = _run(capsys, path, "--parsing-diagnostics")

@@ -54,9 +54,7 @@ def _imports(path: Path, module: str) -> set[str]:
 
 def _graph() -> dict[str, set[str]]:
     modules = {
-        _module_name(path): path
-        for folder in FOLDERS
-        for path in (REPO / folder).rglob("*.py")
+        _module_name(path): path for folder in FOLDERS for path in (REPO / folder).rglob("*.py")
     }
     return {name: _imports(path, name) & set(modules) for name, path in modules.items()}
 

@@ -29,7 +29,7 @@ from memplan.dialect.aliases import underlying_root
 from memplan.passes import get_all_passes
 from memplan.passes.manifest_alloc import ManifestAllocPass
 from memplan.tools.memplan_opt import main as memplan_opt_main
-from memplan_testing import memplan_context, parse_module, run_passes
+from memplan_testing import examples, memplan_context, parse_module, run_passes
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
@@ -82,9 +82,7 @@ def test_examples(
     assert all(s.alignment_value == 64 for s in _ops(module, AllocStorageOp))
     assert len(_ops(module, memref.ReinterpretCastOp)) == views
     assert len(_ops(module, memref.GlobalOp)) == globals_
-    assert not any(
-        isinstance(t, TensorType | UnrankedTensorType) for t in _all_types(module)
-    )
+    assert not any(isinstance(t, TensorType | UnrankedTensorType) for t in _all_types(module))
 
 
 def test_convnet_view_aliases_the_pool_output() -> None:
@@ -104,7 +102,7 @@ def test_idempotent(example: str) -> None:
     assert once == twice
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     shape=st.lists(st.integers(1, 9), min_size=0, max_size=4),
     element=st.sampled_from(
@@ -143,9 +141,7 @@ def test_declaration_attributes_follow_the_arguments() -> None:
         FunctionType.from_lists([tensor, f32], [tensor]),
         Region(),
         "private",
-        arg_attrs=ArrayAttr(
-            [DictionaryAttr({"kernel.in": StringAttr("x")}), DictionaryAttr({})]
-        ),
+        arg_attrs=ArrayAttr([DictionaryAttr({"kernel.in": StringAttr("x")}), DictionaryAttr({})]),
         res_attrs=ArrayAttr([DictionaryAttr({"kernel.out": StringAttr("y")})]),
     )
     block = Block(arg_types=[tensor, f32])
@@ -154,9 +150,7 @@ def test_declaration_attributes_follow_the_arguments() -> None:
     caller = func.FuncOp("f", FunctionType.from_lists([tensor, f32], [tensor]), Region(block))
     run_passes(ModuleOp([kernel, caller]), "manifest-alloc")
     memref_type = MemRefType(f32, [4])
-    assert kernel.function_type == FunctionType.from_lists(
-        [memref_type, f32, memref_type], []
-    )
+    assert kernel.function_type == FunctionType.from_lists([memref_type, f32, memref_type], [])
     assert kernel.res_attrs is None
     assert kernel.arg_attrs is not None
     assert [dict(d.data) for d in kernel.arg_attrs] == [
@@ -289,11 +283,12 @@ def test_cli_reports_a_diagnostic(tmp_path: Path, capsys: pytest.CaptureFixture[
 def test_cli_flag_runs_the_pass(capsys: pytest.CaptureFixture[str]) -> None:
     assert memplan_opt_main([str(EXAMPLES / "mlp.mlir"), "--manifest-alloc"]) == 0
     out = capsys.readouterr().out
-    assert "memory.invoke @softmax_10 ins(%h4 : memref<1x10xf32>) outs(%y : memref<1x10xf32>) {axis = 1 : i64}" in out
-    # Only the globals' initial values (dense<...> : tensor<...>) mention tensors.
-    assert all(
-        "tensor<" not in line for line in out.splitlines() if "memref.global" not in line
+    assert (
+        "memory.invoke @softmax_10 ins(%h4 : memref<1x10xf32>) outs(%y : memref<1x10xf32>) {axis = 1 : i64}"
+        in out
     )
+    # Only the globals' initial values (dense<...> : tensor<...>) mention tensors.
+    assert all("tensor<" not in line for line in out.splitlines() if "memref.global" not in line)
 
 
 @pytest.mark.skipif(not MLIR_OPT.exists(), reason="mlir-opt (mlir-22-tools) not installed")
@@ -321,7 +316,6 @@ def test_output_is_valid_upstream_mlir(example: str) -> None:
     assert 'memref.global "private" constant @__constant_main_0' in result.stdout
 
 
-
 def test_user_calls_of_a_shape_function_follow_its_new_signature() -> None:
     module = run_passes(
         parse_module(
@@ -334,7 +328,9 @@ def test_user_calls_of_a_shape_function_follow_its_new_signature() -> None:
               func.return %y, %n : tensor<?xf32>, index
             }
             """
-        ), "manifest-alloc")
+        ),
+        "manifest-alloc",
+    )
     shape_calls = [op for op in _ops(module, func.CallOp) if op.callee.string_value() == "k_shape"]
     # The user's own call plus the one the pass adds for @k's dynamic result.
     assert len(shape_calls) == 2

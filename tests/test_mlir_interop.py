@@ -28,6 +28,7 @@ from memplan.passes.lower_to_memref import LowerToMemrefPass
 from memplan.passes.usmp import UsmpPass
 from memplan.passes.verify_plan import VerifyPlanPass
 from memplan.tools.memplan_opt import main
+from memplan_testing import examples
 
 MLIR_OPT = Path("/usr/lib/llvm-22/bin/mlir-opt")
 needs_mlir = pytest.mark.skipif(not MLIR_OPT.exists(), reason="MLIR 22 is not installed")
@@ -47,7 +48,7 @@ shapes = st.lists(st.integers(1, 6), min_size=0, max_size=3)
 alignments = st.one_of(st.none(), st.sampled_from([1, 8, 16, 64, 128, 256]))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(shape=shapes, element=st.sampled_from(sorted(ELEMENTS)), alignment=alignments)
 def test_import_sizes_and_alignments(shape: list[int], element: str, alignment: int | None) -> None:
     """A static alloc becomes a storage of prod(shape) * element bytes, with the
@@ -87,7 +88,7 @@ def _evaluate(value: SSAValue, arguments: dict[BlockArgument, int]) -> int:
     return _evaluate(owner.lhs, arguments) * _evaluate(owner.rhs, arguments)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     dims=st.lists(st.one_of(st.none(), st.integers(1, 5)), min_size=1, max_size=3).filter(
         lambda dims: None in dims
@@ -132,7 +133,9 @@ def straight_line_programs(draw: st.DrawFn) -> tuple[str, int, list[tuple[str, i
     count = draw(st.integers(1, 6))
     buffers = [
         (f"memref<{draw(st.integers(1, 8))}x{element}>", element)
-        for element in draw(st.lists(st.sampled_from(sorted(ELEMENTS)), min_size=count, max_size=count))
+        for element in draw(
+            st.lists(st.sampled_from(sorted(ELEMENTS)), min_size=count, max_size=count)
+        )
     ]
     lines: list[str] = []
     live: list[int] = []
@@ -155,7 +158,7 @@ def straight_line_programs(draw: st.DrawFn) -> tuple[str, int, list[tuple[str, i
     return text, deallocs, sizes
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(program=straight_line_programs())
 def test_import_then_lower_gives_the_same_allocations(
     program: tuple[str, int, list[tuple[str, int]]],
@@ -182,9 +185,7 @@ def test_import_then_lower_gives_the_same_allocations(
     # Same op sequence once the view and its offset constant are folded away;
     # a buffer never deallocated is freed at the end of the function.
     lowered_users = [
-        op.name
-        for op in module.walk()
-        if op.name not in ("memref.view", "arith.constant")
+        op.name for op in module.walk() if op.name not in ("memref.view", "arith.constant")
     ]
     never_freed = len(sizes) - deallocs
     assert lowered_users == [
@@ -247,9 +248,7 @@ def _memplan_opt(
     return code, out, err
 
 
-def test_unplanned_pool_is_a_diagnostic(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def test_unplanned_pool_is_a_diagnostic(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, _, err = _memplan_opt(
         capsys,
         tmp_path,

@@ -12,7 +12,6 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from memplan_testing import parse_module
 from onnx import AttributeProto, TensorProto, helper
 from xdsl.dialects import bufferization, func, memref
 from xdsl.dialects.builtin import (
@@ -28,6 +27,7 @@ from memplan.dialect.ops import VIEW_ATTR
 from memplan.tools import memplan_import_onnx
 from memplan.tools.frontends import onnx_import as importer
 from memplan.tools.memplan_opt import main as memplan_opt_main
+from memplan_testing import parse_module
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures" / "onnx"
@@ -53,16 +53,16 @@ GOLDEN = {
 }
 
 
-def _import_cli(
-    args: list[str], capsys: pytest.CaptureFixture[str]
-) -> tuple[int, str, str]:
+def _import_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     code = memplan_import_onnx.main(args)
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 
 
 def _main(module: ModuleOp) -> func.FuncOp:
-    main = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
+    main = next(
+        op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main"
+    )
     return main
 
 
@@ -111,7 +111,9 @@ def _independent_plan_facts(module: ModuleOp) -> tuple[int, int, int, int]:
         for operand in op.operands:
             buffer = root.get(operand)
             if buffer in sizes:
-                end[buffer] = len(body) if isinstance(op, func.ReturnOp) else max(end[buffer], position[op])
+                end[buffer] = (
+                    len(body) if isinstance(op, func.ReturnOp) else max(end[buffer], position[op])
+                )
     raw_peak = rounded_peak = 0
     for time in range(len(body) + 1):
         live = [b for b in sizes if start[b] <= time <= end[b]]
@@ -198,7 +200,9 @@ def test_views_unused_outputs_and_slots(capsys: pytest.CaptureFixture[str]) -> N
         if call.callee.string_value() in views:
             assert len(call.arguments) == 1 and len(call.results) == 1
     mlp = parse_module(_import_cli([str(FIXTURES / "mlp.onnx")], capsys)[1])
-    assert not any(op.sym_name.data == "shape3d" for op in mlp.ops if isinstance(op, memref.GlobalOp))
+    assert not any(
+        op.sym_name.data == "shape3d" for op in mlp.ops if isinstance(op, memref.GlobalOp)
+    )
 
     int_ops = parse_module(_import_cli([str(FIXTURES / "int_ops.onnx")], capsys)[1])
     clip = _declarations(int_ops)["onnx.Clip"]
@@ -236,7 +240,10 @@ def test_inline_weights_are_bit_exact(capsys: pytest.CaptureFixture[str]) -> Non
         assert isinstance(op.initial_value, DenseIntOrFPElementsAttr)
         data = dense_array(op.initial_value)
         expected = np.asarray(constants[op.attributes["memory.onnx.name"].data])  # type: ignore[union-attr]
-        assert data.dtype == expected.dtype and data.tobytes() == np.asarray(expected, order="C").tobytes()
+        assert (
+            data.dtype == expected.dtype
+            and data.tobytes() == np.asarray(expected, order="C").tobytes()
+        )
 
 
 def test_input_shape_fixes_symbolic_dims(capsys: pytest.CaptureFixture[str]) -> None:
@@ -303,7 +310,10 @@ def test_attributes_round_trip(attribute: AttributeProto) -> None:
     assert isinstance(reparsed, func.FuncOp)
     decoded = importer.decode_attribute(attribute.name, reparsed.attributes["memory.onnx.x"])
     if attribute.type == AttributeProto.TENSOR:
-        assert onnx.numpy_helper.to_array(decoded.t).tobytes() == onnx.numpy_helper.to_array(attribute.t).tobytes()
+        assert (
+            onnx.numpy_helper.to_array(decoded.t).tobytes()
+            == onnx.numpy_helper.to_array(attribute.t).tobytes()
+        )
         assert decoded.t.data_type == attribute.t.data_type
     else:
         assert decoded == attribute
@@ -312,7 +322,9 @@ def test_attributes_round_trip(attribute: AttributeProto) -> None:
 def test_graph_attributes_are_rejected() -> None:
     then = helper.make_graph([], "then", [], [])
     attribute = helper.make_attribute("then_branch", then)
-    with pytest.raises(importer.OnnxImportError, match="attribute 'then_branch' of type GRAPH is not supported"):
+    with pytest.raises(
+        importer.OnnxImportError, match="attribute 'then_branch' of type GRAPH is not supported"
+    ):
         importer.encode_attribute(attribute, "node 'if' (If)")
 
 
@@ -373,7 +385,12 @@ def test_console_entry_point_reports_without_traceback(tmp_path: Path) -> None:
     """The module as a program (what the console script runs)."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     result = subprocess.run(
-        [sys.executable, "-m", "memplan.tools.memplan_import_onnx", str(FIXTURES / "truncated.onnx")],
+        [
+            sys.executable,
+            "-m",
+            "memplan.tools.memplan_import_onnx",
+            str(FIXTURES / "truncated.onnx"),
+        ],
         capture_output=True,
         text=True,
         env=env,

@@ -51,7 +51,13 @@ from memplan.passes.report_formats.svg import (
 )
 from memplan.passes.report_formats.trace import thread_lanes
 from memplan.tools.memplan_opt import main
-from memplan_testing import memplan_context, parse_module, print_module, run_passes
+from memplan_testing import (
+    examples,
+    memplan_context,
+    parse_module,
+    print_module,
+    run_passes,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -312,7 +318,7 @@ def test_svg_of_convnet_shows_every_buffer_and_names_the_kernels(tmp_path: Path)
         assert main([*argv, "-o", str(tmp_path / "out.mlir")]) == 0
     (function,) = json.loads(report.read_text())["functions"]
     root = ET.fromstring(svg.read_text())
-    rects = {r.get("data-name"): r for r in root.iter(f"{SVG_NS}rect")}
+    rects = {r.get("data-name", ""): r for r in root.iter(f"{SVG_NS}rect")}
     assert set(rects) == {b["name"] for b in function["buffers"]}
     assert MIN_EXTENT >= 3
     for name, rect in rects.items():
@@ -355,8 +361,9 @@ def test_svg_labels_do_not_overlap_when_rects_share_bytes(tmp_path: Path) -> Non
           memory.invoke @use ins(%r : memref<16xf32>)
           func.return
         }
-        """
-    , verify=True)
+        """,
+        verify=True,
+    )
     root = ET.fromstring(_report(module, "svg", tmp_path))
     (panel,) = _panels(root)
     assert len(list(panel.iter(f"{SVG_NS}rect"))) == 2
@@ -446,7 +453,7 @@ def test_trace_follows_the_trace_event_format(
         assert counters["live"][-1] == counters["used"][-1] == 0
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 40), st.integers(1, 10)), max_size=30))
 def test_trace_threads_are_as_few_as_the_most_overlapping_slices(
     spans: list[tuple[int, int]],
@@ -649,8 +656,9 @@ def test_output_is_written_only_on_success(fmt: str, tmp_path: Path) -> None:
           }
           func.return
         }
-        """
-    , verify=True)
+        """,
+        verify=True,
+    )
     path = tmp_path / "report.out"
     path.write_text("previous")
     with pytest.raises(PassFailedException, match="recursive"):

@@ -19,7 +19,7 @@ from memplan.dialect.interpreter import (
     run_function,
 )
 from memplan.tools import memplan_run
-from memplan.tools.frontends.onnx_import import import_model_and_constants, global_data
+from memplan.tools.frontends.onnx_import import global_data, import_model_and_constants
 from memplan.tools.memplan_run import (
     compare,
     default_kernels,
@@ -58,7 +58,9 @@ def test_fixture_plans_are_bit_identical(model: str, pipeline: str) -> None:
 def test_light_squeezenet_end_to_end(capsys: pytest.CaptureFixture[str]) -> None:
     """The README's claim: squeezenet planned by usmp runs bit-identical to
     the unplanned module and matches the ONNX reference."""
-    code = main([str(LIGHT / "light_squeezenet.onnx"), "--pipeline=manifest-alloc,insert-kills,usmp"])
+    code = main(
+        [str(LIGHT / "light_squeezenet.onnx"), "--pipeline=manifest-alloc,insert-kills,usmp"]
+    )
     out = capsys.readouterr().out
     assert code == 0, out
     assert "kernel calls: 66 unplanned, 65 planned; every planned call read the same bytes" in out
@@ -76,7 +78,9 @@ def _pin_sequentially(module: ModuleOp, overlap: tuple[str, str] | None = None) 
     """Pin every storage in a new pool @arena, one after the other (a plan
     with no reuse, trivially correct), optionally putting the storage named
     ``overlap[0]`` at the offset of ``overlap[1]``."""
-    module.body.block.insert_op_before(PoolOp("arena"), module.body.block.first_op)
+    first = module.body.block.first_op
+    assert first is not None
+    module.body.block.insert_op_before(PoolOp("arena"), first)
     offsets: dict[str, int] = {}
     offset = 0
     storages = [op for op in module.walk() if isinstance(op, AllocStorageOp)]
@@ -177,7 +181,11 @@ def _twice_registry() -> KernelRegistry:
 
 def test_python_kernels_by_name_and_kill_poisoning() -> None:
     x = np.arange(4, dtype=np.float32)
-    late = parse_module(HAND_WRITTEN.replace("KILL_EARLY", "").replace("KILL_LATE", "memory.kill %s : !memory.storage<16>"))
+    late = parse_module(
+        HAND_WRITTEN.replace("KILL_EARLY", "").replace(
+            "KILL_LATE", "memory.kill %s : !memory.storage<16>"
+        )
+    )
     late.verify()
     result = run_function(late, [x], kernels=_twice_registry())
     np.testing.assert_array_equal(result.outputs[0], 4 * x)
@@ -185,7 +193,11 @@ def test_python_kernels_by_name_and_kill_poisoning() -> None:
 
     # A kill before the last use (the verifier rejects it; the interpreter
     # does not verify) poisons %t: the second kernel reads NaNs.
-    early = parse_module(HAND_WRITTEN.replace("KILL_EARLY", "memory.kill %s : !memory.storage<16>").replace("KILL_LATE", ""))
+    early = parse_module(
+        HAND_WRITTEN.replace("KILL_EARLY", "memory.kill %s : !memory.storage<16>").replace(
+            "KILL_LATE", ""
+        )
+    )
     result = run_function(early, [x], kernels=_twice_registry())
     assert np.isnan(result.outputs[0]).all()
     without_poison = run_function(early, [x], kernels=_twice_registry(), poison=False)
@@ -196,17 +208,22 @@ def test_kernel_lookup() -> None:
     """Names win over resolvers; an unknown kernel is an error naming it."""
     module = parse_module(HAND_WRITTEN.replace("KILL_EARLY", "").replace("KILL_LATE", ""))
     x = np.ones(4, dtype=np.float32)
-    with pytest.raises(ExecutionError, match=r'no kernel for @twice: register one with KernelRegistry.register\("twice", ...\)'):
+    with pytest.raises(
+        ExecutionError,
+        match=r'no kernel for @twice: register one with KernelRegistry.register\("twice", ...\)',
+    ):
         run_function(module, [x], kernels=KernelRegistry())
 
     registry = KernelRegistry()
-    registry.add_resolver(lambda decl: (lambda ins, outs, attrs: outs[0].fill(7.0)))
+    registry.add_resolver(lambda decl: lambda ins, outs, attrs: outs[0].fill(7.0))
     assert run_function(module, [x], kernels=registry).outputs[0].tolist() == [7.0] * 4
     registry.register("twice", lambda ins, outs, attrs: outs[0].fill(1.0))
     assert registry.names() == ["twice"]
     assert run_function(module, [x], kernels=registry).outputs[0].tolist() == [1.0] * 4
 
-    with pytest.raises(ExecutionError, match=r"argument #0 of @main is memref<4xf32>, got float64\[4\]"):
+    with pytest.raises(
+        ExecutionError, match=r"argument #0 of @main is memref<4xf32>, got float64\[4\]"
+    ):
         run_function(module, [np.ones(4)], kernels=registry)
 
 
@@ -215,7 +232,11 @@ def test_numpy_dtypes() -> None:
 
     assert numpy_dtype(IntegerType(8, Signedness.UNSIGNED)) == np.uint8
     assert [numpy_dtype(t) for t in (f16, f64, i1, i8, i64)] == [
-        np.float16, np.float64, np.bool_, np.int8, np.int64,
+        np.float16,
+        np.float64,
+        np.bool_,
+        np.int8,
+        np.int64,
     ]
     with pytest.raises(ExecutionError, match="element type i3 has no NumPy equivalent"):
         numpy_dtype(IntegerType(3))
@@ -239,8 +260,10 @@ def test_custom_kernels_file_and_npz_io(tmp_path: Path, capsys: pytest.CaptureFi
         str(FIXTURES / "custom_op.onnx"),
         "--pipeline=manifest-alloc,insert-kills,usmp",
         "--no-reference",
-        "--inputs", str(tmp_path / "in.npz"),
-        "--save-outputs", str(tmp_path / "out.npz"),
+        "--inputs",
+        str(tmp_path / "in.npz"),
+        "--save-outputs",
+        str(tmp_path / "out.npz"),
     ]
     assert main([*args, "--kernels", str(kernels)]) == 0, capsys.readouterr().out
     with np.load(tmp_path / "out.npz") as saved:
@@ -249,7 +272,9 @@ def test_custom_kernels_file_and_npz_io(tmp_path: Path, capsys: pytest.CaptureFi
 
     assert main(args) == 1
     err = capsys.readouterr().err
-    assert err.startswith("memplan-run: error: unplanned run: kernel @onnx.com.example.Scale failed:")
+    assert err.startswith(
+        "memplan-run: error: unplanned run: kernel @onnx.com.example.Scale failed:"
+    )
 
 
 def test_mlir_input_with_weights_from(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -261,7 +286,17 @@ def test_mlir_input_with_weights_from(tmp_path: Path, capsys: pytest.CaptureFixt
     assert main([str(mlir), "--weights-from", str(FIXTURES / "mlp.onnx")]) == 0
     assert capsys.readouterr().out == "y: float32[2,4] sum 2\n"  # softmax rows sum to 1
 
-    assert main([str(mlir), "--weights-from", str(FIXTURES / "mlp.onnx"), "--pipeline=manifest-alloc,insert-kills,usmp"]) == 0
+    assert (
+        main(
+            [
+                str(mlir),
+                "--weights-from",
+                str(FIXTURES / "mlp.onnx"),
+                "--pipeline=manifest-alloc,insert-kills,usmp",
+            ]
+        )
+        == 0
+    )
     assert "result: OK" in capsys.readouterr().out
 
     assert main([str(mlir)]) == 1
@@ -274,21 +309,51 @@ def test_mlir_input_with_weights_from(tmp_path: Path, capsys: pytest.CaptureFixt
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["missing.mlir"], "memplan-run: error: cannot read missing.mlir: No such file or directory"),
-        (["mlp.onnx", "--pipeline=nope"], "memplan-run: error: in --pipeline 'nope': unknown pass 'nope'"),
+        (
+            ["missing.mlir"],
+            "memplan-run: error: cannot read missing.mlir: No such file or directory",
+        ),
+        (
+            ["mlp.onnx", "--pipeline=nope"],
+            "memplan-run: error: in --pipeline 'nope': unknown pass 'nope'",
+        ),
         # The same pipeline parser and messages as memplan-opt's, never a traceback.
-        (["mlp.onnx", "--pipeline=manifest-alloc,usmp{"], "memplan-run: error: in --pipeline 'manifest-alloc,usmp{': malformed pass pipeline at column 21"),
-        (["mlp.onnx", "--pipeline=manifest-alloc insert-kills"], "memplan-run: error: in --pipeline 'manifest-alloc insert-kills': malformed pass pipeline at column 15"),
-        (["mlp.onnx", "--pipeline=manifest-aloc"], "memplan-run: error: in --pipeline 'manifest-aloc': unknown pass 'manifest-aloc' (did you mean 'manifest-alloc'?)"),
-        (["mlp.onnx", "--pipeline=usmp{algorithm=fast}"], "memplan-run: error: in --pipeline 'usmp{algorithm=fast}': usmp: algorithm must be one of greedy-by-size, greedy-by-conflicts, hill-climb, exact, auto (got 'fast')"),
-        (["truncated.onnx"], "memplan-run: error: truncated.onnx is not an ONNX model (or is truncated)"),
-        (["dynamic_batch.onnx"], "memplan-run: error: tensor 'x' (graph input) has symbolic dim 'N'"),
+        (
+            ["mlp.onnx", "--pipeline=manifest-alloc,usmp{"],
+            "memplan-run: error: in --pipeline 'manifest-alloc,usmp{': malformed pass pipeline at column 21",
+        ),
+        (
+            ["mlp.onnx", "--pipeline=manifest-alloc insert-kills"],
+            "memplan-run: error: in --pipeline 'manifest-alloc insert-kills': malformed pass pipeline at column 15",
+        ),
+        (
+            ["mlp.onnx", "--pipeline=manifest-aloc"],
+            "memplan-run: error: in --pipeline 'manifest-aloc': unknown pass 'manifest-aloc' (did you mean 'manifest-alloc'?)",
+        ),
+        (
+            ["mlp.onnx", "--pipeline=usmp{algorithm=fast}"],
+            "memplan-run: error: in --pipeline 'usmp{algorithm=fast}': usmp: algorithm must be one of greedy-by-size, greedy-by-conflicts, hill-climb, exact, auto (got 'fast')",
+        ),
+        (
+            ["truncated.onnx"],
+            "memplan-run: error: truncated.onnx is not an ONNX model (or is truncated)",
+        ),
+        (
+            ["dynamic_batch.onnx"],
+            "memplan-run: error: tensor 'x' (graph input) has symbolic dim 'N'",
+        ),
         (["mlp.onnx", "--inputs", "missing.npz"], "memplan-run: error: --inputs missing.npz:"),
-        (["mlp.onnx", "--kernels", "missing.py"], "memplan-run: error: --kernels missing.py: not a Python file"),
+        (
+            ["mlp.onnx", "--kernels", "missing.py"],
+            "memplan-run: error: --kernels missing.py: not a Python file",
+        ),
     ],
 )
 def test_run_errors(
-    args: list[str], message: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    args: list[str],
+    message: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.chdir(FIXTURES)
     assert main(args) == 1
@@ -355,12 +420,18 @@ def test_scalars_bools_external_data_and_constant_outputs(tmp_path: Path) -> Non
     assert (tmp_path / "edges.data").exists()
 
     text = module_text(import_onnx(path, weights="inline"))
-    assert 'sym_name = "one", type = memref<f32>, initial_value = dense<1.000000e+00> : tensor<f32>' in text
+    assert (
+        'sym_name = "one", type = memref<f32>, initial_value = dense<1.000000e+00> : tensor<f32>'
+        in text
+    )
     assert 'sym_name = "w", type = memref<40x50xf32>, initial_value = dense<"0x' in text
     report = run_onnx(str(path), "manifest-alloc,insert-kills,usmp", atol=0.0)
     assert report.ok, report.format()
     assert [(o.name, o.shape, o.dtype) for o in report.outputs] == [
-        ("z", (2, 50), "float32"), ("two", (), "float32"), ("eq", (2, 40), "bool"), ("scaled", (), "float32"),
+        ("z", (2, 50), "float32"),
+        ("two", (), "float32"),
+        ("eq", (2, 40), "bool"),
+        ("scaled", (), "float32"),
     ]
     assert report.planned_outputs[1] == 2.0
 

@@ -25,17 +25,16 @@ from xdsl.utils.exceptions import PassFailedException
 from memplan.dialect import AllocStorageOp, AllocTensorOp, PoolOp
 from memplan.passes import get_all_passes
 from memplan.passes.analysis import analyze_module
-from memplan.passes.planning.algorithms import ALGORITHMS
+from memplan.passes.planning.algorithms import ALGORITHMS, AlgorithmName
 from memplan.passes.planning.bounds import buffers_lower_bound
-from memplan.passes.planning.algorithms import AlgorithmName
 from memplan.passes.usmp import UsmpPass
-from memplan_testing import parse_module, print_module, run_passes
+from memplan_testing import examples, parse_module, print_module, run_passes
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
 
 FAST = settings(
-    max_examples=25,
+    max_examples=examples(25),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
@@ -186,7 +185,9 @@ def _lower_bounds(module: ModuleOp) -> dict[str, int]:
 @given(steps_strategy(devices=("cpu", "npu")), st.sampled_from(sorted(ALGORITHMS)))
 def test_random_programs_are_pinned_and_verified(steps: list[Step], algorithm: str) -> None:
     """Every static storage is pinned, every pool has `used`, verify-plan accepts."""
-    module = run_passes(parse_module(_program(steps)), f"insert-kills,usmp{{algorithm={algorithm} timeout=2}}")
+    module = run_passes(
+        parse_module(_program(steps)), f"insert-kills,usmp{{algorithm={algorithm} timeout=2}}"
+    )
     run_passes(module, "verify-plan{require-pinned=true}")
     used = _used(module)
     devices = {step.device for step in steps}
@@ -219,7 +220,9 @@ def test_chains_reach_the_lower_bound(blocks: list[int], algorithm: str) -> None
     sizes = [64 * n for n in blocks]
     expected = max([sizes[0], *(a + b for a, b in zip(sizes, sizes[1:]))])
     assert _used(module) == {"workspace_cpu": expected}
-    assert _lower_bounds(run_passes(parse_module(text), "insert-kills")) == {"workspace_cpu": expected}
+    assert _lower_bounds(run_passes(parse_module(text), "insert-kills")) == {
+        "workspace_cpu": expected
+    }
 
 
 @FAST
@@ -265,7 +268,9 @@ def test_coalesce_first_never_costs_memory(steps: list[Step], overlap: bool) -> 
 def test_usmp_never_loses_to_the_storages_as_given(steps: list[Step], overlap: bool) -> None:
     """Whatever coalesce did, usmp's plan is no bigger than keeping its storages whole."""
     text = _program(steps)
-    coalesced = run_passes(parse_module(text), f"insert-kills,coalesce{{overlap={str(overlap).lower()}}}")
+    coalesced = run_passes(
+        parse_module(text), f"insert-kills,coalesce{{overlap={str(overlap).lower()}}}"
+    )
     whole = _used(run_passes(coalesced.clone(), "usmp{timeout=1 split-storages=false}"))
     seen_through = run_passes(coalesced, "usmp{timeout=1}")
     run_passes(seen_through, "verify-plan{require-pinned=true}")
@@ -299,10 +304,14 @@ def test_functions_share_the_workspace(functions: list[list[Step]]) -> None:
         _program(steps, name=f"f{i}", with_kernels=False) for i, steps in enumerate(functions)
     ]
     header = "func.func private @k(memref<?xf32>, memref<?xf32>)\n"
-    module = run_passes(parse_module(header + "".join(bodies)), "insert-kills,usmp{algorithm=exact}")
+    module = run_passes(
+        parse_module(header + "".join(bodies)), "insert-kills,usmp{algorithm=exact}"
+    )
     run_passes(module, "verify-plan{require-pinned=true}")
     alone = [
-        _used(run_passes(parse_module(header + body), "insert-kills,usmp{algorithm=exact}"))["workspace_cpu"]
+        _used(run_passes(parse_module(header + body), "insert-kills,usmp{algorithm=exact}"))[
+            "workspace_cpu"
+        ]
         for body in bodies
     ]
     assert _used(module) == {"workspace_cpu": max(alone)}

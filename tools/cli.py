@@ -50,7 +50,7 @@ from xdsl.utils.exceptions import ArgSpecParseError, ParseError, VerifyException
 from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
-from memplan.dialect.diagnostics import defining_op, error_notes, error_op
+from memplan.dialect.diagnostics import IRLocus, defining_op, error_notes, error_op
 from memplan.tools.version import version_text
 
 PassRegistry = Mapping[str, Callable[[], type[ModulePass]]]
@@ -74,7 +74,9 @@ class ToolArgumentParser(argparse.ArgumentParser):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.add_argument(
-            "--version", action="version", version=version_text(self.prog),
+            "--version",
+            action="version",
+            version=version_text(self.prog),
             help="print memplan's and xDSL's versions and exit",
         )
 
@@ -257,9 +259,7 @@ def check_pass_options(pass_class: type[ModulePass], spec: ArgSpec) -> None:
                 message += "; it takes no options"
             raise CommandLineError(message)
         if len(values) != 1:
-            raise CommandLineError(
-                f"{spec.name}: {shown} takes one value, got {len(values)}"
-            )
+            raise CommandLineError(f"{spec.name}: {shown} takes one value, got {len(values)}")
         problem = _type_problem(hints[name], values[0])
         if problem is not None:
             raise CommandLineError(f"{spec.name}: {shown} {problem}")
@@ -350,7 +350,7 @@ def describe_parse_error(error: ParseError) -> str:
     return text.rstrip("\n")
 
 
-def _reword_value_error(error: ValueError) -> str:
+def _reword_value_error(error: Exception) -> str:
     text = str(error)
     match = _INTEGER_RANGE.search(text)
     if match:
@@ -502,7 +502,7 @@ class SourceMap:
         prog: str,
         message: str,
         op: Operation | None,
-        notes: Sequence[tuple[Operation | Attribute | Any, str]] = (),
+        notes: Sequence[tuple[IRLocus, str]] = (),
         severity: str = "error",
     ) -> str:
         """mlir-opt's form: ``path:line:col: error: message``, the op's line and a

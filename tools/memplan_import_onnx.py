@@ -36,8 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = ToolArgumentParser(
         prog="memplan-import-onnx",
         allow_abbrev=False,
-        description="Import an ONNX model as a value-semantic func.func @main "
-        "for manifest-alloc.",
+        description="Import an ONNX model as a value-semantic func.func @main for manifest-alloc.",
     )
     parser.add_argument("model", help="the .onnx file")
     parser.add_argument("-o", "--output", help="write the IR here (default: stdout)")
@@ -72,7 +71,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             Path(args.output).write_text(text)
         except OSError as error:
-            print(f"{parser.prog}: error: cannot write {args.output}: {error.strerror}", file=sys.stderr)
+            print(
+                f"{parser.prog}: error: cannot write {args.output}: {error.strerror}",
+                file=sys.stderr,
+            )
             return 1
     else:
         sys.stdout.write(text)

@@ -165,8 +165,7 @@ def split_flag_passes(
                 and not os.path.exists(following)
             ):
                 raise MemplanOptError(
-                    f"options of --{name} must be attached with '=': "
-                    f"write --{name}='{following}'"
+                    f"options of --{name} must be attached with '=': write --{name}='{following}'"
                 )
             continue
         expansions = sorted(n for n in names if n.startswith(name)) if name else []
@@ -174,9 +173,7 @@ def split_flag_passes(
             # memplan pass names never start with an xdsl-opt option name
             # (tests/test_driver.py checks it), so this is never a real option.
             suggestion = " or ".join(f"--{n}" for n in expansions)
-            raise MemplanOptError(
-                f"abbreviated pass flag --{name}; write {suggestion} in full"
-            )
+            raise MemplanOptError(f"abbreviated pass flag --{name}; write {suggestion} in full")
         rest.append(arg)
     return flag_passes, rest
 
@@ -348,8 +345,7 @@ class MemplanOptMain(xDSLOptMain):
             return super().get_input_stream()
         except OSError as error:
             raise MemplanOptError(
-                f"cannot read input file '{self.args.input_file}': "
-                f"{error.strerror or error}"
+                f"cannot read input file '{self.args.input_file}': {error.strerror or error}"
             ) from None
 
     def prepare_input(self) -> tuple[list[tuple[IO[bytes], int]], str]:
@@ -385,9 +381,7 @@ class MemplanOptMain(xDSLOptMain):
             return
         directory, name = os.path.split(target)
         try:
-            handle, temporary = tempfile.mkstemp(
-                prefix=f".{name}.", suffix=".tmp", dir=directory
-            )
+            handle, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
         except OSError as error:
             raise MemplanOptError(
                 f"cannot write output file '{path}': {error.strerror or error}"
@@ -427,9 +421,7 @@ class MemplanOptMain(xDSLOptMain):
                     with chunk:
                         if index > 0:
                             output.write("// -----\n")
-                        succeeded = self._run_chunk(
-                            chunk, file_extension, line_offset, output
-                        )
+                        succeeded = self._run_chunk(chunk, file_extension, line_offset, output)
                         failed = failed or not succeeded
                 if self.args.shrink:
                     print("Failure, can't shrink")
@@ -518,10 +510,7 @@ def describe_error(error: BaseException) -> str | None:
     if isinstance(error, RecursionError):
         return f"{PROG}: error: input nested too deeply"
     if isinstance(error, UnicodeDecodeError):
-        return (
-            f"{PROG}: error: input is not valid UTF-8 "
-            f"({error.reason} at byte {error.start})"
-        )
+        return f"{PROG}: error: input is not valid UTF-8 ({error.reason} at byte {error.start})"
     return None
 
 

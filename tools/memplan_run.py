@@ -415,8 +415,7 @@ class RunReport:
     @property
     def ok(self) -> bool:
         return self.trace_problem is None and all(
-            o.identical
-            and (o.planned_vs_reference is None or o.planned_vs_reference <= self.atol)
+            o.identical and (o.planned_vs_reference is None or o.planned_vs_reference <= self.atol)
             for o in self.outputs
         )
 
@@ -435,7 +434,7 @@ class RunReport:
         if self.unpinned_bytes:
             lines.append(f"storages outside pools: {self.unpinned_bytes} bytes")
         header = ("output", "shape", "planned vs unplanned", "planned vs reference")
-        rows = [header]
+        rows: list[tuple[str, str, str, str]] = [header]
         for output in self.outputs:
             shape = f"{output.dtype}[{','.join(str(d) for d in output.shape)}]"
             versus = (
@@ -553,8 +552,12 @@ def _plan_run_compare(
             progress.set("reference run")
             reference_outputs = reference()
     return compare(
-        output_names(module), unplanned_run, planned_run,
-        reference_outputs, _view_kernels(module), atol,
+        output_names(module),
+        unplanned_run,
+        planned_run,
+        reference_outputs,
+        _view_kernels(module),
+        atol,
     )
 
 
@@ -592,8 +595,14 @@ def run_mlir(
             module, arguments, kernels, globals_data, "the run", show_progress=show_progress
         )
     return _plan_run_compare(
-        module, pipeline, arguments, kernels=kernels, globals_data=globals_data,
-        reference=None, atol=atol, show_progress=show_progress,
+        module,
+        pipeline,
+        arguments,
+        kernels=kernels,
+        globals_data=globals_data,
+        reference=None,
+        atol=atol,
+        show_progress=show_progress,
     )
 
 
@@ -615,20 +624,44 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"passes to plan with (default for .onnx: {DEFAULT_PIPELINE}; "
         ".mlir without it: run once)",
     )
-    parser.add_argument("--input-shape", action="append", default=[], metavar="NAME=DIMS",
-                        help="fix an ONNX graph input's shape (repeatable)")
+    parser.add_argument(
+        "--input-shape",
+        action="append",
+        default=[],
+        metavar="NAME=DIMS",
+        help="fix an ONNX graph input's shape (repeatable)",
+    )
     parser.add_argument("--inputs", metavar="FILE.npz", help="input arrays by name")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
-    parser.add_argument("--weights-from", metavar="MODEL.onnx",
-                        help="data of the module's external globals (.mlir input)")
-    parser.add_argument("--kernels", action="append", default=[], metavar="FILE.py",
-                        help="a Python file defining register_kernels(registry)")
-    parser.add_argument("--atol", type=float, default=1e-5,
-                        help="tolerance against the ONNX reference (default 1e-5)")
-    parser.add_argument("--no-reference", action="store_true",
-                        help="skip the ONNX reference evaluator run")
-    parser.add_argument("-o", "--output", "--save-outputs", dest="save_outputs",
-                        metavar="FILE.npz", help="write the (planned) outputs here")
+    parser.add_argument(
+        "--weights-from",
+        metavar="MODEL.onnx",
+        help="data of the module's external globals (.mlir input)",
+    )
+    parser.add_argument(
+        "--kernels",
+        action="append",
+        default=[],
+        metavar="FILE.py",
+        help="a Python file defining register_kernels(registry)",
+    )
+    parser.add_argument(
+        "--atol",
+        type=float,
+        default=1e-5,
+        help="tolerance against the ONNX reference (default 1e-5)",
+    )
+    parser.add_argument(
+        "--no-reference", action="store_true", help="skip the ONNX reference evaluator run"
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        "--save-outputs",
+        dest="save_outputs",
+        metavar="FILE.npz",
+        help="write the (planned) outputs here",
+    )
     return parser
 
 
@@ -646,7 +679,9 @@ def _save_outputs(path: str | None, names: Sequence[str], outputs: Sequence[Any]
     if path is None:
         return
     try:
-        np.savez(path, **{name: np.asarray(value) for name, value in zip(names, outputs)})
+        arrays = {name: np.asarray(value) for name, value in zip(names, outputs)}
+        # numpy's stubs take the first keyword for allow_pickle.
+        np.savez(path, **arrays)  # pyright: ignore[reportArgumentType]
     except OSError as error:
         raise RunError(f"--save-outputs {path}: {error.strerror}") from error
 
@@ -660,8 +695,14 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
         pipeline = args.pipeline or DEFAULT_PIPELINE
         out.write(f"{args.input}: pipeline {pipeline}\n")
         report = run_onnx(
-            args.input, pipeline, input_shapes=shapes, inputs=npz, seed=args.seed,
-            atol=args.atol, reference=not args.no_reference, kernels=kernels,
+            args.input,
+            pipeline,
+            input_shapes=shapes,
+            inputs=npz,
+            seed=args.seed,
+            atol=args.atol,
+            reference=not args.no_reference,
+            kernels=kernels,
             show_progress=show_progress,
         )
         names = [o.name for o in report.outputs]
@@ -677,8 +718,14 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
             constants = constant_values(load_model(args.weights_from), shapes)
             globals_data = global_data(module, constants)
         result = run_mlir(
-            module, args.pipeline, kernels=kernels, globals_data=globals_data, inputs=npz,
-            seed=args.seed, atol=args.atol, show_progress=show_progress,
+            module,
+            args.pipeline,
+            kernels=kernels,
+            globals_data=globals_data,
+            inputs=npz,
+            seed=args.seed,
+            atol=args.atol,
+            show_progress=show_progress,
         )
         if isinstance(result, ExecutionResult):
             for name, value in zip(names, result.outputs):

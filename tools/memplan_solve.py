@@ -50,11 +50,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("input", nargs="?", help="MiniMalloc CSV problem")
     # --input is the older spelling of the positional input.
     parser.add_argument("--input", dest="input_option", help=argparse.SUPPRESS)
+    parser.add_argument("-o", "--output", help="write the input columns plus 'offset' here")
     parser.add_argument(
-        "-o", "--output", help="write the input columns plus 'offset' here"
-    )
-    parser.add_argument(
-        "--version", action="version", version=version_text(PROG),
+        "--version",
+        action="version",
+        version=version_text(PROG),
         help="print memplan's and xDSL's versions and exit",
     )
     parser.add_argument(

@@ -34,11 +34,12 @@ from __future__ import annotations
 
 from enum import Enum
 
-from memplan.dialect.aliases import is_view_of_operand
-from memplan.dialect.ops import InvokeOp
 from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType, VectorType
 from xdsl.ir import Operation, SSAValue, Use
 from xdsl.traits import IsTerminator, MemoryEffectKind, get_effects
+
+from memplan.dialect.aliases import is_view_of_operand
+from memplan.dialect.ops import InvokeOp
 
 EXCLUSIVE_OPS: frozenset[str] = frozenset({"scf.if", "scf.index_switch"})
 """Ops of which exactly one region runs: storages in two of them never conflict."""

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from memplan.dialect.ops import AllocStorageOp
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.traits import SymbolTable
+
+from memplan.dialect.ops import AllocStorageOp
 
 
 def value_semantic_functions(module: ModuleOp) -> list[func.FuncOp]:

@@ -29,6 +29,12 @@ from enum import Enum
 from math import lcm
 from typing import Any
 
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import CallOp, FuncOp
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue, Use
+from xdsl.rewriter import InsertPoint
+from xdsl.traits import IsTerminator
+
 from memplan.dialect.ops import (
     LOOP_OPS,
     AllocStorageOp,
@@ -49,11 +55,6 @@ from memplan.passes.analysis.flow import (
 )
 from memplan.passes.analysis.numbering import OpNumbering
 from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.dialects.func import CallOp, FuncOp
-from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue, Use
-from xdsl.rewriter import InsertPoint
-from xdsl.traits import IsTerminator
 
 BranchPath = tuple[tuple[int, int], ...]
 
@@ -336,9 +337,7 @@ class RegionLiveness:
     ``live_out(B) = union of live_in(successors)``.
     """
 
-    def __init__(
-        self, region: Region, values: Sequence[SSAValue], numbering: OpNumbering
-    ) -> None:
+    def __init__(self, region: Region, values: Sequence[SSAValue], numbering: OpNumbering) -> None:
         self.region = region
         self.blocks: list[Block] = list(region.blocks)
         self.bit: dict[SSAValue, int] = {value: i for i, value in enumerate(values)}
@@ -380,8 +379,7 @@ class RegionLiveness:
         self.live_in: dict[Block, int] = dict(zip(self.blocks, live_in))
         self.live_out: dict[Block, int] = dict(zip(self.blocks, live_out))
         self.successors: dict[Block, list[Block]] = {
-            block: [self.blocks[s] for s in successors[i]]
-            for i, block in enumerate(self.blocks)
+            block: [self.blocks[s] for s in successors[i]] for i, block in enumerate(self.blocks)
         }
         # Per value: the blocks it is live into, and the hull of the blocks it
         # is live into / out of (sizes sum to the liveness, not values x blocks).
@@ -495,18 +493,12 @@ class FunctionLifetimes:
         Buffer ids are the storage names. Dynamic-size storages are left out
         (they cannot be placed statically); see ``static_storages``.
         """
-        return Problem(
-            tuple(s.buffer(pin=pin) for s in self.static_storages), self.pools
-        )
+        return Problem(tuple(s.buffer(pin=pin) for s in self.static_storages), self.pools)
 
     def placements(self) -> Solution:
         """The plan already in the IR: every pinned storage's pool and offset."""
         return Solution(
-            {
-                s.name: Placement(*s.pinned)
-                for s in self.static_storages
-                if s.pinned is not None
-            }
+            {s.name: Placement(*s.pinned) for s in self.static_storages if s.pinned is not None}
         )
 
     def carried_diagnostic(self, lifetime: Lifetime) -> str:
@@ -605,9 +597,7 @@ class FunctionLifetimes:
                     continue
                 if successor in last_in_block:
                     continue  # used there: it dies inside that block
-                if any(
-                    not liveness.live_out[pred] & mask for pred in successor.predecessors()
-                ):
+                if any(not liveness.live_out[pred] & mask for pred in successor.predecessors()):
                     continue
                 point = KillPoint(block_start=successor)
                 if point not in points:
@@ -725,9 +715,7 @@ class _FunctionAnalyzer:
                 start = min(start, numbering.index[parent])
             current = parent
 
-    def _scope(
-        self, root: SSAValue, uses: list[tuple[Use, UseKind]], escapes: bool
-    ) -> Region:
+    def _scope(self, root: SSAValue, uses: list[tuple[Use, UseKind]], escapes: bool) -> Region:
         if escapes:
             return self.body
         owner = root.owner
@@ -888,8 +876,7 @@ class _FunctionAnalyzer:
             for alias in defined:
                 bit = -1 if region_liveness is None else region_liveness.bit[alias]
                 defined_before = _defining_block(alias) is block and (
-                    isinstance(alias, BlockArgument)
-                    or index[alias.owner] < index[current]  # type: ignore[index]
+                    isinstance(alias, BlockArgument) or index[alias.owner] < index[current]  # type: ignore[index]
                 )
                 if not (defined_before or (bit >= 0 and live_in >> bit & 1)):
                     continue

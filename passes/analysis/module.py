@@ -31,6 +31,10 @@ from __future__ import annotations
 from bisect import bisect_left
 from dataclasses import dataclass
 
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.utils.exceptions import PassFailedException
+
 from memplan.passes.analysis.lifetimes import (
     CallSite,
     EscapeKind,
@@ -42,9 +46,6 @@ from memplan.passes.analysis.lifetimes import (
     pools_of,
 )
 from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.dialects.func import FuncOp
-from xdsl.utils.exceptions import PassFailedException
 
 Carried = dict[Lifetime, FunctionLifetimes]
 """Lifetimes (with the function that allocates them) handed from one function to another."""
@@ -154,9 +155,7 @@ class ModuleLifetimes:
         """Every static storage of the module as one ``Problem`` over the pools."""
         return Problem(
             tuple(
-                self.module_buffer(f, s, pin=pin)
-                for f, s in self.storages()
-                if s.size is not None
+                self.module_buffer(f, s, pin=pin) for f, s in self.storages() if s.size is not None
             ),
             self.pools,
         )

@@ -9,13 +9,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from memplan.dialect.aliases import underlying_root
-from memplan.dialect.ops import ancestor_in_region, reachable_blocks
-from memplan.passes.analysis.flow import POINTER_ESCAPE_OPS, UseKind, classify_use
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import MemRefType, UnrankedMemRefType
 from xdsl.ir import Operation, SSAValue
 from xdsl.traits import IsTerminator, MemoryFreeEffect
+
+from memplan.dialect.aliases import underlying_root
+from memplan.dialect.ops import ancestor_in_region, reachable_blocks
+from memplan.passes.analysis.flow import POINTER_ESCAPE_OPS, UseKind, classify_use
 
 FOREIGN_FREE_OPS: frozenset[str] = frozenset({"bufferization.dealloc", "gpu.dealloc"})
 """Frees that xDSL may not know (parsed as unregistered ops): their operands

@@ -91,9 +91,7 @@ def _int_field(value: str, column: str, where: str) -> int:
         ) from None
 
 
-def parse_csv(
-    text: str, source: str = "<string>", capacity: int | None = None
-) -> CsvTable:
+def parse_csv(text: str, source: str = "<string>", capacity: int | None = None) -> CsvTable:
     """Parse MiniMalloc CSV ``text`` into one pool of ``capacity`` bytes."""
     lines = text.splitlines()
     if not lines or not lines[0].strip():
@@ -127,9 +125,7 @@ def parse_csv(
         where = f"{source}:{line_number}"
         fields = line.split(",")
         if len(fields) != len(header):
-            raise PlanningInputError(
-                f"{where}: expected {len(header)} fields, found {len(fields)}"
-            )
+            raise PlanningInputError(f"{where}: expected {len(header)} fields, found {len(fields)}")
 
         def get(column: str, row: list[str] = fields) -> str:
             return row[column_of[column]]
@@ -165,9 +161,7 @@ def parse_csv(
         if "offset" in column_of and get("offset").strip():
             pinned = _int_field(get("offset"), "offset", where)
             if pinned < 0:
-                raise PlanningInputError(
-                    f"{where}: buffer '{buffer_id}': negative offset {pinned}"
-                )
+                raise PlanningInputError(f"{where}: buffer '{buffer_id}': negative offset {pinned}")
         if "gaps" in column_of:
             for token in get("gaps").split():
                 if not _GAP.match(token):
@@ -207,9 +201,7 @@ def read_csv(path: str | Path, capacity: int | None = None) -> Problem:
     return read_csv_table(path, capacity).problem
 
 
-def format_csv(
-    problem: Problem, solution: Solution, table: CsvTable | None = None
-) -> str:
+def format_csv(problem: Problem, solution: Solution, table: CsvTable | None = None) -> str:
     """The CSV text of ``solution``: the input columns plus ``offset``.
 
     Without ``table`` the columns are ``id,lower,upper,size`` plus
@@ -223,9 +215,7 @@ def format_csv(
 
     if table is not None:
         header = list(table.header)
-        offset_column = next(
-            (i for i, name in enumerate(header) if name.lower() == "offset"), None
-        )
+        offset_column = next((i for i, name in enumerate(header) if name.lower() == "offset"), None)
         if offset_column is None:
             header.append("offset")
         id_column = next(i for i, n in enumerate(header) if _ALIASES.get(n.lower()) == "id")

@@ -72,17 +72,13 @@ class Buffer:
         if self.size < 0:
             raise ValueError(f"buffer '{self.id}': negative size {self.size}")
         if self.start >= self.end:
-            raise ValueError(
-                f"buffer '{self.id}': empty lifetime [{self.start}, {self.end})"
-            )
+            raise ValueError(f"buffer '{self.id}': empty lifetime [{self.start}, {self.end})")
         if self.alignment <= 0:
             raise ValueError(
                 f"buffer '{self.id}': alignment must be positive, got {self.alignment}"
             )
         if self.pinned_offset is not None and self.pinned_offset < 0:
-            raise ValueError(
-                f"buffer '{self.id}': negative pinned offset {self.pinned_offset}"
-            )
+            raise ValueError(f"buffer '{self.id}': negative pinned offset {self.pinned_offset}")
 
     def overlaps_in_time(self, other: Buffer) -> bool:
         """True when the half-open lifetimes intersect."""
@@ -93,9 +89,7 @@ class Buffer:
         if not self.branch or not other.branch:
             return False
         mine = dict(self.branch)
-        return any(
-            choice in mine and mine[choice] != region for choice, region in other.branch
-        )
+        return any(choice in mine and mine[choice] != region for choice, region in other.branch)
 
     def conflicts_with(self, other: Buffer) -> bool:
         """True when the two buffers may be live together (so must not overlap)."""

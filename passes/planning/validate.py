@@ -49,9 +49,7 @@ def _where(buffer: Buffer, placement: Placement) -> str:
     )
 
 
-def _check_single(
-    problem: Problem, buffer: Buffer, placement: Placement
-) -> list[Finding]:
+def _check_single(problem: Problem, buffer: Buffer, placement: Placement) -> list[Finding]:
     """Per-buffer rules: pool choice, alignment, bounds, pinning."""
     findings: list[Finding] = []
     names = {p.name for p in problem.pools}
@@ -137,9 +135,7 @@ def _check_single(
     return findings
 
 
-def _overlaps(
-    pool: str, placed: list[tuple[Buffer, Placement]]
-) -> list[Finding]:
+def _overlaps(pool: str, placed: list[tuple[Buffer, Placement]]) -> list[Finding]:
     """Pairs of conflicting buffers sharing bytes of one pool (time sweep)."""
     # Zero-size buffers occupy no bytes and can overlap nothing.
     placed = [(b, p) for b, p in placed if b.size > 0]
@@ -204,7 +200,11 @@ def validate(problem: Problem, solution: Solution) -> list[Finding]:
         placement = solution.placements.get(buffer.id)
         if placement is None:
             findings.append(
-                Finding("unplaced", f"buffer '{buffer.id}' ({buffer.size} bytes) is not placed", (buffer.id,))
+                Finding(
+                    "unplaced",
+                    f"buffer '{buffer.id}' ({buffer.size} bytes) is not placed",
+                    (buffer.id,),
+                )
             )
             continue
         findings.extend(_check_single(problem, buffer, placement))

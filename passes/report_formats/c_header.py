@@ -35,9 +35,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from xdsl.utils.exceptions import PassFailedException
+
 from memplan.passes.report_formats.common import buffer_kind, pool_label
 from memplan.passes.report_formats.records import FunctionReport, PlanReport
-from xdsl.utils.exceptions import PassFailedException
 
 DEFAULT_PREFIX = "memplan"
 

@@ -331,7 +331,9 @@ def _kernel_labels(
         if x - previous < KERNEL_LABEL_GAP:
             continue
         previous = x
-        shown = name if len(name) <= KERNEL_LABEL_CHARS else name[: KERNEL_LABEL_CHARS - 1] + "\u2026"
+        shown = (
+            name if len(name) <= KERNEL_LABEL_CHARS else name[: KERNEL_LABEL_CHARS - 1] + "\u2026"
+        )
         canvas.add(
             f'<text class="kernel" x="{_num(x)}" y="{_num(y)}" text-anchor="end" '
             f'transform="rotate(-60 {_num(x)} {_num(y)})" data-op="{number}">'

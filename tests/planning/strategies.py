@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 
 from hypothesis import strategies as st
+
 from memplan.passes.planning.model import Buffer, Pool, Problem
 
 # A consistent scf.if tree: choice 2 sits in region 0 of choice 1.
@@ -66,9 +67,9 @@ def problems(draw: st.DrawFn, max_buffers: int = 12, bounded: bool = True) -> Pr
                 name,
                 size=size,
                 alignment=draw(st.sampled_from([1, 4, 16])),
-                targets=None if index == pool_count - 1 else draw(
-                    st.sampled_from([None, ("cpu",), ("npu",), ("cpu", "npu")])
-                ),
+                targets=None
+                if index == pool_count - 1
+                else draw(st.sampled_from([None, ("cpu",), ("npu",), ("cpu", "npu")])),
                 access="rw" if index == pool_count - 1 else draw(st.sampled_from(["rw", "ro"])),
             )
         )
@@ -76,9 +77,15 @@ def problems(draw: st.DrawFn, max_buffers: int = 12, bounded: bool = True) -> Pr
     # Keep every buffer placeable somewhere: its candidates end with the last pool.
     fixed = [
         Buffer(
-            b.id, b.size, b.start, b.end, b.alignment, b.device,
+            b.id,
+            b.size,
+            b.start,
+            b.end,
+            b.alignment,
+            b.device,
             b.candidates + ((names[-1],) if b.candidates and names[-1] not in b.candidates else ()),
-            b.read_only, b.branch,
+            b.read_only,
+            b.branch,
         )
         for b in found
     ]
@@ -100,7 +107,11 @@ def brute_force_peak(buffers: list[Buffer], pool_alignment: int = 1) -> int:
         peak = 0
         for i in order:
             floor = max(
-                (offsets[j] + buffers[j].size for j in offsets if buffers[i].conflicts_with(buffers[j])),
+                (
+                    offsets[j] + buffers[j].size
+                    for j in offsets
+                    if buffers[i].conflicts_with(buffers[j])
+                ),
                 default=0,
             )
             offsets[i] = -(-floor // alignments[i]) * alignments[i]

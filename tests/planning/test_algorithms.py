@@ -7,13 +7,14 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from memplan.passes.planning.algorithms import ALGORITHMS, PlanOptions, solve
 from memplan.passes.planning.algorithms.pool_search import FOUND, NOT_FOUND, PoolSearch
 from memplan.passes.planning.bounds import lower_bound
 from memplan.passes.planning.io import read_csv
 from memplan.passes.planning.model import Buffer, Placement, Pool, Problem
 from memplan.passes.planning.validate import validate
-
+from memplan_testing import examples
 from tests.planning.strategies import brute_force_peak, buffers, problems
 
 FAST = PlanOptions(timeout=2.0, iterations=20)
@@ -21,7 +22,7 @@ NAMES = sorted(ALGORITHMS)
 
 
 @pytest.mark.parametrize("algorithm", NAMES)
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(problem=problems(max_buffers=12))
 def test_every_algorithm_returns_a_valid_plan(algorithm: str, problem: Problem) -> None:
     solution = solve(problem, algorithm, FAST)
@@ -35,7 +36,7 @@ def test_every_algorithm_returns_a_valid_plan(algorithm: str, problem: Problem) 
 
 
 @pytest.mark.parametrize("algorithm", NAMES)
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(problem=problems(max_buffers=8))
 def test_deterministic(algorithm: str, problem: Problem) -> None:
     # A generous time limit: searches are budgeted in nodes, so only a
@@ -47,7 +48,7 @@ def test_deterministic(algorithm: str, problem: Problem) -> None:
     assert first.status == second.status
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(buffers(max_buffers=6), st.sampled_from([1, 8]))
 def test_exact_matches_brute_force(items: list[Buffer], pool_alignment: int) -> None:
     problem = Problem(tuple(items), (Pool("mem", alignment=pool_alignment),))
@@ -57,7 +58,7 @@ def test_exact_matches_brute_force(items: list[Buffer], pool_alignment: int) -> 
     assert solution.used(problem)["mem"] == brute_force_peak(items, pool_alignment)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(buffers(max_buffers=6))
 def test_exact_decision_is_tight(items: list[Buffer]) -> None:
     items = [b for b in items if b.size > 0]
@@ -68,7 +69,7 @@ def test_exact_decision_is_tight(items: list[Buffer]) -> None:
         assert search.decide(optimum - 1, float("inf"))[0] == NOT_FOUND
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(buffers(max_buffers=7, branches=False), st.integers(0, 3))
 def test_exact_feasibility_under_capacity(items: list[Buffer], slack: int) -> None:
     optimum = brute_force_peak(items)
@@ -77,7 +78,10 @@ def test_exact_feasibility_under_capacity(items: list[Buffer], slack: int) -> No
     assert validate(fits, solution) == []
     if optimum > 0:
         too_small = Problem(tuple(items), (Pool("mem", size=optimum - 1),))
-        assert solve(too_small, "exact", PlanOptions(timeout=20, minimize=False)).status == "infeasible"
+        assert (
+            solve(too_small, "exact", PlanOptions(timeout=20, minimize=False)).status
+            == "infeasible"
+        )
 
 
 def test_gap_filling_not_stacking() -> None:
@@ -188,7 +192,7 @@ def test_unknown_algorithm() -> None:
         solve(Problem(()), "nope")
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(problem=problems(max_buffers=12, bounded=False))
 def test_searches_never_lose_to_greedy(problem: Problem) -> None:
     greedy = min(

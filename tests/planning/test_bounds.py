@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from memplan.passes.planning.algorithms import solve
 from memplan.passes.planning.bounds import (
     buffers_lower_bound,
@@ -12,7 +13,7 @@ from memplan.passes.planning.bounds import (
 )
 from memplan.passes.planning.model import Buffer, Pool, Problem
 from memplan.passes.planning.validate import validate
-
+from memplan_testing import examples
 from tests.planning.strategies import brute_force_peak, buffers, problems
 
 
@@ -73,13 +74,13 @@ def test_pool_and_group_keys() -> None:
     assert bounds[("fast", "slow")] == 96
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(buffers(max_buffers=6), st.sampled_from([1, 4, 16]))
 def test_bound_never_exceeds_the_optimum(items: list[Buffer], pool_alignment: int) -> None:
     assert buffers_lower_bound(items, pool_alignment) <= brute_force_peak(items, pool_alignment)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(problems(max_buffers=14))
 def test_bound_never_exceeds_a_valid_plan(problem: Problem) -> None:
     solution = solve(problem, "greedy-by-size")

@@ -126,9 +126,7 @@ def test_usage_errors(toy: Path, args: list[str], message: str) -> None:
     assert "Traceback" not in result.stderr
 
 
-def test_positional_input_and_short_output_like_the_other_tools(
-    toy: Path, tmp_path: Path
-) -> None:
+def test_positional_input_and_short_output_like_the_other_tools(toy: Path, tmp_path: Path) -> None:
     """memplan-solve takes its input as an argument and -o, as every memplan
     tool does; --input stays as the older spelling and gives the same plan."""
     positional, option = tmp_path / "a.csv", tmp_path / "b.csv"

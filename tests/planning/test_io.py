@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
+
 from memplan.passes.planning.algorithms import solve
 from memplan.passes.planning.io import (
     PlanningInputError,
@@ -23,7 +24,7 @@ from memplan.passes.planning.io import (
     write_solution_json,
 )
 from memplan.passes.planning.model import Problem
-
+from memplan_testing import examples
 from tests.planning.strategies import problems
 
 TOY = "id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\nb3,0,9,4\nb4,9,21,4\nb5,0,21,4\n"
@@ -67,7 +68,10 @@ def test_parsing_stops_at_first_empty_line() -> None:
         ("id,lower,upper,size\na,0,4,-1\n", r"f.csv:2: buffer 'a': negative size -1"),
         ("id,lower,upper,size\na,4,4,1\n", r"f.csv:2: buffer 'a': lower 4 >= upper 4"),
         ("id,lower,upper,size\na,0,4,1.5\n", r"f.csv:2: column 'size': '1.5' is not an integer"),
-        ("id,lower,upper,size\na,0,4,1\na,1,2,1\n", r"f.csv:3: duplicate id 'a' \(first on line 2\)"),
+        (
+            "id,lower,upper,size\na,0,4,1\na,1,2,1\n",
+            r"f.csv:3: duplicate id 'a' \(first on line 2\)",
+        ),
         ("id,lower,upper,size\na,0,4\n", r"f.csv:2: expected 4 fields, found 3"),
         ("", r"f.csv:1: empty file"),
         ("id,buffer,lower,upper,size\n", r"f.csv:1: columns 'id' and 'buffer' both give 'id'"),
@@ -84,7 +88,7 @@ def test_missing_file(tmp_path: Path) -> None:
         read_csv(tmp_path / "absent.csv")
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(problems(max_buffers=10))
 def test_json_round_trip(problem: Problem) -> None:
     assert problem_from_json(problem_to_json(problem)) == problem
@@ -119,5 +123,8 @@ def test_malformed_json(tmp_path: Path) -> None:
         problem_from_json({"buffers": []})
     with pytest.raises(PlanningInputError, match=r"buffers\[0\]: 'size' must be an integer"):
         problem_from_json(
-            {"schema": "memplan.problem/1", "buffers": [{"id": "a", "size": "1", "start": 0, "end": 1}]}
+            {
+                "schema": "memplan.problem/1",
+                "buffers": [{"id": "a", "size": "1", "start": 0, "end": 1}],
+            }
         )

@@ -10,17 +10,24 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from memplan.passes.planning.algorithms import PlanOptions, solve
 from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution
 from memplan.passes.planning.validate import validate
-
+from memplan_testing import examples
 from tests.planning.strategies import brute_force_peak, buffers
 
 SEARCHES = ("exact", "auto")
 
 # (size, start, end): everything fits a 576-byte pool (576 live bytes at time
 # 3), but greedy by size stacks 'e' on 'a' and leaves no room for 'c'.
-REPRODUCER = {"a": (192, 3, 4), "b": (192, 8, 10), "c": (64, 7, 9), "d": (256, 1, 10), "e": (128, 2, 8)}
+REPRODUCER = {
+    "a": (192, 3, 4),
+    "b": (192, 8, 10),
+    "c": (64, 7, 9),
+    "d": (256, 1, 10),
+    "e": (128, 2, 8),
+}
 
 
 def reproducer(alignment: int) -> Problem:
@@ -128,7 +135,9 @@ def first_pool_problems(draw: st.DrawFn) -> tuple[Problem, int]:
     pools = [Pool("fast", size=capacity, alignment=alignment)]
     names = ["fast"]
     if draw(st.booleans()):
-        pools.append(Pool("mid", size=draw(st.integers(16, 96)), alignment=draw(st.sampled_from([1, 16]))))
+        pools.append(
+            Pool("mid", size=draw(st.integers(16, 96)), alignment=draw(st.sampled_from([1, 16])))
+        )
         names.append("mid")
     pools.append(Pool("slow"))
     names.append("slow")
@@ -144,7 +153,7 @@ def members(problem: Problem, solution: Solution, pool: str) -> list[Buffer]:
 
 
 @pytest.mark.parametrize("algorithm", SEARCHES)
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(case=first_pool_problems())
 def test_falls_back_only_when_it_does_not_fit(algorithm: str, case: tuple[Problem, int]) -> None:
     problem, slack = case
@@ -152,9 +161,7 @@ def test_falls_back_only_when_it_does_not_fit(algorithm: str, case: tuple[Proble
     assert validate(problem, solution) == []
     assert not solution.unplaced(problem)
     if slack >= 0:
-        assert {b.id for b in members(problem, solution, "fast")} == {
-            b.id for b in problem.buffers
-        }
+        assert {b.id for b in members(problem, solution, "fast")} == {b.id for b in problem.buffers}
     # Every bounded pool keeps a maximal set: a buffer that moved on from it
     # does not fit there together with the buffers it kept (brute force).
     order = [pool.name for pool in problem.pools]

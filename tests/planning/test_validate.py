@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution
 from memplan.passes.planning.validate import validate
-
+from memplan_testing import examples
 from tests.planning.strategies import buffers
 
 
@@ -109,7 +110,9 @@ def test_pool_rules() -> None:
     assert "not among its candidates [@dram]" in messages["picky"]
     assert "const" not in messages
     assert "not a buffer of the problem" in messages["ghost"]
-    assert kinds(problem, {**placements, "picky": Placement("nowhere", 0)}).count("unknown-pool") == 1
+    assert (
+        kinds(problem, {**placements, "picky": Placement("nowhere", 0)}).count("unknown-pool") == 1
+    )
 
 
 def test_moved_pinned_buffer() -> None:
@@ -118,13 +121,11 @@ def test_moved_pinned_buffer() -> None:
     assert kinds(problem, {"p": Placement("workspace", 16)}) == []
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(buffers(max_buffers=14), st.data())
 def test_overlap_sweep_matches_all_pairs(items: list[Buffer], data: st.DataObject) -> None:
     problem = Problem(tuple(items))
-    placements = {
-        b.id: Placement("workspace", data.draw(st.integers(0, 60))) for b in items
-    }
+    placements = {b.id: Placement("workspace", data.draw(st.integers(0, 60))) for b in items}
     expected = set()
     for i, a in enumerate(items):
         for b in items[i + 1 :]:

@@ -70,7 +70,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from io import StringIO
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 from xdsl.dialects import bufferization, func, memref
@@ -102,7 +102,6 @@ from xdsl.printer import Printer
 
 from memplan.dialect.interpreter import dense_array, numpy_dtype
 from memplan.dialect.ops import VIEW_ATTR
-
 
 WeightsMode = Literal["external", "inline"]
 
@@ -145,9 +144,7 @@ def _onnx():
     try:
         import onnx
     except ImportError as error:  # pragma: no cover - onnx is in [test]
-        raise OnnxImportError(
-            "the onnx package is not installed (pip install onnx)"
-        ) from error
+        raise OnnxImportError("the onnx package is not installed (pip install onnx)") from error
     return onnx
 
 
@@ -203,7 +200,7 @@ def dense_attr(array: np.ndarray, element_type: Attribute) -> DenseIntOrFPElemen
     ``memdialect.interpreter.dense_array`` is the inverse)."""
     contiguous = np.asarray(array, dtype=numpy_dtype(element_type), order="C")
     tensor_type = TensorType(element_type, contiguous.shape)
-    return DenseIntOrFPElementsAttr(tensor_type, BytesAttr(contiguous.tobytes()))
+    return DenseIntOrFPElementsAttr(cast(Any, tensor_type), BytesAttr(contiguous.tobytes()))
 
 
 def encode_attribute(attribute: Any, where: str) -> Attribute:
@@ -310,9 +307,7 @@ def load_model(source: str | Path | bytes) -> Any:
     try:
         model = onnx.load_model_from_string(data)
     except Exception as error:  # protobuf raises DecodeError and friends
-        raise OnnxImportError(
-            f"{label} is not an ONNX model (or is truncated): {error}"
-        ) from error
+        raise OnnxImportError(f"{label} is not an ONNX model (or is truncated): {error}") from error
     if not model.HasField("graph") or not model.opset_import:
         raise OnnxImportError(f"{label} is not an ONNX model: it has no graph or no opset")
     if not isinstance(source, bytes):
@@ -333,9 +328,7 @@ def parse_input_shape(spec: str) -> tuple[str, tuple[int, ...]]:
     """``NAME=1x3x224x224`` (``NAME=`` for a scalar) as ``(name, dims)``."""
     name, sep, dims = spec.rpartition("=")
     if not sep or not name:
-        raise OnnxImportError(
-            f"--input-shape '{spec}' must look like NAME=1x3x224x224"
-        )
+        raise OnnxImportError(f"--input-shape '{spec}' must look like NAME=1x3x224x224")
     if not dims:
         return name, ()
     try:
@@ -458,10 +451,7 @@ def _fold_node(
             if attribute.name == "value":
                 fill = onnx.numpy_helper.to_array(attribute.t).reshape(-1)
         return [np.broadcast_to(fill[0], shape)]
-    specs = [
-        (np.asarray(values[n]).dtype, np.shape(values[n])) if n else None
-        for n in node.input
-    ]
+    specs = [(np.asarray(values[n]).dtype, np.shape(values[n])) if n else None for n in node.input]
     key = (
         node.op_type,
         _node_domain(node),
@@ -513,7 +503,10 @@ def _fold_constants(model: Any) -> _Folded:
     for index, node in enumerate(graph.node):
         if node.op_type in NONDETERMINISTIC_OPS:
             continue
-        if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute):
+        if any(
+            a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+            for a in node.attribute
+        ):
             continue
         if not all(name == "" or name in values for name in node.input):
             continue
@@ -628,15 +621,12 @@ def _tensor_info(
         because = f" (shape inference: {problem})" if problem else ""
         raise OnnxImportError(
             f"tensor '{name}' ({what}) has {kind} after shape inference{because}; "
-            "only tensors with static shapes can be imported"
-            + (f" ({advice})" if advice else "")
+            "only tensors with static shapes can be imported" + (f" ({advice})" if advice else "")
         )
     tensor_type = type_proto.tensor_type
     element = element_type_for(tensor_type.elem_type, name)
     if not tensor_type.HasField("shape"):
-        raise OnnxImportError(
-            f"tensor '{name}' ({what}) has an unknown rank after shape inference"
-        )
+        raise OnnxImportError(f"tensor '{name}' ({what}) has an unknown rank after shape inference")
     dims: list[int] = []
     for axis, dim in enumerate(tensor_type.shape.dim):
         if dim.HasField("dim_value") and dim.dim_value >= 0:
@@ -753,14 +743,17 @@ class _Emitter:
             key = ONNX_ATTR_PREFIX + attribute.name
             if attribute.name in RESERVED_ONNX_KEYS:
                 raise OnnxImportError(
-                    f"{where}: attribute '{attribute.name}' clashes with memplan's "
-                    f"own '{key}'"
+                    f"{where}: attribute '{attribute.name}' clashes with memplan's own '{key}'"
                 )
             attributes[key] = encode_attribute(attribute, where)
         if input_slots is not None:
-            attributes[ONNX_ATTR_PREFIX + "input_slots"] = DenseArrayBase.from_list(i64, input_slots)
+            attributes[ONNX_ATTR_PREFIX + "input_slots"] = DenseArrayBase.from_list(
+                i64, input_slots
+            )
         if output_slots is not None:
-            attributes[ONNX_ATTR_PREFIX + "output_slots"] = DenseArrayBase.from_list(i64, output_slots)
+            attributes[ONNX_ATTR_PREFIX + "output_slots"] = DenseArrayBase.from_list(
+                i64, output_slots
+            )
         if view:
             attributes[VIEW_ATTR] = UnitAttr()
         key = (
@@ -868,9 +861,7 @@ def import_model_and_constants(
     graph_inputs = [i for i in graph.input if i.name not in initializer_names]
     for graph_input in graph_inputs:
         _tensor_info(graph_input.name, graph_input.type, "graph input")
-    read_constants = _ordered_unique(
-        n for _, node in live for n in node.input if n in constants
-    )
+    read_constants = _ordered_unique(n for _, node in live for n in node.input if n in constants)
     inferred = _infer_types(model, folded, [node for _, node in live], read_constants, graph_inputs)
 
     def info_of(name: str, what: str, advice: str | None = None) -> _TensorInfo:
@@ -920,9 +911,7 @@ def import_model_and_constants(
                 f"ONNX has no shape function for {domain + '.' if domain else ''}"
                 f"{plan.node.op_type}: give its outputs a value_info"
             )
-        result_types = [
-            info_of(n, f"output of {where}", advice).tensor_type for n in plan.results
-        ]
+        result_types = [info_of(n, f"output of {where}", advice).tensor_type for n in plan.results]
         declaration = emitter.declaration(
             plan.node,
             plan.index,
@@ -950,8 +939,12 @@ def import_model_and_constants(
         ([info.tensor_type for info in arg_infos], [v.type for v in returned]),
         Region(block),
     )
-    main.attributes[ONNX_ATTR_PREFIX + "inputs"] = ArrayAttr(StringAttr(i.name) for i in graph_inputs)
-    main.attributes[ONNX_ATTR_PREFIX + "outputs"] = ArrayAttr(StringAttr(o.name) for o in graph.output)
+    main.attributes[ONNX_ATTR_PREFIX + "inputs"] = ArrayAttr(
+        StringAttr(i.name) for i in graph_inputs
+    )
+    main.attributes[ONNX_ATTR_PREFIX + "outputs"] = ArrayAttr(
+        StringAttr(o.name) for o in graph.output
+    )
     return ModuleOp([*emitter.globals, main, *emitter.declarations]), constants
 
 
@@ -1004,9 +997,7 @@ def onnx_names(main: func.FuncOp, key: Literal["inputs", "outputs"]) -> list[str
     return None
 
 
-def global_data(
-    module: ModuleOp, constants: Mapping[str, np.ndarray]
-) -> dict[str, np.ndarray]:
+def global_data(module: ModuleOp, constants: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The data of each external ``memref.global`` of ``module``, by symbol."""
     data: dict[str, np.ndarray] = {}
     for op in module.ops:

@@ -23,6 +23,7 @@ from memplan.tools.frontends.onnx_import import (
     reference_evaluator,
 )
 
+
 @dataclass
 class OnnxKernelResolver:
     """Runs kernel declarations made by the importer with ONNX's reference evaluator.

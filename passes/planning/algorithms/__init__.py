@@ -116,9 +116,7 @@ def auto(problem: Problem, options: PlanOptions | None = None) -> Solution:
     return improved
 
 
-AlgorithmName = Literal[
-    "greedy-by-size", "greedy-by-conflicts", "hill-climb", "exact", "auto"
-]
+AlgorithmName = Literal["greedy-by-size", "greedy-by-conflicts", "hill-climb", "exact", "auto"]
 """The names of ``ALGORITHMS``, as a type for pass options."""
 
 ALGORITHMS: dict[str, Algorithm] = {

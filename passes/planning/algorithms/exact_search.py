@@ -73,7 +73,11 @@ def _solve_pool(
     best_peak = peak(incumbent) if incumbent is not None else None
     lower = buffers_lower_bound(buffers, pool_alignment)
     if capacity is not None and lower > capacity:
-        return "infeasible", best if best_peak is not None and best_peak <= capacity else None, stats
+        return (
+            "infeasible",
+            best if best_peak is not None and best_peak <= capacity else None,
+            stats,
+        )
     if best_peak is not None and best_peak <= lower:
         return "optimal", best, stats
     search = PoolSearch(buffers, alignments, options.preorderings)

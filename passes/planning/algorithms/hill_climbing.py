@@ -88,10 +88,7 @@ def climb(
         # Do not start a placement that would end past the deadline: on big
         # problems one placement takes seconds.
         last_duration = placement_seconds
-        while (
-            iterations < options.iterations
-            and time.perf_counter() + last_duration < deadline
-        ):
+        while iterations < options.iterations and time.perf_counter() + last_duration < deadline:
             iterations += 1
             order = list(best_order)
             if peaks and rng.random() < 0.5:

@@ -193,9 +193,9 @@ class PoolAssigner:
         assert known is not None
         offsets = dict(known)
         rank = self.size_rank.__getitem__
-        order = sorted(
-            (i for i in movable if heuristic.pools[i] == pool), key=rank
-        ) + sorted((i for i in movable if heuristic.pools[i] != pool), key=rank)
+        order = sorted((i for i in movable if heuristic.pools[i] == pool), key=rank) + sorted(
+            (i for i in movable if heuristic.pools[i] != pool), key=rank
+        )
         kept: list[int] = []
         moved: list[int] = []
         for position, index in enumerate(order):

@@ -381,9 +381,7 @@ class PoolSearch:
             index = ordering[rank]
             first = first_section[index]
             last = end_section[index]
-            if critical_low < width and (
-                first - low > critical_low or last - low <= critical_high
-            ):
+            if critical_low < width and (first - low > critical_low or last - low <= critical_high):
                 continue
             if pinned[index] is not None and offset != pinned[index]:
                 continue

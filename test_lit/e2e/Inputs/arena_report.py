@@ -53,8 +53,7 @@ def is_arena(alloc: memref.AllocOp) -> bool:
         and memref_type.get_element_type().bitwidth == 8  # type: ignore[attr-defined]
         and len(memref_type.get_shape()) == 1
         and all(
-            isinstance(use.operation, memref.ViewOp | memref.DeallocOp)
-            for use in alloc.memref.uses
+            isinstance(use.operation, memref.ViewOp | memref.DeallocOp) for use in alloc.memref.uses
         )
         and any(isinstance(use.operation, memref.ViewOp) for use in alloc.memref.uses)
     )

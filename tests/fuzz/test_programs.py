@@ -1,0 +1,45 @@
+"""A CI-sized sample of the random-program campaign (``programs.py`` runs
+the long one), and checks that its independent overlap check can fail."""
+
+from __future__ import annotations
+
+from fuzz.programs import ALGORITHMS, campaign, overlaps_from_report
+
+CI_PROGRAMS = 2 * len(ALGORITHMS)  # every algorithm twice
+CI_SEED = 7
+
+
+def test_ci_sample_of_programs_plans_soundly() -> None:
+    ran, failures = campaign(CI_PROGRAMS, CI_SEED, max_calls=25)
+    assert ran == CI_PROGRAMS
+    assert not failures, "\n\n".join(failures)
+
+
+def test_overlap_check_sees_shared_bytes_and_respects_branches() -> None:
+    def report(a_branch: list[list[int]], b_offset: int) -> dict[str, object]:
+        buffers = [
+            {
+                "name": "a",
+                "pool": "p",
+                "offset": 0,
+                "size": 64,
+                "start": 0,
+                "end": 5,
+                "branch": a_branch,
+            },
+            {
+                "name": "b",
+                "pool": "p",
+                "offset": b_offset,
+                "size": 64,
+                "start": 2,
+                "end": 6,
+                "branch": [[3, 1]],
+            },
+        ]
+        return {"functions": [{"name": "f", "buffers": buffers}]}
+
+    assert overlaps_from_report(report([], 32)) == ["@f: a and b overlap"]
+    assert overlaps_from_report(report([], 64)) == []
+    # The two branches of one scf.if never run together.
+    assert overlaps_from_report(report([[3, 0]], 32)) == []
