@@ -14,7 +14,7 @@ the same diagnostics through this module; every tool's argument parser
   verifier or pass error about an op prints as mlir-opt's
   ``file:line:col: error: ...``, the op's line and a caret, then ``note:``
   lines for related ops (``memplan.dialect.diagnostics``). It also turns
-  three inputs xDSL 0.74's parser mishandles into parse errors (see
+  inputs xDSL 0.74's parser mishandles into parse errors (see
   ``docs/known-limits.md``).
 * Progress: ``Progress`` shows the running step on a terminal's stderr when
   work takes more than ``PROGRESS_DELAY`` seconds; it is silent when stderr
@@ -43,12 +43,13 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, Block, Operation
 from xdsl.parser import Parser
 from xdsl.parser.core import ForwardDeclaredValue
+from xdsl.parser.generic_parser import ParserState
 from xdsl.passes import ModulePass, PassPipeline, PassPipelineCallbackType
 from xdsl.printer import Printer
 from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError, ParseError, VerifyException
-from xdsl.utils.lexer import Span
-from xdsl.utils.mlir_lexer import MLIRTokenKind
+from xdsl.utils.lexer import Input, Span
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from memplan.dialect.diagnostics import IRLocus, defining_op, error_notes, error_op
 from memplan.tools.version import version_text
@@ -358,36 +359,70 @@ def _reword_value_error(error: Exception) -> str:
     return text
 
 
+class _LinearLexer(MLIRLexer):
+    """MLIR's lexer with a string-literal pattern that cannot backtrack.
+
+    xDSL 0.74's pattern nests ``[^"...]+`` in ``(...)*``: on a string left
+    open before the end of its line it backtracks exponentially (a 40-byte
+    line takes minutes). One character per repetition matches the same
+    strings in linear time.
+    """
+
+    _unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
+
+
+# An op's name after its results, e.g. `%a, %b:2 = "test.op"` -> "test.op".
+_OP_NAME = re.compile(r'(?:%[\w.$#:-]+(?:\s*,\s*%[\w.$#:-]+)*\s*=\s*)?("[^"]*"|[\w.$]+)')
+
+
 class LocatingParser(Parser):
     """xDSL's parser, recording where each op starts (``op_spans``).
 
-    It also reports three malformed inputs as parse errors that xDSL 0.74
-    lets through as Python exceptions (see ``docs/known-limits.md``): a
-    block label defined twice in one region, an integer literal too large
-    for its type, and an operand defined only later inside the region of
-    the op that uses it.
+    It also reports malformed inputs as parse errors that xDSL 0.74 lets
+    through as Python exceptions, accepts, or lexes in exponential time (see
+    ``docs/known-limits.md``): a block label defined twice in one region, a
+    literal too large for its type, an operand used where its definition
+    does not reach, a string left open on its line, and custom op parsers
+    that fail on what they parsed.
     """
 
     def __init__(self, ctx: Context, text: str | bytes, name: str) -> None:
-        super().__init__(ctx, text, name)
+        super().__init__(ctx, "", name)
+        if isinstance(text, bytes):
+            text = text.decode("utf-8")
+        self._parser_state = ParserState(_LinearLexer(Input(text, name)))
         self.op_spans: dict[Operation, Span] = {}
         # Each use of a not-yet-defined value: its name and where it is written.
         self._forward_uses: dict[ForwardDeclaredValue, tuple[str, Span]] = {}
+        self._first_forward_use: dict[str, Span] = {}
 
     def resolve_operand(self, operand: Any, type: Attribute) -> Any:
         value = super().resolve_operand(operand, type)
         if isinstance(value, ForwardDeclaredValue) and value not in self._forward_uses:
             self._forward_uses[value] = (operand.span.text[1:], operand.span)
+            self._first_forward_use.setdefault(operand.span.text[1:], operand.span)
         return value
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span
         try:
             op = super().parse_operation()
+        except (ParseError, RecursionError):
+            raise
         except (ValueError, VerifyException) as error:
             # An attribute or op xDSL built while parsing rejected its
             # parameters: report it where the op starts, as a parse error.
             raise ParseError(start, _reword_value_error(error)) from None
+        except OverflowError:
+            raise ParseError(start, "a float literal does not fit in its type") from None
+        except Exception as error:  # noqa: BLE001 - xDSL's custom op parsers
+            # Some custom parsers index into what they parsed without
+            # checking it (e.g. a linalg named op with no operands: IndexError).
+            found = _OP_NAME.match(str(start.input.content), start.start)
+            name = found.group(1).strip('"') if found else start.text
+            raise ParseError(
+                start, f"malformed '{name}' op ({type(error).__name__}: {error})"
+            ) from None
         self.op_spans[op] = start
         return op
 
@@ -435,7 +470,43 @@ class LocatingParser(Parser):
                     # not replace this use (xDSL 0.74).
                     name, span = self._forward_uses[operand]
                     raise ParseError(span, f"operand %{name} does not dominate its use")
+        self._check_visibility(module)
         return module
+
+    def _check_visibility(self, module: ModuleOp) -> None:
+        """Every operand is defined in a block enclosing its use, before it.
+
+        xDSL 0.74 checks neither: a use written above its definition, or
+        outside the region that defines it, parses as a forward reference
+        and verifies. Blocks of one CFG region are not ordered here (that
+        needs a dominator tree), nor ops of a graph region (a module body).
+        """
+        order: dict[Block, dict[Operation, int]] = {}
+        for op in module.walk():
+            for operand in op.operands:
+                owner = operand.owner
+                block = owner if isinstance(owner, Block) else owner.parent_block()
+                if block is None:
+                    continue
+                region = block.parent_region()
+                user: Operation | None = op
+                while user is not None and user.parent_region() is not region:
+                    user = user.parent_op()
+                visible = user is not None
+                if (
+                    user is not None
+                    and user.parent_block() is block
+                    and isinstance(owner, Operation)
+                    and not isinstance(block.parent_op(), ModuleOp)  # a graph region
+                ):
+                    index = order.setdefault(block, {o: i for i, o in enumerate(block.ops)})
+                    visible = index[owner] < index[user]
+                if not visible:
+                    name = operand.name_hint or "value"
+                    span = self._first_forward_use.get(name, self.op_spans.get(op))
+                    if span is None:
+                        continue
+                    raise ParseError(span, f"operand %{name} does not dominate its use")
 
 
 def parse_located(

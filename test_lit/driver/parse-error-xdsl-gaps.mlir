@@ -1,8 +1,8 @@
 // RUN: not memplan-opt %s --split-input-file 2>&1 | filecheck %s
 
-// Three inputs xDSL 0.74's parser lets through as Python exceptions
-// (docs/known-limits.md); memplan-opt reports each as a parse error at the
-// offending token, exit 1, never an internal error.
+// Inputs xDSL 0.74's parser lets through as Python exceptions, accepts,
+// or takes minutes on (docs/known-limits.md); memplan-opt reports each as a
+// parse error at the offending token, exit 1, never an internal error.
 
 // CHECK-NOT:   internal error
 // CHECK-NOT:   Traceback
@@ -52,4 +52,58 @@ func.func @duplicate_block() {
   cf.br ^bb1
 ^bb1:
   func.return
+}
+
+// -----
+
+// A use written above its definition in the same block: xDSL takes it as a
+// forward reference and verifies the function.
+// CHECK:       parse-error-xdsl-gaps.mlir:[[# @LINE + 4]]:25: error: operand %t does not dominate its use
+// CHECK-NEXT:    memory.invoke @k outs(%t : memref<4xf32>)
+func.func private @k(memref<4xf32>)
+func.func @use_above_definition(%s: !memory.storage<16>) {
+  memory.invoke @k outs(%t : memref<4xf32>)
+  %t = memory.alloc_tensor %s[0] : !memory.storage<16> -> memref<4xf32>
+  func.return
+}
+
+// -----
+
+// A use outside the region that defines the value: the module-level op
+// reads a value of @inner's body.
+// CHECK:       parse-error-xdsl-gaps.mlir:[[# @LINE + 2]]:23: error: operand %t does not dominate its use
+func.func private @k(memref<4xf32>)
+memory.invoke @k outs(%t : memref<4xf32>)
+func.func @inner(%s: !memory.storage<16>) {
+  %t = memory.alloc_tensor %s[0] : !memory.storage<16> -> memref<4xf32>
+  func.return
+}
+
+// -----
+
+// A string left open on a long line: xDSL's string pattern backtracks
+// exponentially on it (minutes); memplan's lexer answers at once.
+// CHECK:       parse-error-xdsl-gaps.mlir:[[# @LINE + 2]]:8: error: End of file reached before closing string literal.
+func.func @open_string() {
+  %s = "memory.alloc_storage : !memory.storage<16> -> memref<4xf32> some more words here
+  func.return
+}
+
+// -----
+
+// A linalg named op without operands: xDSL's custom parser indexes the
+// empty operand list.
+// CHECK:       parse-error-xdsl-gaps.mlir:[[# @LINE + 2]]:3: error: malformed 'linalg.add' op (IndexError: list index out of range)
+func.func @named_op_without_operands() {
+  linalg.add
+  func.return
+}
+
+// -----
+
+// A float literal beyond f32's range.
+// CHECK:       parse-error-xdsl-gaps.mlir:[[# @LINE + 2]]:3: error: a float literal does not fit in its type
+func.func @float_out_of_range() -> f32 {
+  %c = arith.constant -1.0e60 : f32
+  func.return %c : f32
 }

@@ -108,14 +108,19 @@ class CaseTimeout(Exception):
 
 
 @contextmanager
-def _deadline(seconds: int) -> Iterator[None]:
+def _deadline(seconds: int) -> Iterator[list[bool]]:
+    """Interrupt the block after ``seconds``; the yielded flag says whether it
+    fired (the tool under test may catch the exception and exit 2)."""
+    fired = [False]
+
     def expire(signum: int, frame: object) -> None:
+        fired[0] = True
         raise CaseTimeout
 
     previous = signal.signal(signal.SIGALRM, expire)
     signal.alarm(seconds)
     try:
-        yield
+        yield fired
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
@@ -127,8 +132,9 @@ def run_case(tool: str, main: Callable[[list[str]], int], argv: list[str], outpu
     out, err = io.StringIO(), io.StringIO()
     code: int | None = None
     problem: str | None = None
+    fired = [False]
     try:
-        with _deadline(CASE_SECONDS), redirect_stdout(out), redirect_stderr(err):
+        with _deadline(CASE_SECONDS) as fired, redirect_stdout(out), redirect_stderr(err):
             code = main(argv)
     except CaseTimeout:
         problem = "hang"
@@ -137,6 +143,8 @@ def run_case(tool: str, main: Callable[[list[str]], int], argv: list[str], outpu
     except BaseException as error:  # noqa: BLE001 - any escape is the bug we look for
         problem = f"traceback: {type(error).__name__}: {error}"
     text = err.getvalue()
+    if fired[0]:
+        problem = f"hang (over {CASE_SECONDS} s)"
     if problem is None:
         if code not in (0, 1) and not (tool == "memplan-solve" and code == 2):
             problem = f"exit code {code}"
