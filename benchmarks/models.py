@@ -175,7 +175,8 @@ def measure_model(path: Path, repeat: int) -> ModelRow:
 
     from memplan.dialect.context import memplan_context
     from memplan.passes.plan_report import gather_report
-    from memplan.tools.frontends.onnx_import import import_model, module_text
+    from memplan.tools.frontends.common import module_text
+    from memplan.tools.frontends.onnx_import import import_model
 
     model = onnx.load(path)
     text = module_text(import_model(model))

@@ -63,6 +63,13 @@ try:
 except ImportError:
     pass
 
+try:
+    import tflite  # noqa: F401
+
+    config.available_features.add("tflite")
+except ImportError:
+    pass
+
 # Keep one hung test from stalling the suite.
 try:
     lit_config.maxIndividualTestTime = 300

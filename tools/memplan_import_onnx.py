@@ -20,12 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from memplan.tools.cli import ToolArgumentParser
-from memplan.tools.frontends.onnx_import import (
-    OnnxImportError,
-    import_onnx,
-    input_shapes_from,
-    module_text,
-)
+from memplan.tools.frontends.common import module_text
+from memplan.tools.frontends.onnx_import import OnnxImportError, import_onnx, input_shapes_from
 
 # ---------------------------------------------------------------------------
 # Command line

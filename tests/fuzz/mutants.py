@@ -4,8 +4,9 @@ Takes every ``.mlir`` file under ``test_lit/`` and ``examples/``, damages it
 (lines deleted, duplicated or swapped; numbers set to 0, -1, 2**32 or
 10**20; SSA names swapped; stray brackets and bytes; the file cut short)
 and runs it through ``memplan-opt`` with the README's pipelines, in process.
-The same for ``memplan-solve`` on damaged CSV files and
-``memplan-import-onnx`` on truncated or bit-flipped ``.onnx`` files.
+The same for ``memplan-solve`` on damaged CSV files, and for
+``memplan-import-onnx`` and ``memplan-import-tflite`` on truncated or
+bit-flipped ``.onnx`` and ``.tflite`` files.
 
 A case passes when the tool exits 0 or 1 (never 2, memplan's "internal
 error"), prints no Python traceback, finishes within ``CASE_SECONDS``, and,
@@ -21,6 +22,7 @@ import argparse
 import io
 import random
 import re
+import shutil
 import signal
 import sys
 import tempfile
@@ -188,48 +190,67 @@ def solve_cases(rng: random.Random, count: int, work: Path) -> Iterator[Outcome]
         yield run_case("memplan-solve", main, argv, work / "out.csv")
 
 
+def _damaged_bytes(data: bytes, rng: random.Random) -> bytes:
+    """``data`` cut short, or with one to eight bits flipped."""
+    damaged = bytearray(data)
+    if damaged and rng.random() < 0.5:
+        return bytes(damaged[: rng.randrange(len(damaged))])
+    for _ in range(rng.randint(1, 8)):
+        if damaged:
+            position = rng.randrange(len(damaged))
+            damaged[position] ^= 1 << rng.randrange(8)
+    return bytes(damaged)
+
+
 def onnx_cases(rng: random.Random, count: int, work: Path) -> Iterator[Outcome]:
     from memplan.tools.memplan_import_onnx import main
 
     sources = sorted((REPO / "tests" / "fixtures" / "onnx").glob("*.onnx"))
     for index in range(count):
-        data = bytearray(rng.choice(sources).read_bytes())
-        if data and rng.random() < 0.5:
-            data = data[: rng.randrange(len(data))]
-        else:
-            for _ in range(rng.randint(1, 8)):
-                if data:
-                    position = rng.randrange(len(data))
-                    data[position] ^= 1 << rng.randrange(8)
         mutant = work / f"mutant-{index}.onnx"
-        mutant.write_bytes(bytes(data))
-        yield run_case(
-            "memplan-import-onnx",
-            main,
-            [str(mutant), "-o", str(work / "out.mlir")],
-            work / "out.mlir",
-        )
+        mutant.write_bytes(_damaged_bytes(rng.choice(sources).read_bytes(), rng))
+        argv = [str(mutant), "-o", str(work / "out.mlir")]
+        yield run_case("memplan-import-onnx", main, argv, work / "out.mlir")
 
 
-def campaign(cases: int, seed: int) -> tuple[int, list[Outcome]]:
-    """``cases`` mutants (80% memplan-opt, 10% memplan-solve, 10% the ONNX
-    importer) from ``seed``; returns the count run and the failures."""
+def tflite_cases(rng: random.Random, count: int, work: Path) -> Iterator[Outcome]:
+    from memplan.tools.memplan_import_tflite import main
+
+    sources = sorted((REPO / "tests" / "fixtures" / "tflite").glob("*.tflite"))
+    for index in range(count):
+        mutant = work / f"mutant-{index}.tflite"
+        mutant.write_bytes(_damaged_bytes(rng.choice(sources).read_bytes(), rng))
+        argv = [str(mutant), "-o", str(work / "out.mlir")]
+        if rng.random() < 0.2:
+            argv += ["--subgraph", str(rng.randrange(4))]
+        yield run_case("memplan-import-tflite", main, argv, work / "out.mlir")
+
+
+def campaign(cases: int, seed: int, keep: Path | None = None) -> tuple[int, list[Outcome]]:
+    """``cases`` mutants (80% memplan-opt, 10% memplan-solve, 5% each
+    importer) from ``seed``; returns the count run and the failures. With
+    ``keep``, each failing mutant file is copied there."""
     rng = random.Random(seed)
     failures: list[Outcome] = []
     ran = 0
-    solve_count = onnx_count = max(1, cases // 10)
-    opt_count = max(0, cases - solve_count - onnx_count)
+    solve_count = max(1, cases // 10)
+    onnx_count = tflite_count = max(1, cases // 20)
+    opt_count = max(0, cases - solve_count - onnx_count - tflite_count)
     with tempfile.TemporaryDirectory() as directory:
         work = Path(directory)
         for generator, count in (
             (opt_cases, opt_count),
             (solve_cases, solve_count),
             (onnx_cases, onnx_count),
+            (tflite_cases, tflite_count),
         ):
             for outcome in generator(rng, count, work):
                 ran += 1
                 if outcome.problem is not None:
                     failures.append(outcome)
+                    if keep is not None:
+                        keep.mkdir(parents=True, exist_ok=True)
+                        shutil.copy(outcome.argv[0], keep)
     return ran, failures
 
 
@@ -240,16 +261,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--show", type=int, metavar="N", help="print memplan-opt mutant N of the campaign, and stop"
     )
+    parser.add_argument(
+        "--keep", type=Path, metavar="DIR", help="copy each failing mutant file into DIR"
+    )
     args = parser.parse_args(argv)
     if args.show is not None:
-        opt_count = max(0, args.cases - 2 * max(1, args.cases // 10))
+        opt_count = max(0, args.cases - max(1, args.cases // 10) - 2 * max(1, args.cases // 20))
         mutants = opt_mutants(random.Random(args.seed), opt_count)
         for index, (text, flags) in enumerate(mutants):
             if index == args.show:
                 print(f"// memplan-opt {' '.join(flags)} --split-input-file\n{text}")
                 return 0
         return 1
-    ran, failures = campaign(args.cases, args.seed)
+    ran, failures = campaign(args.cases, args.seed, args.keep)
     for outcome in failures:
         print(f"{outcome.tool} {' '.join(outcome.argv)}: {outcome.problem}\n{outcome.stderr}\n")
     print(f"{ran} mutants, {len(failures)} failures (seed {args.seed})")

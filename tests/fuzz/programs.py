@@ -20,7 +20,9 @@ plan checks:
 3. the planned program computes what the unplanned one does: run by the
    interpreter with memory poisoned at allocation and at every kill, every
    kernel call reads the same bytes and the outputs are bit-identical, for
-   both values of the ``scf.if`` condition.
+   both values of the ``scf.if`` condition;
+4. when MLIR's ``mlir-opt`` is installed, ``lower-to-memref`` turns the plan
+   into IR that ``mlir-opt --verify-each`` accepts.
 
     python tests/fuzz/programs.py --programs 5000 --seed 1   # the long campaign
     pytest tests/fuzz                                        # a CI-sized sample
@@ -32,6 +34,8 @@ import argparse
 import hashlib
 import json
 import random
+import shutil
+import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -48,6 +52,8 @@ PIPELINES = [
     "reuse,usmp",
     "coalesce{overlap=false},reuse,usmp",
 ]
+MLIR_OPT = shutil.which("mlir-opt", path="/usr/lib/llvm-22/bin") or shutil.which("mlir-opt")
+"""MLIR's mlir-opt (Debian's mlir-22-tools), or None: then check 4 is skipped."""
 ALGORITHMS = ["auto", "greedy-by-size", "greedy-by-conflicts", "hill-climb", "exact"]
 ELEMENT_TYPES = {
     "f32": np.float32,
@@ -302,7 +308,12 @@ def _exclusive(a: list[list[int]], b: list[list[int]]) -> bool:
     return any(x[0] == y[0] and x[1] != y[1] for x in a for y in b)
 
 
-def check_program(source: str, algorithm: str, pipelines: Sequence[str] = PIPELINES) -> list[str]:
+def check_program(
+    source: str,
+    algorithm: str,
+    pipelines: Sequence[str] = PIPELINES,
+    mlir_opt: str | None = MLIR_OPT,
+) -> list[str]:
     """Every problem found with ``source`` (empty when it passes)."""
     from xdsl.utils.exceptions import DiagnosticException, PassFailedException
 
@@ -338,6 +349,16 @@ def check_program(source: str, algorithm: str, pipelines: Sequence[str] = PIPELI
                     f"{spec}: @{name} (cond={condition}) differs from the unplanned run\n"
                     + print_module(planned)
                 )
+        if mlir_opt is not None:
+            lowered = print_module(run_passes(planned, "lower-to-memref"))
+            verified = subprocess.run(
+                [mlir_opt, "--verify-each", "-o", "/dev/null"],
+                input=lowered,
+                capture_output=True,
+                text=True,
+            )
+            if verified.returncode != 0:
+                problems.append(f"{spec},lower-to-memref: mlir-opt: {verified.stderr}\n{lowered}")
     return problems
 
 

@@ -3,7 +3,15 @@ the long one), and checks that its independent overlap check can fail."""
 
 from __future__ import annotations
 
-from fuzz.programs import ALGORITHMS, campaign, overlaps_from_report
+import random
+
+from fuzz.programs import (
+    ALGORITHMS,
+    ProgramGenerator,
+    campaign,
+    check_program,
+    overlaps_from_report,
+)
 
 CI_PROGRAMS = 2 * len(ALGORITHMS)  # every algorithm twice
 CI_SEED = 7
@@ -43,3 +51,12 @@ def test_overlap_check_sees_shared_bytes_and_respects_branches() -> None:
     assert overlaps_from_report(report([], 64)) == []
     # The two branches of one scf.if never run together.
     assert overlaps_from_report(report([[3, 0]], 32)) == []
+
+
+def test_mlir_check_reports_what_mlir_opt_rejects() -> None:
+    # `false` stands in for an mlir-opt that rejects the lowered IR: each
+    # pipeline that planned reports it.
+    source = ProgramGenerator(random.Random(CI_SEED), max_calls=8).program()
+    problems = check_program(source, "greedy-by-size", ["usmp"], mlir_opt="false")
+    assert len(problems) == 1 and problems[0].startswith("usmp{")
+    assert "lower-to-memref: mlir-opt" in problems[0]

@@ -64,11 +64,9 @@ constants.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from io import StringIO
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -98,10 +96,10 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
-from xdsl.printer import Printer
 
 from memplan.dialect.interpreter import dense_array, numpy_dtype
 from memplan.dialect.ops import VIEW_ATTR
+from memplan.tools.frontends.common import UniqueNames, sanitize_name
 
 WeightsMode = Literal["external", "inline"]
 
@@ -221,7 +219,7 @@ def encode_attribute(attribute: Any, where: str) -> Attribute:
         case kind.STRINGS:
             return ArrayAttr(StringAttr(s.decode("utf-8")) for s in attribute.strings)
         case kind.TENSOR:
-            array = onnx.numpy_helper.to_array(attribute.t)
+            array = tensor_array(attribute.t, f"{where}: attribute '{attribute.name}'")
             element = element_type_for(attribute.t.data_type, f"{where}.{attribute.name}")
             return dense_attr(array, element)
         case _:
@@ -260,33 +258,6 @@ def decode_attribute(name: str, value: Attribute) -> Any:
 # Names
 # ---------------------------------------------------------------------------
 
-_INVALID_NAME_CHARS = re.compile(r"[^A-Za-z0-9_$.]")
-
-
-def sanitize_name(name: str) -> str:
-    """An MLIR bare identifier for ``name``: other characters become ``_``."""
-    cleaned = _INVALID_NAME_CHARS.sub("_", name)
-    if not cleaned or not (cleaned[0].isalpha() or cleaned[0] == "_"):
-        cleaned = "t" + cleaned
-    return cleaned
-
-
-@dataclass
-class _UniqueNames:
-    """Hands out distinct symbol names, suffixing ``_1``, ``_2``, ... on clashes."""
-
-    taken: set[str] = field(default_factory=set)
-
-    def get(self, base: str) -> str:
-        name = base
-        counter = 0
-        while name in self.taken:
-            counter += 1
-            name = f"{base}_{counter}"
-        self.taken.add(name)
-        return name
-
-
 # ---------------------------------------------------------------------------
 # Loading and preparing the model
 # ---------------------------------------------------------------------------
@@ -310,6 +281,7 @@ def load_model(source: str | Path | bytes) -> Any:
         raise OnnxImportError(f"{label} is not an ONNX model (or is truncated): {error}") from error
     if not model.HasField("graph") or not model.opset_import:
         raise OnnxImportError(f"{label} is not an ONNX model: it has no graph or no opset")
+    _check_names(model, label)
     if not isinstance(source, bytes):
         from onnx.external_data_helper import (
             load_external_data_for_model,
@@ -322,6 +294,32 @@ def load_model(source: str | Path | bytes) -> Any:
             except (OSError, ValueError) as error:
                 raise OnnxImportError(f"{label}: cannot load its external data: {error}") from error
     return model
+
+
+def tensor_array(tensor: Any, what: str) -> np.ndarray:
+    """A ``TensorProto``'s data as an array; data that does not fit its
+    type and shape (a damaged file) is an ``OnnxImportError`` naming it."""
+    try:
+        return _onnx().numpy_helper.to_array(tensor)
+    except (ValueError, TypeError, KeyError) as error:
+        raise OnnxImportError(
+            f"{what} ({list(tensor.dims)}, data type {tensor.data_type}) holds data that does "
+            f"not match its type and shape: {error}"
+        ) from None
+
+
+def _check_names(model: Any, label: str) -> None:
+    """Every name is text: protobuf hands out a string field that is not
+    valid UTF-8 as ``bytes`` (a damaged file)."""
+    graph = model.graph
+    names: list[Any] = [graph.name]
+    names += [i.name for i in [*graph.input, *graph.output, *graph.value_info]]
+    names += [t.name for t in graph.initializer]
+    for node in graph.node:
+        names += [node.name, node.op_type, node.domain, *node.input, *node.output]
+        names += [a.name for a in node.attribute]
+    if any(not isinstance(name, str) for name in names):
+        raise OnnxImportError(f"{label} is damaged: a name in its graph is not valid UTF-8")
 
 
 def parse_input_shape(spec: str) -> tuple[str, tuple[int, ...]]:
@@ -442,14 +440,13 @@ def _fold_node(
 ) -> list[np.ndarray]:
     """Evaluate ``node`` on constant ``values``; ``evaluators`` caches the
     one-node models by signature (BatchNorm-heavy models repeat a few)."""
-    onnx = _onnx()
     if node.op_type == "ConstantOfShape" and _node_domain(node) == "":
         # A splat: broadcast_to keeps it zero-copy however large it is.
         shape = tuple(int(d) for d in values[node.input[0]])
         fill = np.zeros((1,), dtype=np.float32)
         for attribute in node.attribute:
             if attribute.name == "value":
-                fill = onnx.numpy_helper.to_array(attribute.t).reshape(-1)
+                fill = tensor_array(attribute.t, f"attribute 'value' of {node.op_type}").reshape(-1)
         return [np.broadcast_to(fill[0], shape)]
     specs = [(np.asarray(values[n]).dtype, np.shape(values[n])) if n else None for n in node.input]
     key = (
@@ -496,7 +493,7 @@ def _fold_constants(model: Any) -> _Folded:
     graph = model.graph
     opsets = _opsets(model)
     values: dict[str, np.ndarray] = {
-        init.name: onnx.numpy_helper.to_array(init) for init in graph.initializer
+        init.name: tensor_array(init, f"initializer '{init.name}'") for init in graph.initializer
     }
     folded: set[int] = set()
     evaluators: dict[tuple[Any, ...], CompiledNode] = {}
@@ -684,11 +681,11 @@ class _Emitter:
 
     weights: WeightsMode
     constants: Mapping[str, np.ndarray]
-    symbols: _UniqueNames = field(default_factory=_UniqueNames)
+    symbols: UniqueNames = field(default_factory=UniqueNames)
     globals: list[memref.GlobalOp] = field(default_factory=list)
     declarations: list[func.FuncOp] = field(default_factory=list)
     signatures: dict[tuple[Any, ...], func.FuncOp] = field(default_factory=dict)
-    kernel_names: _UniqueNames = field(default_factory=_UniqueNames)
+    kernel_names: UniqueNames = field(default_factory=UniqueNames)
 
     def __post_init__(self) -> None:
         self.kernel_names.taken.add("main")
@@ -1007,14 +1004,6 @@ def global_data(module: ModuleOp, constants: Mapping[str, np.ndarray]) -> dict[s
         if isinstance(onnx_name, StringAttr) and onnx_name.data in constants:
             data[op.sym_name.data] = np.asarray(constants[onnx_name.data])
     return data
-
-
-def module_text(module: ModuleOp) -> str:
-    """``module`` printed as xDSL/MLIR text, with a final newline."""
-    stream = StringIO()
-    Printer(stream=stream).print_op(module)
-    stream.write("\n")
-    return stream.getvalue()
 
 
 def input_shapes_from(specs: Iterable[str]) -> dict[str, tuple[int, ...]]:

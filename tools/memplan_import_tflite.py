@@ -1,0 +1,68 @@
+"""memplan-import-tflite: a TFLite model as a value-semantic `func.func @main`.
+
+Usage::
+
+    memplan-import-tflite MODEL.tflite [-o OUT.mlir] [--subgraph N]
+
+The output is the form `manifest-alloc` takes: one `func.call` per operator,
+in the model's execution order. The translation is
+`memplan.tools.frontends.tflite_import` (its docstring says what it does and
+the choices it makes); this module is its command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from memplan.tools.cli import ToolArgumentParser
+from memplan.tools.frontends.common import module_text
+from memplan.tools.frontends.tflite_import import TfliteImportError, import_tflite
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = ToolArgumentParser(
+        prog="memplan-import-tflite",
+        allow_abbrev=False,
+        description="Import a TFLite model as a value-semantic func.func @main for manifest-alloc.",
+    )
+    parser.add_argument("model", help="the .tflite file")
+    parser.add_argument("-o", "--output", help="write the IR here (default: stdout)")
+    parser.add_argument(
+        "--subgraph",
+        type=int,
+        default=0,
+        metavar="N",
+        help="the subgraph to import (default: 0, the model's main subgraph)",
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        module = import_tflite(args.model, args.subgraph)
+        module.verify()
+    except TfliteImportError as error:
+        print(f"{parser.prog}: error: {error}", file=sys.stderr)
+        return 1
+    text = module_text(module)
+    if args.output:
+        try:
+            Path(args.output).write_text(text)
+        except OSError as error:
+            print(
+                f"{parser.prog}: error: cannot write {args.output}: {error.strerror}",
+                file=sys.stderr,
+            )
+            return 1
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
