@@ -2,7 +2,7 @@
 
 Usage::
 
-    memplan-import-tflite MODEL.tflite [-o OUT.mlir] [--subgraph N]
+    memplan-import-tflite MODEL.tflite [-o OUT.mlir] [--subgraph N] [--inputs-in-arena]
 
 The output is the form `manifest-alloc` takes: one `func.call` per operator,
 in the model's execution order. The translation is
@@ -37,6 +37,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="the subgraph to import (default: 0, the model's main subgraph)",
     )
+    parser.add_argument(
+        "--inputs-in-arena",
+        action="store_true",
+        help="copy each input into planned workspace first (@tfl.INPUT_COPY), "
+        "as TFLite and TFLM hold inputs in their arena",
+    )
     return parser
 
 
@@ -44,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        module = import_tflite(args.model, args.subgraph)
+        module = import_tflite(args.model, args.subgraph, args.inputs_in_arena)
         module.verify()
     except TfliteImportError as error:
         print(f"{parser.prog}: error: {error}", file=sys.stderr)

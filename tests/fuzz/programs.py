@@ -362,10 +362,17 @@ def check_program(
     return problems
 
 
-def campaign(programs: int, seed: int, max_calls: int = 60) -> tuple[int, list[str]]:
-    """``programs`` programs from ``seed``; algorithms rotate over programs."""
+def campaign(
+    programs: int, seed: int, max_calls: int = 60, progress: bool = False
+) -> tuple[int, list[str]]:
+    """``programs`` programs from ``seed``; algorithms rotate over programs.
+    With ``progress``, a line every 100 programs."""
     failures: list[str] = []
+    started = time.perf_counter()
     for index in range(programs):
+        if progress and index and index % 100 == 0:
+            elapsed = time.perf_counter() - started
+            print(f"{index} programs, {len(failures)} problems, {elapsed:.0f} s", flush=True)
         source = ProgramGenerator(random.Random(seed * 1_000_003 + index), max_calls).program()
         algorithm = ALGORITHMS[index % len(ALGORITHMS)]
         for problem in check_program(source, algorithm):
@@ -380,7 +387,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-calls", type=int, default=60)
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    ran, failures = campaign(args.programs, args.seed, args.max_calls)
+    ran, failures = campaign(args.programs, args.seed, args.max_calls, progress=True)
     for failure in failures:
         print(failure, end="\n\n")
     print(

@@ -2,7 +2,7 @@
 
 Usage::
 
-    memplan-import-tflite MODEL.tflite [-o OUT.mlir] [--subgraph N]
+    memplan-import-tflite MODEL.tflite [-o OUT.mlir] [--subgraph N] [--inputs-in-arena]
 
 The output is the form `manifest-alloc` takes, as for ONNX
 (`onnx_import`): one `func.call` per operator, in the model's execution
@@ -45,6 +45,10 @@ Choices where TFLite leaves room:
   `memory.tflite.input_slots`, the positions of the operands present.
 * Operators that run other subgraphs (`WHILE`, `IF`, `CALL_ONCE`, `CALL`)
   are refused naming the operator; `--subgraph N` imports one subgraph.
+* The subgraph's inputs are `@main`'s arguments: the caller's memory, not
+  planned. `--inputs-in-arena` copies each into planned workspace first
+  (`@tfl.INPUT_COPY`), which is how TFLite and TFLM hold inputs: in their
+  arena, live until their last reader.
 * A tensor's `shape` is used; a dynamic dimension (`shape_signature` -1)
   takes the size the model records for it, as TFLite does before any resize.
 * Element types: f16/f32/f64, signless i8..i64 for TFLite's signed
@@ -592,8 +596,19 @@ class _Emitter:
         return declaration
 
 
-def import_subgraph(subgraph: TfliteSubgraph) -> ModuleOp:
-    """The value-semantic module of ``subgraph``."""
+INPUT_COPY = "INPUT_COPY"
+"""The pseudo-operator ``inputs_in_arena`` adds: copies an input into the arena."""
+
+
+def import_subgraph(subgraph: TfliteSubgraph, inputs_in_arena: bool = False) -> ModuleOp:
+    """The value-semantic module of ``subgraph``.
+
+    With ``inputs_in_arena``, each input is first copied by a call to
+    ``@tfl.INPUT_COPY`` and the operators read the copy: the input then
+    takes planned workspace from the start to its last use, as in TFLite's
+    and TFLM's arenas (where the application writes the input), instead of
+    being the caller's memory for the whole call.
+    """
     for operator in subgraph.operators:
         if operator.name in SUBGRAPH_OPS:
             raise TfliteImportError(
@@ -618,8 +633,16 @@ def import_subgraph(subgraph: TfliteSubgraph) -> ModuleOp:
     block = Block(arg_types=[tensors[t].tensor_type for t in inputs])
     values: dict[int, SSAValue] = {}
     for tensor_index, argument in zip(inputs, block.args):
-        argument.name_hint = sanitize_name(tensors[tensor_index].name)
+        tensor = tensors[tensor_index]
+        argument.name_hint = sanitize_name(tensor.name)
         values[tensor_index] = argument
+        if inputs_in_arena:
+            copy = TfliteOperator(-1, INPUT_COPY, "", 1, (tensor_index,), (tensor_index,), {}, b"")
+            declaration = emitter.declaration(copy, [tensor], [tensor], view=False)
+            call = func.CallOp(declaration.sym_name.data, [argument], [tensor.tensor_type])
+            call.results[0].name_hint = sanitize_name(tensor.name) + "_arena"
+            values[tensor_index] = call.results[0]
+            block.add_op(call)
     for tensor_index in read_constants:
         values[tensor_index] = emitter.constant(tensors[tensor_index], block)
 
@@ -667,8 +690,10 @@ def import_subgraph(subgraph: TfliteSubgraph) -> ModuleOp:
     return ModuleOp([*emitter.globals, main, *emitter.declarations])
 
 
-def import_tflite(source: str | Path | bytes, subgraph: int = 0) -> ModuleOp:
+def import_tflite(
+    source: str | Path | bytes, subgraph: int = 0, inputs_in_arena: bool = False
+) -> ModuleOp:
     """Load the model at ``source`` (a path or the file's bytes) and import
-    subgraph ``subgraph``."""
+    subgraph ``subgraph`` (see ``import_subgraph``)."""
     model, label = load_model(source)
-    return import_subgraph(read_subgraph(model, label, subgraph))
+    return import_subgraph(read_subgraph(model, label, subgraph), inputs_in_arena)

@@ -1,0 +1,260 @@
+"""TFLite benchmark: memplan's plans of real `.tflite` models against the
+lower bound, TFLite's ArenaPlanner and TFLite Micro, measured in one run.
+
+The models are the 14 in MediaPipe 0.10.14's wheel (`mediapipe/modules/**`),
+fetched with ``pip download --no-deps mediapipe==0.10.14`` into a cache
+(``--cache``, default ``~/.cache/memplan/mediapipe-0.10.14``) and never
+committed. Per model:
+
+* ops / tensors: operators in the subgraph and the activation tensors
+  memplan plans (one storage per operator result after folding);
+* lower bound: the peak of live bytes of those storages in execution order
+  (``plan-report``'s bound);
+* memplan: the bytes of the pool ``manifest-alloc,insert-kills,usmp``
+  fills (verified by ``verify-plan``). It holds every operator result,
+  outputs included; the model's input is ``@main``'s argument, held by
+  the caller;
+* memplan arena: the same with ``--inputs-in-arena``: each input copied
+  into the pool first and live until its last reader, as TFLite and TFLM
+  hold inputs. This is the figure comparable with their arenas; its lower
+  bound is the "arena LB" column;
+* TFLite arena (``--with-tflite``): ai-edge-litert's interpreter with
+  ``BUILTIN_WITHOUT_DEFAULT_DELEGATES`` after ``allocate_tensors()``: the
+  span of addresses of its non-constant tensors (inputs, outputs,
+  activations and the kernels' scratch tensors; folded DEQUANTIZE/DENSIFY
+  outputs are left out, as memplan keeps them as constants);
+* TFLM arena (``--with-tflite``): the ``tflite-micro`` package's
+  ``Interpreter.from_file(...).print_allocations()``, line "Arena
+  allocation head" (the planned tensors, scratch included); "n/a" where
+  TFLM cannot run the model (MediaPipe's custom ops, unsupported builtins).
+
+TFLite and TFLM run in subprocesses so an abort in either cannot take the
+benchmark down. Both arenas include kernel scratch (im2col and the like)
+that memplan does not model; the table says so rather than subtracting it.
+
+Usage::
+
+    python benchmarks/tflite_models.py [--with-tflite] [--markdown FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import time
+import zipfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+MEDIAPIPE = "mediapipe==0.10.14"
+DEFAULT_CACHE = Path.home() / ".cache" / "memplan" / "mediapipe-0.10.14"
+PLANNING = "manifest-alloc,insert-kills,usmp,verify-plan"
+
+
+def fetch_models(cache: Path) -> list[Path]:
+    """The MediaPipe models, downloading and extracting the wheel once."""
+    models = cache / "models"
+    if not models.is_dir() or not any(models.rglob("*.tflite")):
+        cache.mkdir(parents=True, exist_ok=True)
+        wheels = sorted(cache.glob("mediapipe-*.whl"))
+        if not wheels:
+            subprocess.run(
+                [sys.executable, "-m", "pip", "download", "-q", "--no-deps", MEDIAPIPE]
+                + ["-d", str(cache)],
+                check=True,
+            )
+            wheels = sorted(cache.glob("mediapipe-*.whl"))
+        with zipfile.ZipFile(wheels[0]) as wheel:
+            for name in wheel.namelist():
+                if name.startswith("mediapipe/modules/") and name.endswith(".tflite"):
+                    target = models / Path(name).name
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(wheel.read(name))
+    return sorted(models.glob("*.tflite"))
+
+
+@dataclass
+class Row:
+    name: str
+    operators: int
+    tensors: int
+    lower_bound: int
+    memplan: int
+    arena_lower_bound: int
+    arena: int
+    planning_seconds: float
+    tflite: int | str | None = None
+    tflm: int | str | None = None
+
+
+def _plan(path: Path, inputs_in_arena: bool) -> tuple[int, int, int, float]:
+    """Storages, lower bound and pool bytes of ``path`` planned by memplan,
+    and the planning seconds."""
+    from xdsl.passes import PassPipeline
+
+    from memplan.dialect import PoolOp
+    from memplan.dialect.context import memplan_context
+    from memplan.passes import get_all_passes
+    from memplan.passes.plan_report import gather_report
+    from memplan.tools.frontends.tflite_import import import_tflite
+
+    module = import_tflite(path, inputs_in_arena=inputs_in_arena)
+    started = time.perf_counter()
+    PassPipeline.parse_spec(get_all_passes(), PLANNING).apply(memplan_context(), module)
+    seconds = time.perf_counter() - started
+    module.verify()
+    [function] = gather_report(module).functions
+    [pool] = function.pools
+    used = sum(op.used.value.data for op in module.ops if isinstance(op, PoolOp) and op.used)
+    return pool.buffer_count, pool.lower_bound, used, seconds
+
+
+def measure(path: Path) -> Row:
+    from memplan.tools.frontends.tflite_import import load_model, read_subgraph
+
+    subgraph = read_subgraph(*load_model(path))
+    tensors, lower_bound, used, seconds = _plan(path, inputs_in_arena=False)
+    _, arena_lower_bound, arena, _ = _plan(path, inputs_in_arena=True)
+    return Row(
+        path.stem,
+        len(subgraph.operators),
+        tensors,
+        lower_bound,
+        used,
+        arena_lower_bound,
+        arena,
+        seconds,
+    )
+
+
+_TFLITE_WORKER = r"""
+import json, sys
+from ai_edge_litert.interpreter import Interpreter, OpResolverType
+from memplan.tools.frontends.tflite_import import fold_constants, load_model, read_subgraph
+path = sys.argv[1]
+subgraph = read_subgraph(*load_model(path))
+folded = fold_constants(subgraph)
+try:
+    it = Interpreter(model_path=path,
+        experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+    it.allocate_tensors()
+except Exception as error:
+    print(json.dumps({"error": str(error).splitlines()[0]})); sys.exit(0)
+spans = []
+for detail in it.get_tensor_details():
+    i = detail["index"]
+    if i < len(subgraph.tensors) and i in folded.constants:
+        continue  # model constants and what TFLite folds at Prepare
+    try:
+        array = it.tensor(i)()
+    except ValueError:
+        continue
+    if array.nbytes:
+        start = array.__array_interface__["data"][0]
+        spans.append((start, start + array.nbytes))
+print(json.dumps({"arena": max(e for _, e in spans) - min(s for s, _ in spans)}))
+"""
+
+_TFLM_WORKER = r"""
+import sys
+from tflite_micro.python.tflite_micro import runtime
+runtime.Interpreter.from_file(sys.argv[1], arena_size=512 * 1024 * 1024).print_allocations()
+"""
+
+
+def tflite_arena(path: Path) -> int | str:
+    done = subprocess.run(
+        [sys.executable, "-c", _TFLITE_WORKER, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        return f"n/a (exit {done.returncode})"
+    result = json.loads(lines[-1])
+    return result.get("arena") or f"n/a ({result['error']})"
+
+
+def tflm_arena(path: Path) -> int | str:
+    done = subprocess.run(
+        [sys.executable, "-c", _TFLM_WORKER, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    output = done.stdout + done.stderr
+    found = re.search(r"Arena allocation head (\d+) bytes", output)
+    if found is None:
+        # TFLM names the first node that failed to prepare.
+        node = re.search(r"Node (\w+) \(number \d+\) failed to prepare", output)
+        return (
+            f"n/a ({node.group(1)} fails to prepare)" if node else f"n/a (exit {done.returncode})"
+        )
+    return int(found.group(1))
+
+
+def _ratio(value: int | str | None, base: int) -> str:
+    return f"{base / value:.3f}" if isinstance(value, int) and value else "-"
+
+
+def _cell(value: int | str | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,}" if isinstance(value, int) else value
+
+
+def table(rows: Sequence[Row], with_tflite: bool) -> str:
+    head = ["model", "ops", "tensors", "LB", "memplan", "arena LB", "memplan arena"]
+    if with_tflite:
+        head += ["TFLite arena", "memplan arena / TFLite", "TFLM arena", "memplan arena / TFLM"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in rows:
+        cells = [
+            row.name,
+            str(row.operators),
+            str(row.tensors),
+            f"{row.lower_bound:,}",
+            f"{row.memplan:,}",
+            f"{row.arena_lower_bound:,}",
+            f"{row.arena:,}",
+        ]
+        if with_tflite:
+            cells += [_cell(row.tflite), _ratio(row.tflite, row.arena)]
+            cells += [_cell(row.tflm), _ratio(row.tflm, row.arena)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    parser.add_argument("--with-tflite", action="store_true")
+    parser.add_argument("--markdown", type=Path, help="also write the table here")
+    args = parser.parse_args(argv)
+    rows: list[Row] = []
+    for path in fetch_models(args.cache):
+        row = measure(path)
+        if args.with_tflite:
+            row.tflite = tflite_arena(path)
+            row.tflm = tflm_arena(path)
+        rows.append(row)
+        print(
+            f"{path.stem}: memplan {row.memplan} LB {row.lower_bound} "
+            f"TFLite {row.tflite} TFLM {row.tflm} ({row.planning_seconds:.1f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
+    text = table(rows, args.with_tflite)
+    print(text)
+    if args.markdown:
+        args.markdown.write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
