@@ -4,6 +4,7 @@ Usage::
 
     memplan-run MODEL.onnx [--pipeline=manifest-alloc,insert-kills,usmp]
                 [--input-shape NAME=DIMS ...] [--inputs FILE.npz] [--seed N]
+    memplan-run MODEL.tflite [--pipeline=...] [--inputs FILE.npz] [--seed N]
     memplan-run FILE.mlir [--pipeline=...] [--weights-from MODEL.onnx]
                 [--kernels KERNELS.py ...] [--inputs FILE.npz]
 
@@ -18,6 +19,14 @@ planned and unplanned are bit-identical, agree with the reference within
 `--atol`, and every kernel call of the planned run read exactly the bytes
 the unplanned run read (compared by digest, call by call per kernel), which
 catches a clobbered buffer even when the outputs hide it.
+
+A `.tflite` model is imported as `memplan-import-tflite` does and run the
+same way, with the NumPy kernels of `frontends.tflite_kernels` (float32) and
+TFLite's own interpreter (ai-edge-litert, builtin kernels without default
+delegates) as the reference. TFLite sums in another order (im2col and
+GEMM), so there an output passes within `--atol` 1e-4 plus `--rtol` 1e-3
+times its largest reference value (random inputs drive the MediaPipe
+models' outputs into the hundreds).
 
 With an `.mlir` file, the same happens without the reference run; without
 `--pipeline` the module is simply run once and its outputs summarised.
@@ -47,8 +56,8 @@ from typing import Any, Literal, TextIO
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects import func
-from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType, UnitAttr
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import ArrayAttr, MemRefType, ModuleOp, StringAttr, TensorType, UnitAttr
 from xdsl.interpreter import Interpreter, PythonValues
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
@@ -85,6 +94,8 @@ from .frontends.onnx_import import (
     onnx_names,
 )
 from .frontends.onnx_kernels import OnnxKernelResolver
+from .frontends.tflite_import import TFLITE_ATTR_PREFIX, TfliteImportError
+from .frontends.tflite_kernels import TfliteKernelResolver
 
 PROG = "memplan-run"
 DEFAULT_PIPELINE = "manifest-alloc,insert-kills,usmp"
@@ -176,6 +187,7 @@ def default_kernels(kernel_files: Sequence[str] = ()) -> KernelRegistry:
     for path in kernel_files:
         load_kernel_file(path, registry)
     registry.add_resolver(OnnxKernelResolver())
+    registry.add_resolver(TfliteKernelResolver())
     return registry
 
 
@@ -204,6 +216,9 @@ def _main_names(module: ModuleOp, key: Literal["inputs", "outputs"], fallback: s
     types = main.function_type.inputs if key == "inputs" else main.function_type.outputs
     count = len(types.data)
     names = onnx_names(main, key)
+    recorded = main.attributes.get(TFLITE_ATTR_PREFIX + key)
+    if names is None and isinstance(recorded, ArrayAttr):
+        names = [n.data for n in recorded.data if isinstance(n, StringAttr)]
     if names is None or len(names) != count:
         return [f"{fallback}{i}" for i in range(count)]
     return names
@@ -397,6 +412,8 @@ class OutputReport:
     planned_vs_unplanned: float
     identical: bool
     planned_vs_reference: float | None
+    reference_magnitude: float = 0.0
+    """max |reference|, which ``rtol`` scales."""
 
 
 @dataclass
@@ -410,13 +427,18 @@ class RunReport:
     pool_bytes: dict[str, int]
     unpinned_bytes: int
     atol: float
+    rtol: float = 0.0
     planned_outputs: list[np.ndarray] = field(default_factory=list)
+
+    def within_tolerance(self, output: OutputReport) -> bool:
+        return output.planned_vs_reference is None or (
+            output.planned_vs_reference <= self.atol + self.rtol * output.reference_magnitude
+        )
 
     @property
     def ok(self) -> bool:
         return self.trace_problem is None and all(
-            o.identical and (o.planned_vs_reference is None or o.planned_vs_reference <= self.atol)
-            for o in self.outputs
+            o.identical and self.within_tolerance(o) for o in self.outputs
         )
 
     def format(self) -> str:
@@ -446,7 +468,7 @@ class RunReport:
                 "n/a"
                 if output.planned_vs_reference is None
                 else f"max |diff| {output.planned_vs_reference:.3g}"
-                + ("" if output.planned_vs_reference <= self.atol else " > atol")
+                + ("" if self.within_tolerance(output) else " > tolerance")
             )
             rows.append((output.name, shape, versus, reference))
         widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
@@ -463,6 +485,7 @@ def compare(
     reference: Sequence[np.ndarray] | None,
     view_kernels: set[str],
     atol: float,
+    rtol: float = 0.0,
 ) -> RunReport:
     outputs: list[OutputReport] = []
     for index, name in enumerate(names):
@@ -475,6 +498,7 @@ def compare(
                 max_abs_diff(new, old),
                 bit_identical(new, old),
                 None if reference is None else max_abs_diff(new, reference[index]),
+                0.0 if reference is None else _magnitude(reference[index]),
             )
         )
     problem = trace_divergence(unplanned.calls or [], planned.calls or [], view_kernels)
@@ -486,8 +510,14 @@ def compare(
         planned.pool_bytes,
         planned.unpinned_bytes,
         atol,
+        rtol,
         [np.asarray(o) for o in planned.outputs],
     )
+
+
+def _magnitude(array: np.ndarray) -> float:
+    values = np.abs(np.asarray(array, dtype=np.float64))
+    return float(values.max()) if values.size else 0.0
 
 
 # ---------------------------------------------------------------------------
@@ -503,6 +533,7 @@ def run_onnx(
     inputs: Mapping[str, np.ndarray] | None = None,
     seed: int = 0,
     atol: float = 1e-5,
+    rtol: float = 0.0,
     reference: bool = True,
     kernels: KernelRegistry | None = None,
     show_progress: bool = False,
@@ -521,8 +552,75 @@ def run_onnx(
         if reference
         else None,
         atol=atol,
+        rtol=rtol,
         show_progress=show_progress,
     )
+
+
+def run_tflite(
+    model_path: str,
+    pipeline: str,
+    *,
+    inputs: Mapping[str, np.ndarray] | None = None,
+    seed: int = 0,
+    atol: float = 1e-4,
+    rtol: float = 1e-3,
+    reference: bool = True,
+    kernels: KernelRegistry | None = None,
+    show_progress: bool = False,
+) -> RunReport:
+    """Import, plan and run a TFLite model three ways: unplanned, planned,
+    and TFLite's own interpreter (ai-edge-litert) as the reference."""
+    from .frontends.tflite_import import global_data as tflite_global_data
+    from .frontends.tflite_import import import_subgraph, read_subgraph
+    from .frontends.tflite_import import load_model as load_tflite
+
+    subgraph = read_subgraph(*load_tflite(model_path))
+    module = import_subgraph(subgraph)
+    globals_data = tflite_global_data(module, subgraph)
+    for op in module.ops:
+        if isinstance(op, memref.GlobalOp) and op.sym_name.data not in globals_data:
+            raise RunError(
+                f"constant @{op.sym_name.data} is the DENSIFY of a sparse tensor, whose "
+                "values memplan does not decompress yet: the model can be planned, not run"
+            )
+    arguments = make_inputs(module, seed, inputs)
+    return _plan_run_compare(
+        module,
+        pipeline,
+        arguments,
+        kernels=kernels or default_kernels(),
+        globals_data=globals_data,
+        reference=(lambda: tflite_reference_run(model_path, arguments)) if reference else None,
+        atol=atol,
+        rtol=rtol,
+        show_progress=show_progress,
+    )
+
+
+def tflite_reference_run(model_path: str, arguments: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """The model's outputs from TFLite's interpreter (builtin kernels, no
+    default delegates, so float results do not depend on XNNPACK)."""
+    try:
+        from ai_edge_litert.interpreter import Interpreter, OpResolverType
+    except ImportError as error:
+        raise RunError(
+            "the TFLite reference needs ai-edge-litert (pip install ai-edge-litert), "
+            "or pass --no-reference"
+        ) from error
+    try:
+        interpreter = Interpreter(
+            model_path=model_path,
+            experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
+        )
+        interpreter.allocate_tensors()
+        for detail, value in zip(interpreter.get_input_details(), arguments):
+            interpreter.set_tensor(detail["index"], value)
+        interpreter.invoke()
+        return [interpreter.get_tensor(d["index"]) for d in interpreter.get_output_details()]
+    except (RuntimeError, ValueError) as error:
+        first = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise RunError(f"TFLite reference run: {first}") from error
 
 
 def _plan_run_compare(
@@ -535,6 +633,7 @@ def _plan_run_compare(
     reference: Callable[[], Sequence[np.ndarray]] | None,
     atol: float,
     show_progress: bool,
+    rtol: float = 0.0,
 ) -> RunReport:
     """Plan a copy of ``module``, run both on ``arguments`` and compare them
     (and the ``reference`` outputs, computed last). Planning keeps the
@@ -558,6 +657,7 @@ def _plan_run_compare(
         reference_outputs,
         _view_kernels(module),
         atol,
+        rtol,
     )
 
 
@@ -615,13 +715,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser = ToolArgumentParser(
         prog=PROG,
         allow_abbrev=False,
-        description="Execute a memory-dialect module (or an ONNX model) with NumPy, "
+        description="Execute a memory-dialect module (or an ONNX or TFLite model) with NumPy, "
         "planned and unplanned, and compare.",
     )
-    parser.add_argument("input", help="an .onnx model or an .mlir module")
+    parser.add_argument("input", help="an .onnx or .tflite model, or an .mlir module")
     parser.add_argument(
         "--pipeline",
-        help=f"passes to plan with (default for .onnx: {DEFAULT_PIPELINE}; "
+        help=f"passes to plan with (default for models: {DEFAULT_PIPELINE}; "
         ".mlir without it: run once)",
     )
     parser.add_argument(
@@ -648,11 +748,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--atol",
         type=float,
-        default=1e-5,
-        help="tolerance against the ONNX reference (default 1e-5)",
+        help="tolerance against the reference (default 1e-5 for ONNX's reference "
+        "evaluator, 1e-4 for TFLite's interpreter)",
     )
     parser.add_argument(
-        "--no-reference", action="store_true", help="skip the ONNX reference evaluator run"
+        "--rtol",
+        type=float,
+        help="tolerance relative to the largest |reference| value, added to --atol "
+        "(default 0 for ONNX, 1e-3 for TFLite)",
+    )
+    parser.add_argument(
+        "--no-reference",
+        action="store_true",
+        help="skip the reference run (ONNX's evaluator, or TFLite's interpreter)",
     )
     parser.add_argument(
         "-o",
@@ -691,7 +799,22 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
     npz = _load_npz(args.inputs)
     kernels = default_kernels(args.kernels)
     shapes = input_shapes_from(args.input_shape)
-    if args.input.endswith(".onnx"):
+    if args.input.endswith(".tflite"):
+        pipeline = args.pipeline or DEFAULT_PIPELINE
+        out.write(f"{args.input}: pipeline {pipeline}\n")
+        report = run_tflite(
+            args.input,
+            pipeline,
+            inputs=npz,
+            seed=args.seed,
+            atol=args.atol if args.atol is not None else 1e-4,
+            rtol=args.rtol if args.rtol is not None else 1e-3,
+            reference=not args.no_reference,
+            kernels=kernels,
+            show_progress=show_progress,
+        )
+        names = [o.name for o in report.outputs]
+    elif args.input.endswith(".onnx"):
         pipeline = args.pipeline or DEFAULT_PIPELINE
         out.write(f"{args.input}: pipeline {pipeline}\n")
         report = run_onnx(
@@ -700,7 +823,8 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
             input_shapes=shapes,
             inputs=npz,
             seed=args.seed,
-            atol=args.atol,
+            atol=args.atol if args.atol is not None else 1e-5,
+            rtol=args.rtol or 0.0,
             reference=not args.no_reference,
             kernels=kernels,
             show_progress=show_progress,
@@ -724,7 +848,7 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
             globals_data=globals_data,
             inputs=npz,
             seed=args.seed,
-            atol=args.atol,
+            atol=args.atol if args.atol is not None else 1e-5,
             show_progress=show_progress,
         )
         if isinstance(result, ExecutionResult):
@@ -751,7 +875,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LocatedRunError as error:
         print(error, file=sys.stderr)
         return 1
-    except (RunError, OnnxImportError) as error:
+    except (RunError, OnnxImportError, TfliteImportError) as error:
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
         return 1
 

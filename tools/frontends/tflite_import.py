@@ -697,3 +697,17 @@ def import_tflite(
     subgraph ``subgraph`` (see ``import_subgraph``)."""
     model, label = load_model(source)
     return import_subgraph(read_subgraph(model, label, subgraph), inputs_in_arena)
+
+
+def global_data(module: ModuleOp, subgraph: TfliteSubgraph) -> dict[str, np.ndarray]:
+    """The data of each constant global of ``module`` (imported from
+    ``subgraph``), by symbol; a DENSIFY output has none (not computed)."""
+    values = fold_constants(subgraph).values
+    data: dict[str, np.ndarray] = {}
+    for op in module.ops:
+        index = op.attributes.get(TFLITE_ATTR_PREFIX + "tensor")
+        if isinstance(op, memref.GlobalOp) and isinstance(index, IntegerAttr):
+            array = values.get(index.value.data)
+            if array is not None:
+                data[op.sym_name.data] = array
+    return data

@@ -1,0 +1,209 @@
+"""memplan-run on `.tflite` models: every NumPy kernel against TFLite's own
+interpreter (ai-edge-litert), through the real entry point: each case is a
+one-operator model built with TFLite's schema, imported, planned, run
+planned and unplanned (bit-identical) and compared with TFLite."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import tflite
+
+from memplan.tools import memplan_run
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "tflite"
+spec = importlib.util.spec_from_file_location("tflite_fixtures_run", FIXTURES / "make_fixtures.py")
+assert spec is not None and spec.loader is not None
+fx = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = fx
+spec.loader.exec_module(fx)
+
+F32, I32 = tflite.TensorType.FLOAT32, tflite.TensorType.INT32
+SAME, VALID = tflite.Padding.SAME, tflite.Padding.VALID
+RELU6 = tflite.ActivationFunctionType.RELU6
+rng = np.random.default_rng(0)
+
+
+def _weights(*shape: int) -> bytes:
+    return rng.standard_normal(shape).astype(np.float32).tobytes()
+
+
+def _ints(*values: int) -> bytes:
+    return np.asarray(values, np.int32).tobytes()
+
+
+def one_op(
+    builtin: str,
+    x: list[int],
+    out: list[int],
+    constants: list[tuple[list[int], int, bytes]] = [],  # noqa: B006 - never mutated
+    options: tuple[str, dict[str, Any]] | None = None,
+    extra_inputs: int = 0,
+) -> bytes:
+    """A model computing ``builtin`` of input ``x`` (and ``extra_inputs``
+    more inputs of the same shape) and ``constants``."""
+    tensors = [fx.TensorSpec(f"x{i}", x, F32) for i in range(1 + extra_inputs)]
+    for index, (shape, kind, data) in enumerate(constants):
+        tensors.append(fx.TensorSpec(f"c{index}", shape, kind, data))
+    tensors.append(fx.TensorSpec("y", out, F32))
+    operator = fx.OperatorSpec(
+        builtin, list(range(len(tensors) - 1)), [len(tensors) - 1], options=options
+    )
+    inputs = list(range(1 + extra_inputs))
+    return fx.build_model([fx.SubgraphSpec(tensors, [operator], inputs, [len(tensors) - 1])])
+
+
+def _conv(padding: int, stride: int, dilation: int = 1) -> dict[str, int]:
+    return {
+        "Padding": padding,
+        "StrideW": stride,
+        "StrideH": stride,
+        "DilationWFactor": dilation,
+        "DilationHFactor": dilation,
+        "FusedActivationFunction": RELU6,
+    }
+
+
+def _pool(padding: int, stride: int, size: int) -> dict[str, int]:
+    return {
+        "Padding": padding,
+        "StrideW": stride,
+        "StrideH": stride,
+        "FilterWidth": size,
+        "FilterHeight": size,
+    }
+
+
+CASES: dict[str, bytes] = {
+    "conv same stride 2": one_op(
+        "CONV_2D",
+        [1, 9, 9, 3],
+        [1, 5, 5, 4],
+        [([4, 3, 3, 3], F32, _weights(4, 3, 3, 3)), ([4], F32, _weights(4))],
+        ("Conv2DOptions", _conv(SAME, 2)),
+    ),
+    "conv valid dilated": one_op(
+        "CONV_2D",
+        [1, 9, 9, 3],
+        [1, 5, 5, 2],
+        [([2, 3, 3, 3], F32, _weights(2, 3, 3, 3)), ([2], F32, _weights(2))],
+        ("Conv2DOptions", _conv(VALID, 1, 2)),
+    ),
+    "depthwise multiplier 2": one_op(
+        "DEPTHWISE_CONV_2D",
+        [1, 8, 8, 3],
+        [1, 8, 8, 6],
+        [([1, 3, 3, 6], F32, _weights(1, 3, 3, 6)), ([6], F32, _weights(6))],
+        ("DepthwiseConv2DOptions", _conv(SAME, 1) | {"DepthMultiplier": 2}),
+    ),
+    "max pool same": one_op(
+        "MAX_POOL_2D", [1, 7, 7, 2], [1, 4, 4, 2], options=("Pool2DOptions", _pool(SAME, 2, 3))
+    ),
+    "average pool same": one_op(
+        "AVERAGE_POOL_2D", [1, 7, 7, 2], [1, 4, 4, 2], options=("Pool2DOptions", _pool(SAME, 2, 3))
+    ),
+    "fully connected": one_op(
+        "FULLY_CONNECTED",
+        [2, 8],
+        [2, 5],
+        [([5, 8], F32, _weights(5, 8)), ([5], F32, _weights(5))],
+        ("FullyConnectedOptions", {}),
+    ),
+    "add broadcast": one_op("ADD", [1, 4, 4, 3], [1, 4, 4, 3], [([3], F32, _weights(3))]),
+    "mul": one_op("MUL", [1, 4, 4, 3], [1, 4, 4, 3], extra_inputs=1),
+    "sub": one_op("SUB", [2, 3], [2, 3], extra_inputs=1),
+    "prelu": one_op("PRELU", [1, 4, 4, 3], [1, 4, 4, 3], [([1, 1, 3], F32, _weights(1, 1, 3))]),
+    "relu": one_op("RELU", [2, 5], [2, 5]),
+    "relu6": one_op("RELU6", [2, 5], [2, 5]),
+    "logistic": one_op("LOGISTIC", [2, 5], [2, 5]),
+    "tanh": one_op("TANH", [2, 5], [2, 5]),
+    "hard swish": one_op("HARD_SWISH", [2, 5], [2, 5]),
+    "pad": one_op(
+        "PAD", [1, 3, 3, 2], [1, 5, 4, 2], [([4, 2], I32, _ints(0, 0, 1, 1, 0, 1, 0, 0))]
+    ),
+    "strided slice": one_op(
+        "STRIDED_SLICE",
+        [1, 6, 6, 4],
+        [1, 3, 2, 4],
+        [
+            ([4], I32, _ints(0, 0, 1, 0)),
+            ([4], I32, _ints(1, 6, 5, 4)),
+            ([4], I32, _ints(1, 2, 2, 1)),
+        ],
+        ("StridedSliceOptions", {"BeginMask": 9, "EndMask": 9}),
+    ),
+    "resize bilinear half pixel": one_op(
+        "RESIZE_BILINEAR",
+        [1, 3, 4, 2],
+        [1, 6, 8, 2],
+        [([2], I32, _ints(6, 8))],
+        ("ResizeBilinearOptions", {"HalfPixelCenters": True}),
+    ),
+    "resize bilinear align corners": one_op(
+        "RESIZE_BILINEAR",
+        [1, 3, 4, 2],
+        [1, 5, 7, 2],
+        [([2], I32, _ints(5, 7))],
+        ("ResizeBilinearOptions", {"AlignCorners": True}),
+    ),
+    "concatenation": one_op(
+        "CONCATENATION",
+        [1, 2, 2, 3],
+        [1, 2, 2, 6],
+        options=("ConcatenationOptions", {"Axis": 3}),
+        extra_inputs=1,
+    ),
+    "mean": one_op(
+        "MEAN",
+        [1, 4, 4, 3],
+        [1, 1, 1, 3],
+        [([2], I32, _ints(1, 2))],
+        ("ReducerOptions", {"KeepDims": True}),
+    ),
+    "depth to space": one_op(
+        "DEPTH_TO_SPACE",
+        [1, 2, 3, 8],
+        [1, 4, 6, 2],
+        options=("DepthToSpaceOptions", {"BlockSize": 2}),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_kernel_matches_tflite(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "model.tflite"
+    path.write_bytes(CASES[case])
+    code = memplan_run.main([str(path), "--atol", "1e-5", "--rtol", "1e-6"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "bit-identical" in out and "result: OK" in out
+
+
+def test_a_wrong_kernel_is_caught_by_the_reference(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The comparison with TFLite can fail: a kernel off by one ulp-scale
+    # amount is reported as beyond the tolerance, exit 1.
+    from memplan.tools.frontends import tflite_kernels
+
+    monkeypatch.setitem(tflite_kernels.KERNELS, "RELU", lambda ins, options: ins[0] * 1.001)
+    path = tmp_path / "relu.tflite"
+    path.write_bytes(CASES["relu"])
+    assert memplan_run.main([str(path)]) == 1
+    assert "> tolerance" in capsys.readouterr().out
+
+
+def test_model_with_a_custom_op_says_why_it_cannot_run(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = memplan_run.main([str(FIXTURES / "convnet.tflite"), "--no-reference"])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "no kernel for TFLite operator MyCustom" in err

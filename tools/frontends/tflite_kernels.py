@@ -1,0 +1,261 @@
+"""NumPy kernels for TFLite builtins, so `memplan-run` can execute imported
+`.tflite` models (float32, NHWC, as TFLite's reference kernels compute them).
+
+``TfliteKernelResolver`` answers declarations that carry `memory.tflite.op`
+with one of ``KERNELS``; options come from the declaration's
+`memory.tflite.*` attributes. Operators without a kernel here (custom ops,
+quantized arithmetic) make the run fail naming the operator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from math import ceil
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, StringAttr
+from xdsl.ir import Attribute
+
+from memplan.dialect.interpreter import Kernel
+from memplan.tools.frontends.tflite_import import TFLITE_ATTR_PREFIX
+
+Options = Mapping[str, Any]
+TfliteKernel = Callable[[Sequence[np.ndarray], Options], np.ndarray]
+
+
+def options_of(attributes: Mapping[str, Attribute]) -> dict[str, Any]:
+    """The declaration's `memory.tflite.*` attributes as Python values."""
+    options: dict[str, Any] = {}
+    for key, value in attributes.items():
+        if not key.startswith(TFLITE_ATTR_PREFIX):
+            continue
+        name = key.removeprefix(TFLITE_ATTR_PREFIX)
+        if isinstance(value, StringAttr):
+            options[name] = value.data
+        elif isinstance(value, IntegerAttr):
+            options[name] = value.value.data
+        elif isinstance(value, FloatAttr):
+            options[name] = value.value.data
+        elif isinstance(value, DenseArrayBase):
+            options[name] = list(value.get_values())
+    return options
+
+
+def _activation(x: np.ndarray, options: Options) -> np.ndarray:
+    match options.get("fused_activation_function", "NONE"):
+        case "NONE":
+            return x
+        case "RELU":
+            return np.maximum(x, 0)
+        case "RELU6":
+            return np.clip(x, 0, 6)
+        case "RELU_N1_TO_1":
+            return np.clip(x, -1, 1)
+        case "TANH":
+            return np.tanh(x)
+        case other:
+            raise NotImplementedError(f"fused activation {other}")
+
+
+def _padding(size: int, kernel: int, stride: int, dilation: int, mode: str) -> tuple[int, int, int]:
+    """Output size and the padding before/after, as TFLite computes them."""
+    effective = (kernel - 1) * dilation + 1
+    if mode == "SAME":
+        out = ceil(size / stride)
+        total = max((out - 1) * stride + effective - size, 0)
+        return out, total // 2, total - total // 2
+    return (size - effective) // stride + 1, 0, 0
+
+
+def _windows(
+    x: np.ndarray, kh: int, kw: int, options: Options, fill: float = 0.0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Patches of NHWC ``x``: [N, OH, OW, C, KH, KW], and a mask of which
+    taps fall inside the input (for average pooling)."""
+    sh, sw = options.get("stride_h", 1), options.get("stride_w", 1)
+    dh, dw = options.get("dilation_hfactor", 1), options.get("dilation_wfactor", 1)
+    mode = options.get("padding", "VALID")
+    oh, top, bottom = _padding(x.shape[1], kh, sh, dh, mode)
+    ow, left, right = _padding(x.shape[2], kw, sw, dw, mode)
+    pads = ((0, 0), (top, bottom), (left, right), (0, 0))
+    padded = np.pad(x, pads, constant_values=fill)
+    inside = np.pad(np.ones(x.shape[1:3], bool), pads[1:3])
+    span_h, span_w = (kh - 1) * dh + 1, (kw - 1) * dw + 1
+    patches = sliding_window_view(padded, (span_h, span_w), axis=(1, 2))
+    patches = patches[:, : (oh - 1) * sh + 1 : sh, : (ow - 1) * sw + 1 : sw, :, ::dh, ::dw]
+    mask = sliding_window_view(inside, (span_h, span_w))
+    mask = mask[: (oh - 1) * sh + 1 : sh, : (ow - 1) * sw + 1 : sw, ::dh, ::dw]
+    return patches, mask
+
+
+def conv_2d(ins: Sequence[np.ndarray], options: Options) -> np.ndarray:
+    x, weight = ins[0], ins[1]  # weight: [Cout, KH, KW, Cin]
+    patches, _ = _windows(x, weight.shape[1], weight.shape[2], options)
+    out = np.einsum("nhwcij,oijc->nhwo", patches, weight, dtype=np.float32)
+    if len(ins) > 2:
+        out = out + ins[2]
+    return _activation(out, options)
+
+
+def depthwise_conv_2d(ins: Sequence[np.ndarray], options: Options) -> np.ndarray:
+    x, weight = ins[0], ins[1]  # weight: [1, KH, KW, Cin * multiplier]
+    channels = x.shape[3]
+    multiplier = weight.shape[3] // channels
+    patches, _ = _windows(x, weight.shape[1], weight.shape[2], options)
+    kernel = weight[0].reshape(weight.shape[1], weight.shape[2], channels, multiplier)
+    out = np.einsum("nhwcij,ijcm->nhwcm", patches, kernel, dtype=np.float32)
+    out = out.reshape(*out.shape[:3], channels * multiplier)
+    if len(ins) > 2:
+        out = out + ins[2]
+    return _activation(out, options)
+
+
+def _pool(ins: Sequence[np.ndarray], options: Options, kind: str) -> np.ndarray:
+    kh, kw = options["filter_height"], options["filter_width"]
+    fill = -np.inf if kind == "max" else 0.0
+    patches, mask = _windows(ins[0], kh, kw, options, fill)
+    if kind == "max":
+        out = patches.max(axis=(4, 5))
+    else:  # TFLite divides by the taps inside the input
+        out = patches.sum(axis=(4, 5)) / mask.sum(axis=(2, 3))[None, :, :, None]
+    return _activation(out, options)
+
+
+def fully_connected(ins: Sequence[np.ndarray], options: Options) -> np.ndarray:
+    x, weight = ins[0], ins[1]  # weight: [units, depth]
+    out = x.reshape(-1, weight.shape[1]) @ weight.T
+    if len(ins) > 2:
+        out = out + ins[2]
+    return _activation(out, options)
+
+
+def pad(ins: Sequence[np.ndarray], options: Options) -> np.ndarray:
+    value = ins[2].reshape(()) if len(ins) > 2 else 0
+    return np.pad(ins[0], [tuple(int(v) for v in row) for row in ins[1]], constant_values=value)
+
+
+def strided_slice(ins: Sequence[np.ndarray], options: Options) -> np.ndarray:
+    x, begin, end, strides = ins
+    index: list[slice] = []
+    for axis in range(x.ndim):
+        b = None if options.get("begin_mask", 0) >> axis & 1 else int(begin[axis])
+        e = None if options.get("end_mask", 0) >> axis & 1 else int(end[axis])
+        index.append(slice(b, e, int(strides[axis])))
+    out = x[tuple(index)]
+    shrink = options.get("shrink_axis_mask", 0)
+    if shrink:
+        out = out.reshape([d for a, d in enumerate(out.shape) if not shrink >> a & 1])
+    return out
+
+
+def resize_bilinear(ins: Sequence[np.ndarray], options: Options) -> np.ndarray:
+    x = ins[0]
+    out_h, out_w = (int(v) for v in ins[1])
+    in_h, in_w = x.shape[1:3]
+    align = bool(options.get("align_corners", 0))
+    half = bool(options.get("half_pixel_centers", 0))
+
+    def source(out_size: int, in_size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        scale = (in_size - 1) / (out_size - 1) if align and out_size > 1 else in_size / out_size
+        positions = np.arange(out_size, dtype=np.float32)
+        where = (positions + 0.5) * scale - 0.5 if half else positions * scale
+        # TFLite's reference: clamped floor and ceil, weight from the clamped
+        # floor (so a position before the first pixel extrapolates).
+        low = np.maximum(np.floor(where), 0).astype(np.int64)
+        high = np.minimum(np.ceil(where), in_size - 1).astype(np.int64)
+        return low, high, (where - low).astype(np.float32)
+
+    (y0, y1, fy), (x0, x1, fx) = source(out_h, in_h), source(out_w, in_w)
+    fy, fx = fy[None, :, None, None], fx[None, None, :, None]
+    top = x[:, y0][:, :, x0] * (1 - fx) + x[:, y0][:, :, x1] * fx
+    bottom = x[:, y1][:, :, x0] * (1 - fx) + x[:, y1][:, :, x1] * fx
+    return top * (1 - fy) + bottom * fy
+
+
+def concatenation(ins: Sequence[np.ndarray], options: Options) -> np.ndarray:
+    return _activation(np.concatenate(ins, axis=options.get("axis", 0)), options)
+
+
+def mean(ins: Sequence[np.ndarray], options: Options) -> np.ndarray:
+    axes = tuple(int(a) for a in np.asarray(ins[1]).reshape(-1))
+    return ins[0].mean(axis=axes, keepdims=bool(options.get("keep_dims", 0)))
+
+
+def depth_to_space(ins: Sequence[np.ndarray], options: Options) -> np.ndarray:
+    x = ins[0]
+    n, h, w, c = x.shape
+    b = options["block_size"]
+    out = x.reshape(n, h, w, b, b, c // (b * b)).transpose(0, 1, 3, 2, 4, 5)
+    return out.reshape(n, h * b, w * b, c // (b * b))
+
+
+def _binary(function: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> TfliteKernel:
+    return lambda ins, options: _activation(function(ins[0], ins[1]), options)
+
+
+def _unary(function: Callable[[np.ndarray], np.ndarray]) -> TfliteKernel:
+    return lambda ins, options: function(ins[0])
+
+
+KERNELS: dict[str, TfliteKernel] = {
+    "CONV_2D": conv_2d,
+    "DEPTHWISE_CONV_2D": depthwise_conv_2d,
+    "MAX_POOL_2D": lambda ins, options: _pool(ins, options, "max"),
+    "AVERAGE_POOL_2D": lambda ins, options: _pool(ins, options, "average"),
+    "FULLY_CONNECTED": fully_connected,
+    "ADD": _binary(np.add),
+    "SUB": _binary(np.subtract),
+    "MUL": _binary(np.multiply),
+    "PRELU": lambda ins, options: np.where(ins[0] >= 0, ins[0], ins[0] * ins[1]),
+    "RELU": _unary(lambda x: np.maximum(x, 0)),
+    "RELU6": _unary(lambda x: np.clip(x, 0, 6)),
+    "LOGISTIC": _unary(lambda x: 1 / (1 + np.exp(-x))),
+    "TANH": _unary(np.tanh),
+    "HARD_SWISH": _unary(lambda x: x * np.clip(x + 3, 0, 6) / 6),
+    "PAD": pad,
+    "STRIDED_SLICE": strided_slice,
+    "RESIZE_BILINEAR": resize_bilinear,
+    "CONCATENATION": concatenation,
+    "MEAN": mean,
+    "DEPTH_TO_SPACE": depth_to_space,
+    "INPUT_COPY": _unary(lambda x: x),
+}
+"""Float kernels by TFLite builtin name."""
+
+
+class TfliteKernelResolver:
+    """Runs declarations made by `memplan-import-tflite` with ``KERNELS``."""
+
+    def __call__(self, declaration: func.FuncOp) -> Kernel | None:
+        options = options_of(declaration.attributes)
+        name = options.get("op")
+        if not isinstance(name, str):
+            return None
+        what = options.get("custom_code", name) if name == "CUSTOM" else name
+        body = KERNELS.get(name)
+
+        def kernel(
+            ins: Sequence[Any], outs: Sequence[np.ndarray], attributes: Mapping[str, Attribute]
+        ) -> None:
+            if body is None:
+                raise NotImplementedError(
+                    f"memplan-run has no kernel for TFLite operator {what} (@{declaration.sym_name.data})"
+                )
+            arrays = [np.asarray(value) for value in ins]
+            if any(a.dtype != np.float32 for a in (*arrays[:1], *outs)):
+                raise NotImplementedError(
+                    f"TFLite operator {what}: memplan-run's kernels compute float32 only"
+                )
+            result = np.asarray(body(arrays, options))
+            (out,) = outs
+            if result.shape != out.shape:
+                raise ValueError(
+                    f"TFLite operator {what}: kernel computed {list(result.shape)}, "
+                    f"the model records {list(out.shape)}"
+                )
+            out[...] = result.astype(out.dtype, copy=False)
+
+        return kernel
