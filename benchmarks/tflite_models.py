@@ -28,13 +28,18 @@ committed. Per model:
   allocation head" (the planned tensors, scratch included); "n/a" where
   TFLM cannot run the model (MediaPipe's custom ops, unsupported builtins).
 
+With ``--run``, each model also goes through ``memplan-run``: planned and
+unplanned runs must be bit-identical and agree with TFLite's interpreter
+(the column gives the largest |difference| over the largest |value| of an
+output), or the column says why the model cannot run.
+
 TFLite and TFLM run in subprocesses so an abort in either cannot take the
 benchmark down. Both arenas include kernel scratch (im2col and the like)
 that memplan does not model; the table says so rather than subtracting it.
 
 Usage::
 
-    python benchmarks/tflite_models.py [--with-tflite] [--markdown FILE]
+    python benchmarks/tflite_models.py [--with-tflite] [--run] [--markdown FILE]
 """
 
 from __future__ import annotations
@@ -89,6 +94,7 @@ class Row:
     planning_seconds: float
     tflite: int | str | None = None
     tflm: int | str | None = None
+    run: str | None = None
 
 
 def _plan(path: Path, inputs_in_arena: bool) -> tuple[int, int, int, float]:
@@ -160,9 +166,12 @@ print(json.dumps({"arena": max(e for _, e in spans) - min(s for s, _ in spans)})
 """
 
 _TFLM_WORKER = r"""
-import sys
+import ctypes, sys
 from tflite_micro.python.tflite_micro import runtime
-runtime.Interpreter.from_file(sys.argv[1], arena_size=512 * 1024 * 1024).print_allocations()
+try:
+    runtime.Interpreter.from_file(sys.argv[1], arena_size=512 * 1024 * 1024).print_allocations()
+finally:
+    ctypes.CDLL(None).fflush(None)  # TFLM's C stdout, which says what failed
 """
 
 
@@ -177,7 +186,10 @@ def tflite_arena(path: Path) -> int | str:
     if done.returncode != 0 or not lines:
         return f"n/a (exit {done.returncode})"
     result = json.loads(lines[-1])
-    return result.get("arena") or f"n/a ({result['error']})"
+    if "arena" in result:
+        return result["arena"]
+    custom = re.search(r"unresolved custom op: (\w+)", result["error"])
+    return f"n/a (no custom op {custom.group(1)})" if custom else f"n/a ({result['error']})"
 
 
 def tflm_arena(path: Path) -> int | str:
@@ -190,12 +202,34 @@ def tflm_arena(path: Path) -> int | str:
     output = done.stdout + done.stderr
     found = re.search(r"Arena allocation head (\d+) bytes", output)
     if found is None:
-        # TFLM names the first node that failed to prepare.
+        # TFLM names the first node that failed to prepare, or the op it lacks.
         node = re.search(r"Node (\w+) \(number \d+\) failed to prepare", output)
-        return (
-            f"n/a ({node.group(1)} fails to prepare)" if node else f"n/a (exit {done.returncode})"
-        )
+        if node:
+            return f"n/a ({node.group(1)} fails to prepare)"
+        missing = re.search(r"registration from op code (\w+)", output)
+        return f"n/a (no {missing.group(1)} kernel)" if missing else f"n/a (exit {done.returncode})"
     return int(found.group(1))
+
+
+def run_check(path: Path) -> str:
+    """``memplan-run``'s verdict: planned vs unplanned and vs TFLite."""
+    from memplan.tools.memplan_run import RunError, run_tflite
+
+    try:
+        report = run_tflite(str(path), "manifest-alloc,insert-kills,usmp")
+    except RunError as error:
+        missing = re.search(r"no kernel for TFLite operator (\w+)", str(error))
+        if missing:
+            return f"not run: no kernel for {missing.group(1)}"
+        if "DENSIFY" in str(error):
+            return "not run: sparse (DENSIFY) weights not decompressed"
+        return f"not run: {error}"
+    worst = max(
+        (o.planned_vs_reference or 0.0) / (o.reference_magnitude or 1.0) for o in report.outputs
+    )
+    identical = all(o.identical for o in report.outputs)
+    verdict = "OK" if report.ok else "MISMATCH"
+    return f"{verdict}: {'bit-identical' if identical else 'DIFFERENT'}, vs TFLite {worst:.1e} rel."
 
 
 def _ratio(value: int | str | None, base: int) -> str:
@@ -212,6 +246,8 @@ def table(rows: Sequence[Row], with_tflite: bool) -> str:
     head = ["model", "ops", "tensors", "LB", "memplan", "arena LB", "memplan arena"]
     if with_tflite:
         head += ["TFLite arena", "memplan arena / TFLite", "TFLM arena", "memplan arena / TFLM"]
+    if any(row.run is not None for row in rows):
+        head += ["memplan-run"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
         cells = [
@@ -226,6 +262,8 @@ def table(rows: Sequence[Row], with_tflite: bool) -> str:
         if with_tflite:
             cells += [_cell(row.tflite), _ratio(row.tflite, row.arena)]
             cells += [_cell(row.tflm), _ratio(row.tflm, row.arena)]
+        if row.run is not None:
+            cells.append(row.run)
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -234,6 +272,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--with-tflite", action="store_true")
+    parser.add_argument(
+        "--run",
+        action="store_true",
+        help="also execute each model with memplan-run (planned, unplanned, TFLite)",
+    )
     parser.add_argument("--markdown", type=Path, help="also write the table here")
     args = parser.parse_args(argv)
     rows: list[Row] = []
@@ -242,6 +285,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.with_tflite:
             row.tflite = tflite_arena(path)
             row.tflm = tflm_arena(path)
+        if args.run:
+            row.run = run_check(path)
         rows.append(row)
         print(
             f"{path.stem}: memplan {row.memplan} LB {row.lower_bound} "
