@@ -82,10 +82,10 @@ def _solve_pool(
         return "optimal", best, stats
     search = PoolSearch(buffers, alignments, options.preorderings)
 
-    def probe(limit: int, max_nodes: int | None = None) -> int:
+    def probe(limit: int, max_nodes: int | None = None, until: float | None = None) -> int:
         nonlocal best, best_peak
         stats["probes"] += 1
-        status, offsets = search.decide(limit, deadline, max_nodes)
+        status, offsets = search.decide(limit, deadline if until is None else until, max_nodes)
         stats["nodes"] = search.visited
         if status == FOUND:
             best, best_peak = offsets, peak(offsets)
@@ -102,11 +102,13 @@ def _solve_pool(
         return ("optimal" if best_peak <= lower else "feasible"), best, stats
     step = pool_granularity(buffers, alignments)
     low = align_up(lower, step)  # every capacity below ``low`` is too small
-    # The bound itself is often reachable and then fast to find: try it first
-    # on a small node budget.
+    # The bound itself is often reachable: decide it first, as feasibility
+    # mode would at that capacity, with a third of the time left. When it is
+    # reachable, minimising costs what feasibility does and ends `optimal`.
     budget = 4 * len(buffers) + 256
     if low < best_peak:
-        if probe(low, budget) == NOT_FOUND:
+        now = time.perf_counter()
+        if probe(low, None, now + max(deadline - now, 0.0) / 3) == NOT_FOUND:
             low += step
     # Then walk down from the best peak in passes whose node budget doubles.
     # Far from the bound, big strides (doubled after a plan is found, halved
