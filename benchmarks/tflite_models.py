@@ -9,7 +9,9 @@ committed. Per model:
 * ops / tensors: operators in the subgraph and the activation tensors
   memplan plans (one storage per operator result after folding);
 * lower bound: the peak of live bytes of those storages in execution order
-  (``plan-report``'s bound);
+  (``plan-report``'s bound), with element-wise results in place of a dying
+  operand (``memory.inplace``, as TFLite shares them); "no in-place" is the
+  bound of the fixed order without that (``manifest-alloc{inplace=false}``);
 * memplan: the bytes of the pool ``manifest-alloc,insert-kills,usmp``
   fills (verified by ``verify-plan``). It holds every operator result,
   outputs included; the model's input is ``@main``'s argument, held by
@@ -58,6 +60,7 @@ from pathlib import Path
 MEDIAPIPE = "mediapipe==0.10.14"
 DEFAULT_CACHE = Path.home() / ".cache" / "memplan" / "mediapipe-0.10.14"
 PLANNING = "manifest-alloc,insert-kills,usmp,verify-plan"
+FIXED_ORDER = "manifest-alloc{inplace=false},insert-kills,usmp,verify-plan"
 
 
 def fetch_models(cache: Path) -> list[Path]:
@@ -89,6 +92,7 @@ class Row:
     tensors: int
     lower_bound: int
     memplan: int
+    fixed_lower_bound: int
     arena_lower_bound: int
     arena: int
     planning_seconds: float
@@ -97,7 +101,9 @@ class Row:
     run: str | None = None
 
 
-def _plan(path: Path, inputs_in_arena: bool) -> tuple[int, int, int, float]:
+def _plan(
+    path: Path, inputs_in_arena: bool, pipeline: str = PLANNING
+) -> tuple[int, int, int, float]:
     """Storages, lower bound and pool bytes of ``path`` planned by memplan,
     and the planning seconds."""
     from xdsl.passes import PassPipeline
@@ -110,7 +116,7 @@ def _plan(path: Path, inputs_in_arena: bool) -> tuple[int, int, int, float]:
 
     module = import_tflite(path, inputs_in_arena=inputs_in_arena)
     started = time.perf_counter()
-    PassPipeline.parse_spec(get_all_passes(), PLANNING).apply(memplan_context(), module)
+    PassPipeline.parse_spec(get_all_passes(), pipeline).apply(memplan_context(), module)
     seconds = time.perf_counter() - started
     module.verify()
     [function] = gather_report(module).functions
@@ -125,12 +131,14 @@ def measure(path: Path) -> Row:
     subgraph = read_subgraph(*load_model(path))
     tensors, lower_bound, used, seconds = _plan(path, inputs_in_arena=False)
     _, arena_lower_bound, arena, _ = _plan(path, inputs_in_arena=True)
+    _, fixed_lower_bound, _, _ = _plan(path, inputs_in_arena=True, pipeline=FIXED_ORDER)
     return Row(
         path.stem,
         len(subgraph.operators),
         tensors,
         lower_bound,
         used,
+        fixed_lower_bound,
         arena_lower_bound,
         arena,
         seconds,
@@ -243,7 +251,16 @@ def _cell(value: int | str | None) -> str:
 
 
 def table(rows: Sequence[Row], with_tflite: bool) -> str:
-    head = ["model", "ops", "tensors", "LB", "memplan", "arena LB", "memplan arena"]
+    head = [
+        "model",
+        "ops",
+        "tensors",
+        "LB",
+        "memplan",
+        "arena LB no in-place",
+        "arena LB",
+        "memplan arena",
+    ]
     if with_tflite:
         head += ["TFLite arena", "memplan arena / TFLite", "TFLM arena", "memplan arena / TFLM"]
     if any(row.run is not None for row in rows):
@@ -256,6 +273,7 @@ def table(rows: Sequence[Row], with_tflite: bool) -> str:
             str(row.tensors),
             f"{row.lower_bound:,}",
             f"{row.memplan:,}",
+            f"{row.fixed_lower_bound:,}",
             f"{row.arena_lower_bound:,}",
             f"{row.arena:,}",
         ]

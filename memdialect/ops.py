@@ -76,6 +76,14 @@ DEVICE_ATTR = "memory.device"
 """The device a kernel's results are allocated on (`on "npu"`)."""
 SHAPE_FN_ATTR = "memory.shape_fn"
 """The function giving a kernel's dynamic result dims as `index` values."""
+INPLACE_ATTR = "memory.inplace"
+"""`array<i64: out, in, ...>`, (result, operand) index pairs: the kernel is
+correct when that result occupies exactly the bytes of that operand (same
+storage, same offset; the result no larger). `manifest-alloc` then lets the
+result take the operand's storage when the operand dies at the call."""
+INPLACE_OF_ATTR = "memory.inplace_of"
+"""On a `memory.alloc_tensor` `manifest-alloc` carved in place: the operand
+index of the invoke whose bytes it takes (`verify-plan` checks it)."""
 
 
 def _int_attr(value: int) -> IntegerAttr:

@@ -18,6 +18,7 @@ from memplan.passes.analysis import (
     Lifetime,
     analyze_function,
 )
+from memplan.passes.analysis.inplace import declared_in_place
 
 
 def _ordered_kills(lifetimes: FunctionLifetimes) -> list[tuple[KillPoint, list[Lifetime]]]:
@@ -27,7 +28,17 @@ def _ordered_kills(lifetimes: FunctionLifetimes) -> list[tuple[KillPoint, list[L
     storage kill ends its tensors: killing one afterwards is a use after kill).
     """
     groups: dict[Operation | Block, tuple[KillPoint, list[Lifetime]]] = {}
+    # A tensor whose bytes an in-place result took over lives on as that
+    # result: killing it would end the result's bytes too.
+    taken_over = {
+        a.value
+        for storage in lifetimes.storages
+        for a in storage.tensors
+        if any(declared_in_place(a, b) for b in storage.tensors if b is not a)
+    }
     for lifetime in [*lifetimes.tensors, *lifetimes.storages]:
+        if lifetime.value in taken_over:
+            continue
         for point in lifetimes.kill_points(lifetime):
             key = point.after if point.after is not None else point.block_start
             assert key is not None
@@ -57,7 +68,8 @@ class InsertKillsPass(ModulePass):
     values already killed (a tensor also counts as killed when its storage
     is); values yielded out of their region or passed as a branch argument
     (the kill would need another value or a new block); a last use that is a
-    terminator. Tensors are killed before their storage at the same point.
+    terminator; a tensor whose bytes an in-place result took over
+    (`memory.inplace_of`: they live on as that result). Tensors are killed before their storage at the same point.
     Running the pass twice changes nothing: every value it can kill is
     killed after the first run.
 

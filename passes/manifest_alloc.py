@@ -12,11 +12,13 @@ from xdsl.dialects import arith, bufferization, func, memref, scf, tensor
 from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
+    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     DictionaryAttr,
     FixedBitwidthType,
     FunctionType,
     IndexType,
+    IntegerAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
@@ -36,7 +38,10 @@ from xdsl.utils.hints import isa
 
 from memplan.dialect.diagnostics import at_op
 from memplan.dialect.ops import (
+    DEFAULT_DEVICE,
     DEVICE_ATTR,
+    INPLACE_ATTR,
+    INPLACE_OF_ATTR,
     LOOP_OPS,
     SHAPE_FN_ATTR,
     VIEW_ATTR,
@@ -113,6 +118,8 @@ class Kernel:
     device: str | None
     is_view: bool
     shape_fn: func.FuncOp | None
+    inplace: tuple[tuple[int, int], ...] = ()
+    """(result, operand) pairs of ``memory.inplace``."""
 
     @property
     def name(self) -> str:
@@ -135,7 +142,12 @@ def _device_of(op: Operation, where: str) -> str | None:
 class _ManifestAlloc:
     """One run of the pass over a module: validate everything, then rewrite."""
 
-    def __init__(self, module: ModuleOp) -> None:
+    def __init__(self, module: ModuleOp, inplace: bool = True) -> None:
+        self.inplace = inplace
+        # The storage behind each tensor (and view of one) this run carved:
+        # what an in-place result may take over.
+        self.storage_of: dict[SSAValue, AllocStorageOp] = {}
+        self.aliases: dict[AllocStorageOp, list[SSAValue]] = {}
         self.functions = [op for op in module.walk() if isinstance(op, func.FuncOp)]
         self.kernels: dict[func.FuncOp, Kernel] = {}
         self.shape_fns: list[func.FuncOp] = []
@@ -247,6 +259,7 @@ class _ManifestAlloc:
             device=_device_of(decl, f"kernel {name}"),
             is_view=view is not None,
             shape_fn=None,
+            inplace=self._check_inplace(decl, inputs, results, view is not None),
         )
         if kernel.is_view:
             self._check_view(kernel)
@@ -264,6 +277,47 @@ class _ManifestAlloc:
         shape_fn = self._resolve_shape_fn(decl, ref)
         self._check_shape_fn(kernel, shape_fn)
         return replace(kernel, shape_fn=shape_fn)
+
+    @staticmethod
+    def _check_inplace(
+        decl: func.FuncOp,
+        inputs: Sequence[Attribute],
+        results: Sequence[TensorType[Attribute]],
+        is_view: bool,
+    ) -> tuple[tuple[int, int], ...]:
+        """The (result, operand) pairs of ``memory.inplace``, checked."""
+        name = f"kernel @{decl.sym_name.data}"
+        attr = decl.attributes.get(INPLACE_ATTR)
+        if attr is None:
+            return ()
+        if not isa(attr, DenseArrayBase[IntegerType]) or len(attr) % 2:
+            _fail(
+                decl,
+                f"{name}: {INPLACE_ATTR} must be array<i64: result, operand, ...> "
+                f"(index pairs), got {attr}",
+            )
+        values = [int(v) for v in attr.get_values()]
+        if is_view:
+            _fail(decl, f"{name}: a {VIEW_ATTR} kernel allocates nothing to share in place")
+        pairs: list[tuple[int, int]] = []
+        for result, operand in zip(values[::2], values[1::2]):
+            where = f"{name}: {INPLACE_ATTR} pair ({result}, {operand})"
+            if not 0 <= result < len(results):
+                _fail(decl, f"{where}: result {result} out of range ({len(results)} results)")
+            if not 0 <= operand < len(inputs) or not _is_tensor(inputs[operand]):
+                _fail(decl, f"{where}: operand {operand} is not a tensor operand of {name}")
+            out_bytes = static_byte_size(to_memref(results[result]))
+            in_bytes = static_byte_size(to_memref(_check_ranked(decl, where, inputs[operand])))
+            if out_bytes is None or in_bytes is None or out_bytes > in_bytes:
+                _fail(
+                    decl,
+                    f"{where}: result {results[result]} ({out_bytes} bytes) does not fit in "
+                    f"operand {inputs[operand]} ({in_bytes} bytes)",
+                )
+            if any(result == r or operand == o for r, o in pairs):
+                _fail(decl, f"{where}: each result and operand may appear in one pair")
+            pairs.append((result, operand))
+        return tuple(pairs)
 
     def _check_view(self, kernel: Kernel) -> None:
         name = f"view kernel @{kernel.name}"
@@ -502,9 +556,20 @@ class _ManifestAlloc:
             new_ops.append(shape_call)
             dims = list(shape_call.results)
         device = _device_of(call, "") or kernel.device
+        shared = self._inplace_storages(call, kernel, operands, device)
         outs: list[SSAValue] = []
-        for result, result_type in zip(call.results, kernel.results):
+        for index, (result, result_type) in enumerate(zip(call.results, kernel.results)):
             memref_type = to_memref(result_type)
+            if index in shared:
+                operand, storage = shared[index]
+                tensor_op = AllocTensorOp(storage, 0, memref_type, [])
+                tensor_op.attributes[INPLACE_OF_ATTR] = IntegerAttr(operand, 64)
+                if result.name_hint:
+                    tensor_op.tensor.name_hint = result.name_hint
+                self._carved(storage, tensor_op.tensor)
+                new_ops.append(tensor_op)
+                outs.append(tensor_op.tensor)
+                continue
             dynamic = sum(1 for d in result_type.get_shape() if d < 0)
             result_dims, dims = dims[:dynamic], dims[dynamic:]
             size: int | SSAValue | None = static_byte_size(memref_type)
@@ -518,6 +583,7 @@ class _ManifestAlloc:
                 storage.storage.name_hint = f"{result.name_hint}_storage"
                 tensor_op.tensor.name_hint = result.name_hint
             new_ops.extend((storage, tensor_op))
+            self._carved(storage, tensor_op.tensor)
             outs.append(tensor_op.tensor)
         invoke = InvokeOp(call.callee, operands, outs, dict(call.attributes))
         new_ops.append(invoke)
@@ -526,8 +592,59 @@ class _ManifestAlloc:
             result.replace_all_uses_with(out)
         Rewriter.erase_op(call)
 
+    def _carved(self, storage: AllocStorageOp, value: SSAValue) -> None:
+        self.storage_of[value] = storage
+        self.aliases.setdefault(storage, []).append(value)
+
+    def _inplace_storages(
+        self, call: func.CallOp, kernel: Kernel, operands: list[SSAValue], device: str | None
+    ) -> dict[int, tuple[int, AllocStorageOp]]:
+        """result index -> (operand index, its storage) for the pairs of
+        ``kernel.inplace`` that are legal at ``call``.
+
+        Legal when the operand's storage was carved by this pass in the
+        call's block (so not an argument, a constant or a loop-carried
+        value), on the same device, and no alias of it (its tensors and
+        their views) is used after the call: the call is its last reader
+        and it does not escape (a return or yield would be a later use).
+        """
+        if not self.inplace or not kernel.inplace:
+            return {}
+        block = call.parent_block()
+        shared: dict[int, tuple[int, AllocStorageOp]] = {}
+        for result, operand in kernel.inplace:
+            storage = self.storage_of.get(operands[operand])
+            if (
+                storage is None
+                or block is None
+                or storage.parent_block() is not block
+                or storage.byte_size is None
+                or storage.device_name != (device or DEFAULT_DEVICE)
+                or any(s is storage for _, s in shared.values())
+                or default_alignment(to_memref(kernel.results[result])) > storage.alignment_value
+            ):
+                continue
+            if all(
+                self._used_before(use.operation, call, block)
+                for alias in self.aliases[storage]
+                for use in alias.uses
+            ):
+                shared[result] = (operand, storage)
+        return shared
+
     @staticmethod
-    def _rewrite_view_call(call: func.CallOp, kernel: Kernel, operands: list[SSAValue]) -> None:
+    def _used_before(user: Operation, call: Operation, block: Block) -> bool:
+        """Is ``user`` the call, or (inside) an op before it in ``block``?"""
+        if user is call:
+            return True
+        ancestor: Operation | None = user
+        while ancestor is not None and ancestor.parent_block() is not block:
+            ancestor = ancestor.parent_op()
+        return ancestor is not None and ancestor.is_before_in_block(call)
+
+    def _rewrite_view_call(
+        self, call: func.CallOp, kernel: Kernel, operands: list[SSAValue]
+    ) -> None:
         source = next(value for value, type_ in zip(operands, kernel.inputs) if _is_tensor(type_))
         result_type = to_memref(kernel.results[0])
         strides = result_type.get_strides()
@@ -537,6 +654,9 @@ class _ManifestAlloc:
             source, [0], result_type.get_shape(), static_strides, result_type
         )
         cast.result.name_hint = call.results[0].name_hint
+        storage = self.storage_of.get(source)
+        if storage is not None:
+            self._carved(storage, cast.result)
         Rewriter.insert_op(cast, InsertPoint.before(call))
         call.results[0].replace_all_uses_with(cast.result)
         Rewriter.erase_op(call)
@@ -724,12 +844,32 @@ class ManifestAllocPass(ModulePass):
     and any other op that produces or consumes a tensor. All checks run before
     the first rewrite, so the diagnostic shows the input IR.
 
-    Options: none.
+    In place: a kernel declaration may carry `memory.inplace = array<i64: r,
+    o, ...>`, (result, operand) index pairs meaning the kernel is correct when
+    result `r` occupies exactly the bytes of tensor operand `o` (an
+    element-wise op reading each element before writing it). The pair is
+    checked (indices in range, the result no larger than the operand, not on
+    a view kernel). At a call, result `r` is carved at offset 0 of operand
+    `o`'s storage, with no storage of its own and `memory.inplace_of = o` on
+    its `memory.alloc_tensor`, when that storage was allocated by this pass
+    in the call's block on the same device and none of its tensors or views
+    is used after the call (so the operand is not an argument, a constant, a
+    value returned or yielded, or read later). Sharing never raises the peak
+    of live bytes, so it is on by default.
+
+    Options:
+
+    - `inplace` (bool, default true): share in place where legal; false gives
+      every result its own storage.
     """
 
     name = "manifest-alloc"
 
+    inplace: bool = True
+    """Let results of `memory.inplace` kernels take their operand's storage
+    when it dies at the call (false: one storage per result, for comparison)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        run = _ManifestAlloc(op)
+        run = _ManifestAlloc(op, self.inplace)
         run.collect()
         run.rewrite()

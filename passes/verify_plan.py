@@ -18,6 +18,7 @@ from memplan.passes.analysis import (
     TensorLifetime,
     analyze_module,
 )
+from memplan.passes.analysis.inplace import declared_in_place
 from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution
 from memplan.passes.planning.validate import validate
 
@@ -111,6 +112,10 @@ def _storage_findings(function: FunctionLifetimes, storage: StorageLifetime) -> 
     problems: list[PlanProblem] = []
     for finding in validate(Problem(tuple(buffers.values()), (pool,)), solution):
         ops = [by_name[name].op for name in finding.buffers if name in by_name] or [storage.op]
+        if finding.kind == "overlap" and len(finding.buffers) == 2:
+            first, second = (by_name[name] for name in finding.buffers)
+            if declared_in_place(first, second) or declared_in_place(second, first):
+                continue
         if finding.kind == "overlap":
             parts = [
                 _describe(

@@ -71,7 +71,8 @@ def test_light_squeezenet_end_to_end(capsys: pytest.CaptureFixture[str]) -> None
 def _manifest(name: str) -> tuple[ModuleOp, ModuleOp, dict[str, np.ndarray]]:
     model = onnx.load(FIXTURES / f"{name}.onnx")
     module, constants = import_model_and_constants(model)
-    return module, plan(module, "manifest-alloc,insert-kills"), constants
+    # One storage per result (no in-place sharing): the tests pin them by name.
+    return module, plan(module, "manifest-alloc{inplace=false},insert-kills"), constants
 
 
 def _pin_sequentially(module: ModuleOp, overlap: tuple[str, str] | None = None) -> None:

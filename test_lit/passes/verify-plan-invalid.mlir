@@ -123,3 +123,23 @@ func.func @unpinned() {
   func.return
 }
 // PINNED: verify-plan: storage %u in @unpinned (48 bytes) is not pinned to a pool
+
+// -----
+
+// `memory.inplace_of` alone does not make an overlap legal: @k declares no
+// `memory.inplace` pair, so %b sharing %a's bytes while %a is read at the
+// same invoke is an overlap (with the pair declared, verify-plan accepts it:
+// passes/manifest-alloc-inplace.mlir).
+func.func private @k(memref<16xf32>, memref<16xf32>) -> ()
+func.func @undeclared_in_place(%x: memref<16xf32>) {
+  %s = memory.alloc_storage : !memory.storage<64>
+  %a = memory.alloc_tensor %s[0] : !memory.storage<64> -> memref<16xf32>
+  memory.invoke @k ins(%x : memref<16xf32>) outs(%a : memref<16xf32>)
+  %b = memory.alloc_tensor %s[0] {memory.inplace_of = 0 : i64} : !memory.storage<64> -> memref<16xf32>
+  memory.invoke @k ins(%a : memref<16xf32>) outs(%b : memref<16xf32>)
+  memory.kill %s : !memory.storage<64>
+  func.return
+}
+// ERR: error: verify-plan: tensor %a (bytes [0, 64) of storage %s in @undeclared_in_place, live [1, 5)) and tensor %b (bytes [0, 64) of storage %s in @undeclared_in_place, live [3, 5)) are live together but share bytes
+// NOVERIFY: tensor %a
+// PINNED: tensor %a

@@ -98,7 +98,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from memplan.dialect.interpreter import dense_array, numpy_dtype
-from memplan.dialect.ops import VIEW_ATTR
+from memplan.dialect.ops import INPLACE_ATTR, VIEW_ATTR
 from memplan.tools.frontends.common import UniqueNames, sanitize_name
 
 WeightsMode = Literal["external", "inline"]
@@ -109,6 +109,51 @@ VIEW_OPS: frozenset[str] = frozenset(
     {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"}
 )
 """ONNX ops whose single output has the bytes of their first input."""
+
+INPLACE_OPS: frozenset[str] = frozenset(
+    {
+        "Relu",
+        "Sigmoid",
+        "Tanh",
+        "Clip",
+        "LeakyRelu",
+        "Elu",
+        "Selu",
+        "HardSigmoid",
+        "HardSwish",
+        "Softplus",
+        "Softsign",
+        "Neg",
+        "Abs",
+        "Exp",
+        "Log",
+        "Sqrt",
+        "Reciprocal",
+        "Erf",
+        "Floor",
+        "Ceil",
+        "Round",
+        "Sign",
+        "Not",
+        "PRelu",
+        "BatchNormalization",
+        "Add",
+        "Sub",
+        "Mul",
+        "Div",
+        "Pow",
+        "Max",
+        "Min",
+        "Sum",
+        "Mean",
+        "And",
+        "Or",
+        "Xor",
+    }
+)
+"""Element-wise ops (each output element reads only the same element of its
+operands): the output may take the bytes of an operand of its own type
+(`memory.inplace`)."""
 
 NONDETERMINISTIC_OPS: frozenset[str] = frozenset(
     {
@@ -753,6 +798,10 @@ class _Emitter:
             )
         if view:
             attributes[VIEW_ATTR] = UnitAttr()
+        elif node.op_type in INPLACE_OPS and _node_domain(node) == "" and len(result_types) == 1:
+            same = [i for i, t in enumerate(operand_types) if t == result_types[0]]
+            if same:
+                attributes[INPLACE_ATTR] = DenseArrayBase.from_list(i64, [0, same[0]])
         key = (
             tuple(sorted((k, str(v)) for k, v in attributes.items())),
             tuple(operand_types),

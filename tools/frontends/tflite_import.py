@@ -90,13 +90,51 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from memplan.dialect.ops import VIEW_ATTR
+from memplan.dialect.ops import INPLACE_ATTR, VIEW_ATTR
 from memplan.tools.frontends.common import UniqueNames, sanitize_name
 
 TFLITE_ATTR_PREFIX = "memory.tflite."
 
 VIEW_OPS: frozenset[str] = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS"})
 """Operators whose output has the bytes of their first input."""
+
+INPLACE_OPS: frozenset[str] = frozenset(
+    {
+        "ADD",
+        "SUB",
+        "MUL",
+        "DIV",
+        "MAXIMUM",
+        "MINIMUM",
+        "SQUARED_DIFFERENCE",
+        "POW",
+        "RELU",
+        "RELU6",
+        "RELU_N1_TO_1",
+        "RELU_0_TO_1",
+        "LEAKY_RELU",
+        "PRELU",
+        "ELU",
+        "LOGISTIC",
+        "TANH",
+        "HARD_SWISH",
+        "EXP",
+        "LOG",
+        "SQRT",
+        "RSQRT",
+        "ABS",
+        "NEG",
+        "FLOOR",
+        "CEIL",
+        "ROUND",
+        "SIN",
+        "COS",
+        "SQUARE",
+        "GELU",
+    }
+)
+"""Element-wise builtins: the output may take the bytes of an operand of its
+own type (`memory.inplace`), as TFLite's ArenaPlanner shares them."""
 
 SUBGRAPH_OPS: frozenset[str] = frozenset({"WHILE", "IF", "CALL_ONCE", "CALL"})
 """Operators that run other subgraphs (not imported yet)."""
@@ -573,10 +611,14 @@ class _Emitter:
             attributes[TFLITE_ATTR_PREFIX + "input_slots"] = DenseArrayBase.from_list(i64, slots)
         attributes.update(_quantization_attributes("operand", operands))
         attributes.update(_quantization_attributes("result", results))
-        if view:
-            attributes[VIEW_ATTR] = UnitAttr()
         operand_types = [t.tensor_type for t in operands]
         result_types = [t.tensor_type for t in results]
+        if view:
+            attributes[VIEW_ATTR] = UnitAttr()
+        elif operator.name in INPLACE_OPS and len(result_types) == 1:
+            same = [i for i, t in enumerate(operand_types) if t == result_types[0]]
+            if same:
+                attributes[INPLACE_ATTR] = DenseArrayBase.from_list(i64, [0, same[0]])
         key = (
             tuple(sorted((k, str(v)) for k, v in attributes.items())),
             tuple(operand_types),

@@ -1,0 +1,61 @@
+"""In-place pairs: a tensor carved over an operand whose bytes it may take.
+
+`manifest-alloc` carves a result of a `memory.inplace` kernel at the offset
+of the operand it replaces (marking the `memory.alloc_tensor` with
+`memory.inplace_of`); both tensors then share bytes while live at the
+invoke. `verify-plan` accepts that overlap and `insert-kills` does not kill
+the operand's tensor there (its bytes live on as the result) only when
+``declared_in_place`` holds.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr
+from xdsl.ir import Operation
+from xdsl.traits import SymbolTable
+
+from memplan.dialect.ops import INPLACE_ATTR, INPLACE_OF_ATTR, InvokeOp
+from memplan.passes.analysis.flow import UseKind
+from memplan.passes.analysis.lifetimes import TensorLifetime
+
+
+def declared_in_place(a: TensorLifetime, b: TensorLifetime) -> bool:
+    """Is ``b`` carved in place of ``a`` as a kernel allows?
+
+    ``b`` carries ``memory.inplace_of = o``, is result ``r`` of an invoke
+    whose declaration lists the pair ``(r, o)`` in ``memory.inplace``, the
+    invoke's operand ``o`` is ``a`` (or an alias of it), both sit at the
+    same offset, and no alias of ``a`` is used after that invoke.
+    """
+    operand = b.alloc.attributes.get(INPLACE_OF_ATTR)
+    if not isinstance(operand, IntegerAttr) or a.offset != b.offset:
+        return False
+    o = operand.value.data
+    for use, _ in b.uses:
+        invoke = use.operation
+        if not isinstance(invoke, InvokeOp) or use.index < len(invoke.ins):
+            continue
+        r = use.index - len(invoke.ins)
+        decl = SymbolTable.lookup_symbol(invoke, invoke.callee)
+        pairs = decl.attributes.get(INPLACE_ATTR) if isinstance(decl, func.FuncOp) else None
+        if not isinstance(pairs, DenseArrayBase):
+            return False
+        values = [int(v) for v in pairs.get_values()]
+        if (r, o) not in zip(values[::2], values[1::2]):
+            return False
+        block = invoke.parent_block()
+        # Kills end the storage, which ``b`` keeps: they are not reads of ``a``.
+        reads = [u.operation for u, kind in a.uses if kind is not UseKind.KILL]
+        if invoke not in reads or o >= len(invoke.ins):
+            return False
+        if not any(u.operation is invoke and u.index == o for u, _ in a.uses):
+            return False
+        for user in reads:
+            ancestor: Operation | None = user
+            while ancestor is not None and ancestor.parent_block() is not block:
+                ancestor = ancestor.parent_op()
+            if user is not invoke and (ancestor is None or not ancestor.is_before_in_block(invoke)):
+                return False
+        return True
+    return False
