@@ -3,7 +3,8 @@
 ``ProgramGenerator`` writes whole programs in memplan's value-semantic input
 form: a DAG of 5 to ``max_calls`` kernel calls on tensors of random shapes
 and element types (f32, f16, i8, i32, i64), dense constants, view kernels
-(`memory.view`, a reshape), an ``scf.if`` whose branches call kernels and
+(`memory.view`, a reshape), kernels that may write their result over an
+operand of the same type (`memory.inplace`), an ``scf.if`` whose branches call kernels and
 yield a tensor, ``scf.for`` loops with calls inside, a second function
 (planned on its own), and pools: bounded, read-only (`access ro`) and
 unbounded ones with targets.
@@ -99,6 +100,11 @@ class ProgramGenerator:
         if name is None:
             name = self.signatures[signature] = f"k_{len(self.declarations)}"
             attributes = " attributes {memory.view}" if view else ""
+            same = [i for i, v in enumerate(ins) if v.type == out.type]
+            if not view and same and self.rng.random() < 0.5:
+                # hash_kernel reads every input before writing: in-place safe.
+                pair = f"0, {self.rng.choice(same)}"
+                attributes = f" attributes {{memory.inplace = array<i64: {pair}>}}"
             self.declarations[name] = (
                 f"func.func private @{name}({', '.join(v.type for v in ins)}) -> {out.type}"
                 f"{attributes}"
@@ -147,7 +153,11 @@ class ProgramGenerator:
                 live.append(value)
                 continue
             ins = self.rng.sample(live, min(len(live), self.rng.randint(1, 3))) if live else []
-            live.append(self._call(lines, indent, ins, self._new()))
+            # An element-wise-like result (an operand's type) now and then,
+            # so that in-place pairs occur.
+            like = ins[0] if ins and self.rng.random() < 0.4 else None
+            out = self._new(like.shape, like.element) if like else self._new()
+            live.append(self._call(lines, indent, ins, out))
 
     def _if(self, lines: list[str], indent: str, live: list[Value]) -> None:
         result = self._new()
