@@ -103,12 +103,12 @@ def _solve_pool(
     step = pool_granularity(buffers, alignments)
     low = align_up(lower, step)  # every capacity below ``low`` is too small
     # The bound itself is often reachable: decide it first, as feasibility
-    # mode would at that capacity, with a third of the time left. When it is
+    # mode would at that capacity, with half the time left. When it is
     # reachable, minimising costs what feasibility does and ends `optimal`.
     budget = 4 * len(buffers) + 256
     if low < best_peak:
         now = time.perf_counter()
-        if probe(low, None, now + max(deadline - now, 0.0) / 3) == NOT_FOUND:
+        if probe(low, None, now + max(deadline - now, 0.0) / 2) == NOT_FOUND:
             low += step
     # Then walk down from the best peak in passes whose node budget doubles.
     # Far from the bound, big strides (doubled after a plan is found, halved
