@@ -11,6 +11,10 @@ For each ONNX "light" model shipped with the ``onnx`` package
 * lower bound: the peak of live bytes (``plan-report``'s bound) -- no plan
   of these buffers in this order can use less;
 * usmp / lower bound;
+* usmp in place: ``manifest-alloc,insert-kills,usmp`` with element-wise
+  results sharing a dying operand's bytes (``memory.inplace``; the columns
+  above use ``manifest-alloc{inplace=false}``), its lower bound, and its
+  ratio to the fixed-order lower bound;
 * planning seconds: ``manifest-alloc,insert-kills,usmp`` in process (best
   of ``--repeat`` runs, no verification in the timed part);
 * planning / text I/O: those seconds divided by the time xDSL takes to
@@ -63,12 +67,16 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_TVM_VENV = Path.home() / ".cache" / "memplan" / "tvm-venv"
 TARGET_RATIO = 1.5
-PLANNING = "manifest-alloc,insert-kills,usmp"
+# The table's main columns are fixed-order plans: one storage per kernel
+# result, no in-place sharing (how they were first measured against TVM).
+FIXED = "manifest-alloc{inplace=false}"
+PLANNING = f"{FIXED},insert-kills,usmp"
 CONFIGURATIONS = {
-    "manifest": "manifest-alloc,insert-kills",
-    "reuse": "manifest-alloc,insert-kills,reuse",
-    "coalesce+usmp": "manifest-alloc,insert-kills,coalesce,usmp",
+    "manifest": f"{FIXED},insert-kills",
+    "reuse": f"{FIXED},insert-kills,reuse",
+    "coalesce+usmp": f"{FIXED},insert-kills,coalesce,usmp",
     "usmp": PLANNING,
+    "in place": "manifest-alloc,insert-kills,usmp",
 }
 
 
@@ -98,6 +106,8 @@ class ModelRow:
     lower_bound: int
     planning_seconds: float | None
     text_io_seconds: float
+    inplace_usmp: int | None = None
+    inplace_lower_bound: int | None = None
     tvm_fused: int | None = None
     tvm_unfused: int | None = None
     notes: list[str] = field(default_factory=list)
@@ -211,6 +221,10 @@ def measure_model(path: Path, repeat: int) -> ModelRow:
         seconds, planned = _plan(ctx, text, PLANNING, repeat)
         row.usmp = _pool_bytes(planned)
         row.planning_seconds = seconds
+        _, shared = _plan(ctx, text, CONFIGURATIONS["in place"], 1)
+        row.inplace_usmp = _pool_bytes(shared)
+        [shared_pool] = [p for f in gather_report(shared).functions for p in f.pools]
+        row.inplace_lower_bound = shared_pool.lower_bound
     return row
 
 
@@ -348,6 +362,9 @@ def table(rows: Sequence[ModelRow], with_tvm: bool) -> str:
         "usmp / LB",
         "planning s",
         "planning / text I/O",
+        "usmp in place",
+        "in-place LB",
+        "in place / LB",
     ]
     if with_tvm:
         header += ["TVM Relax", "usmp / TVM", "TVM Relax unfused", "usmp / TVM unfused"]
@@ -365,6 +382,9 @@ def table(rows: Sequence[ModelRow], with_tvm: bool) -> str:
             _ratio(row.ratio),
             _ratio(row.planning_seconds, 2),
             _ratio(row.planning_vs_io, 2),
+            _bytes(row.inplace_usmp),
+            _bytes(row.inplace_lower_bound),
+            _ratio(_over(row.inplace_usmp, row.lower_bound)),
         ]
         if with_tvm:
             cells += [

@@ -20,7 +20,13 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from memplan.dialect.ops import InvokeOp
-from memplan.passes.analysis import FunctionLifetimes, ModuleLifetimes, analyze_module
+from memplan.passes.analysis import (
+    FunctionLifetimes,
+    ModuleLifetimes,
+    TensorLifetime,
+    analyze_module,
+)
+from memplan.passes.analysis.inplace import declared_in_place
 from memplan.passes.planning.bounds import buffers_lower_bound, peak_live_bytes
 from memplan.passes.planning.model import Buffer, pool_base_alignment
 from memplan.passes.report_formats.c_header import format_c_header
@@ -107,6 +113,11 @@ def _function_report(lifetimes: ModuleLifetimes, function: FunctionLifetimes) ->
     ]
     if unplanned:
         pools.append(_pool_record(UNPLANNED, None, unplanned, None, 1))
+
+    def inplace_of(tensor: TensorLifetime) -> str | None:
+        siblings = tensor.storage.tensors if tensor.storage is not None else []
+        return next((a.name for a in siblings if declared_in_place(a, tensor)), None)
+
     tensors = tuple(
         TensorRecord(
             name=tensor.name,
@@ -115,6 +126,7 @@ def _function_report(lifetimes: ModuleLifetimes, function: FunctionLifetimes) ->
             size=tensor.size,
             start=tensor.interval.start,
             end=tensor.interval.end,
+            inplace_of=inplace_of(tensor),
         )
         for tensor in function.tensors
     )
@@ -238,6 +250,20 @@ def _pool_json(record: PoolRecord) -> dict[str, Any]:
     }
 
 
+def _tensor_json(record: TensorRecord) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "name": record.name,
+        "storage": record.storage,
+        "offset": record.offset,
+        "size": record.size,
+        "start": record.start,
+        "end": record.end,
+    }
+    if record.inplace_of is not None:  # only in-place tensors have the key
+        entry["inplace_of"] = record.inplace_of
+    return entry
+
+
 def _report_json(report: PlanReport) -> dict[str, Any]:
     return {
         "functions": [
@@ -261,17 +287,7 @@ def _report_json(report: PlanReport) -> dict[str, Any]:
                     }
                     for b in function.buffers
                 ],
-                "tensors": [
-                    {
-                        "name": t.name,
-                        "storage": t.storage,
-                        "offset": t.offset,
-                        "size": t.size,
-                        "start": t.start,
-                        "end": t.end,
-                    }
-                    for t in function.tensors
-                ],
+                "tensors": [_tensor_json(t) for t in function.tensors],
             }
             for function in report.functions
         ],

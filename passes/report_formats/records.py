@@ -45,6 +45,8 @@ class TensorRecord:
     size: int | None
     start: int
     end: int
+    inplace_of: str | None = None
+    """The tensor whose bytes this one took in place (``memory.inplace``)."""
 
 
 @dataclass(frozen=True)

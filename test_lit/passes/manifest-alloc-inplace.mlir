@@ -1,6 +1,7 @@
 // RUN: memplan-opt %s --manifest-alloc --split-input-file | filecheck %s
 // RUN: memplan-opt %s --manifest-alloc=inplace=false --split-input-file | filecheck %s --check-prefix=FIXED
 // RUN: memplan-opt %s --plan --verify-plan --split-input-file > /dev/null
+// RUN: memplan-opt %s --manifest-alloc --insert-kills --usmp --plan-report=format=json --split-input-file 2>&1 >/dev/null | filecheck %s --check-prefix=JSON
 
 // Shared: @relu declares (result 0, operand 0) in place and %a dies at the
 // call (its last reader), so %b is carved at offset 0 of %a's storage, marked
@@ -26,6 +27,12 @@ func.func @shared(%x: tensor<16xf32>) -> tensor<16xf32> {
 // CHECK-NEXT:    %c = memory.alloc_tensor %a_storage[0] {memory.inplace_of = 0 : i64} : !memory.storage<64> -> memref<16xf32>
 // CHECK-NEXT:    memory.invoke @relu ins(%b : memref<16xf32>) outs(%c : memref<16xf32>)
 // CHECK-NEXT:    %d_storage = memory.alloc_storage
+
+// The JSON report names the tensor each one took the bytes of, so an
+// outside checker can tell the shared pair from a clobbering plan.
+// JSON:        {"name": "a", "storage": "a_storage", "offset": 0, "size": 64, "start": 1, "end": 5},
+// JSON-NEXT:   {"name": "b", "storage": "a_storage", "offset": 0, "size": 64, {{.*}}"inplace_of": "a"}
+// JSON-NEXT:   {"name": "c", "storage": "a_storage", "offset": 0, "size": 64, {{.*}}"inplace_of": "b"}
 
 // FIXED-LABEL: func.func @shared(
 // FIXED:         %b_storage = memory.alloc_storage : !memory.storage<64>
