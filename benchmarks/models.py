@@ -137,7 +137,8 @@ def _missing_passes(spec: str) -> list[str]:
     from memplan.passes import get_all_passes
 
     available = get_all_passes()
-    return [name for name in spec.split(",") if name not in available]
+    names = [step.split("{", 1)[0] for step in spec.split(",")]
+    return [name for name in names if name not in available]
 
 
 def _plan(ctx: Any, text: str, spec: str, repeat: int) -> tuple[float, Any]:
