@@ -229,8 +229,6 @@ def run_check(path: Path) -> str:
         missing = re.search(r"no kernel for TFLite operator (\w+)", str(error))
         if missing:
             return f"not run: no kernel for {missing.group(1)}"
-        if "DENSIFY" in str(error):
-            return "not run: sparse (DENSIFY) weights not decompressed"
         return f"not run: {error}"
     worst = max(
         (o.planned_vs_reference or 0.0) / (o.reference_magnitude or 1.0) for o in report.outputs

@@ -170,3 +170,47 @@ def test_imported_model_plans_through_memplan_opt(
     planned = capsys.readouterr().out
     assert "memory.pool @workspace_cpu" in planned
     assert "func.call @tfl.CONV_2D" not in planned  # calls became memory.invoke
+
+
+def test_densify_follows_the_sparse_levels() -> None:
+    # A 3x4 matrix, dense rows and a CSR column level: row 0 holds columns
+    # 1 and 3, row 1 nothing, row 2 column 0.
+    from memplan.tools.frontends.tflite_import import (
+        SparseFormat,
+        SparseLevel,
+        TfliteTensor,
+        densify,
+    )
+
+    levels = (SparseLevel(3), SparseLevel(None, (0, 2, 2, 3), (1, 3, 0)))
+    values = np.asarray([1.5, 2.5, 3.5], np.float32)
+    tensor = TfliteTensor(
+        0,
+        "w",
+        (3, 4),
+        "FLOAT32",
+        values.tobytes(),
+        True,
+        SparseFormat((0, 1), (), levels),
+        (),
+        (),
+        0,
+    )
+    expected = np.zeros((3, 4), np.float32)
+    expected[0, 1], expected[0, 3], expected[2, 0] = 1.5, 2.5, 3.5
+    np.testing.assert_array_equal(densify(tensor), expected)
+    # Indices past the data: an import error naming the tensor.
+    short = TfliteTensor(
+        0,
+        "w",
+        (3, 4),
+        "FLOAT32",
+        values[:2].tobytes(),
+        True,
+        SparseFormat((0, 1), (), levels),
+        (),
+        (),
+        0,
+    )
+    with pytest.raises(TfliteImportError, match="tensor 0 'w': its sparse data holds fewer values"):
+        densify(short)

@@ -22,7 +22,9 @@ What the importer does:
 3. Folds what TFLite itself folds when it prepares the model: a `DEQUANTIZE`
    of a constant (fp16 -> f32, or int8/uint8/int16 with its scale and zero
    point) and a `DENSIFY` of a constant sparse tensor become constants of
-   their output's type.
+   their output's type (`global_data` computes their values for
+   `memplan-run`: dequantized, and densified as TFLite's FormatConverter
+   does).
 4. Emits one call per remaining operator. Each distinct (operator, options,
    operand types) signature gets one declaration
    `func.func private @tfl.CONV_2D(...)`, carrying `memory.tflite.op`, the
@@ -185,6 +187,25 @@ def _snake(name: str) -> str:
 
 
 @dataclass(frozen=True)
+class SparseLevel:
+    """One level of a sparse tensor's storage order (TFLite's DimensionMetadata)."""
+
+    dense_size: int | None
+    """The level's size when it is dense; None for a CSR level."""
+    segments: tuple[int, ...] = ()
+    indices: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class SparseFormat:
+    """TFLite's SparsityParameters: storage order, block map and levels."""
+
+    traversal_order: tuple[int, ...]
+    block_map: tuple[int, ...]
+    levels: tuple[SparseLevel, ...]
+
+
+@dataclass(frozen=True)
 class TfliteTensor:
     index: int
     name: str
@@ -193,6 +214,7 @@ class TfliteTensor:
     data: bytes | None
     """The buffer's bytes when the tensor is a constant."""
     sparse: bool
+    sparsity: SparseFormat | None
     scale: tuple[float, ...]
     zero_point: tuple[int, ...]
     quantized_dimension: int
@@ -361,6 +383,7 @@ def _read_tensor(model: Any, subgraph: Any, index: int, type_names: dict[int, st
             )
         if buffer.DataLength() > 0:
             data = buffer.DataAsNumpy().tobytes()
+    sparsity = _read_sparsity(tensor.Sparsity())
     sparse = tensor.Sparsity() is not None
     if data is not None and not sparse:
         expected = (
@@ -379,7 +402,97 @@ def _read_tensor(model: Any, subgraph: Any, index: int, type_names: dict[int, st
         scale = _numbers(quantization, "Scale")
         zero_point = _numbers(quantization, "ZeroPoint")
         dimension = quantization.QuantizedDimension()
-    return TfliteTensor(index, name, shape, type_name, data, sparse, scale, zero_point, dimension)
+    return TfliteTensor(
+        index, name, shape, type_name, data, sparse, sparsity, scale, zero_point, dimension
+    )
+
+
+def _read_sparsity(parameters: Any) -> SparseFormat | None:
+    if parameters is None:
+        return None
+    tflite = _tflite()
+    vectors = {1: tflite.Int32Vector, 2: tflite.Uint16Vector, 3: tflite.Uint8Vector}
+
+    def vector(kind: int, table: Any) -> tuple[int, ...]:
+        if table is None or kind not in vectors:
+            return ()
+        values = vectors[kind]()
+        values.Init(table.Bytes, table.Pos)
+        return _numbers(values, "Values")
+
+    levels: list[SparseLevel] = []
+    for level in range(parameters.DimMetadataLength()):
+        metadata = parameters.DimMetadata(level)
+        if metadata.Format() == tflite.DimensionType.DENSE:
+            levels.append(SparseLevel(metadata.DenseSize()))
+        else:
+            levels.append(
+                SparseLevel(
+                    None,
+                    vector(metadata.ArraySegmentsType(), metadata.ArraySegments()),
+                    vector(metadata.ArrayIndicesType(), metadata.ArrayIndices()),
+                )
+            )
+    return SparseFormat(
+        _numbers(parameters, "TraversalOrder"), _numbers(parameters, "BlockMap"), tuple(levels)
+    )
+
+
+def densify(tensor: TfliteTensor) -> np.ndarray:
+    """The dense values of a sparse constant, as TFLite's DENSIFY computes
+    them (its FormatConverter: levels in traversal order, dense levels
+    counted out, CSR levels read from segments and indices, block levels
+    folded back into their dimension)."""
+    sparsity = tensor.sparsity
+    assert sparsity is not None and tensor.data is not None
+    values = np.frombuffer(tensor.data, dtype=tensor.dtype)
+    rank = len(tensor.shape)
+    order, block_map, levels = sparsity.traversal_order, sparsity.block_map, sparsity.levels
+    block_sizes = [levels[order[rank + b]].dense_size or 1 for b in range(len(block_map))]
+    dense = np.zeros(tensor.shape, dtype=tensor.dtype)
+    taken = 0
+    indices = [0] * len(levels)
+
+    def place() -> None:
+        nonlocal taken
+        original = [0] * rank
+        for level in range(rank):
+            original[order[level]] = indices[level]
+        for level in range(rank, len(levels)):
+            block = order[level] - rank
+            dim = block_map[block]
+            original[dim] = original[dim] * block_sizes[block] + indices[level]
+        if taken >= values.size:
+            raise TfliteImportError(
+                f"tensor {tensor.index} '{tensor.name}': its sparse data holds fewer values "
+                "than its indices address"
+            )
+        dense[tuple(original)] = values[taken]
+        taken += 1
+
+    def populate(level: int, previous: int) -> None:
+        if level == len(levels):
+            place()
+            return
+        metadata = levels[level]
+        if metadata.dense_size is not None:
+            for i in range(metadata.dense_size):
+                indices[level] = i
+                populate(level + 1, previous * metadata.dense_size + i)
+        elif previous + 1 < len(metadata.segments):
+            for i in range(metadata.segments[previous], metadata.segments[previous + 1]):
+                if i < len(metadata.indices):
+                    indices[level] = metadata.indices[i]
+                    populate(level + 1, i)
+
+    try:
+        populate(0, 0)
+    except IndexError as error:
+        raise TfliteImportError(
+            f"tensor {tensor.index} '{tensor.name}': its sparsity does not fit its shape "
+            f"{list(tensor.shape)} ({error})"
+        ) from None
+    return dense
 
 
 def _read_operator(
@@ -497,17 +610,19 @@ class _Folded:
     constants: set[int] = field(default_factory=set[int])
     """Tensors that are constant after folding."""
     values: dict[int, np.ndarray] = field(default_factory=dict[int, np.ndarray])
-    """Their data, where memplan computes it (not for DENSIFY)."""
+    """Their data."""
     folded_operators: set[int] = field(default_factory=set[int])
 
 
-def fold_constants(subgraph: TfliteSubgraph) -> _Folded:
-    """Constants and the DEQUANTIZE/DENSIFY operators folded into them."""
+def fold_constants(subgraph: TfliteSubgraph, values: bool = True) -> _Folded:
+    """Constants and the DEQUANTIZE/DENSIFY operators folded into them;
+    their data too unless ``values`` is false (the import needs only which
+    tensors are constant)."""
     folded = _Folded()
     for tensor in subgraph.tensors:
         if tensor.data is not None:
             folded.constants.add(tensor.index)
-            data = constant_data(tensor)
+            data = constant_data(tensor) if values else None
             if data is not None:
                 folded.values[tensor.index] = data
     for operator in subgraph.operators:
@@ -524,7 +639,11 @@ def fold_constants(subgraph: TfliteSubgraph) -> _Folded:
         (output,) = operator.outputs
         folded.constants.add(output)
         folded.folded_operators.add(operator.index)
-        if operator.name == "DEQUANTIZE" and source in folded.values:
+        if not values:
+            continue
+        if operator.name == "DENSIFY":
+            folded.values[output] = densify(subgraph.tensors[source])
+        elif source in folded.values:
             folded.values[output] = _dequantize(subgraph.tensors[source], folded.values[source])
     return folded
 
@@ -657,7 +776,7 @@ def import_subgraph(subgraph: TfliteSubgraph, inputs_in_arena: bool = False) -> 
                 f"{operator.where} runs other subgraphs: memplan does not import TFLite "
                 "control flow yet (import one subgraph with --subgraph N)"
             )
-    folded = fold_constants(subgraph)
+    folded = fold_constants(subgraph, values=False)
     tensors = subgraph.tensors
     live = [op for op in subgraph.operators if op.index not in folded.folded_operators]
 
