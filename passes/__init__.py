@@ -69,6 +69,12 @@ def _usmp() -> type[ModulePass]:
     return UsmpPass
 
 
+def _schedule() -> type[ModulePass]:
+    from memplan.passes.schedule import SchedulePass
+
+    return SchedulePass
+
+
 def _plan() -> type[ModulePass]:
     from memplan.passes.plan import PlanPass
 
@@ -88,5 +94,6 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "reuse": _reuse,
         "verify-plan": _verify_plan,
         "plan-report": _plan_report,
+        "schedule": _schedule,
         "plan": _plan,
     }

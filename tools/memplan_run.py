@@ -49,6 +49,7 @@ import argparse
 import importlib.util
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -367,16 +368,19 @@ def trace_divergence(
     planned: Sequence[KernelCall],
     view_kernels: set[str],
 ) -> str | None:
-    """The first planned kernel call whose inputs differ from the unplanned
-    run's, or ``None`` when every call read the same bytes.
+    """The first planned kernel call whose inputs no unplanned call of that
+    kernel read, or ``None`` when every call read the same bytes.
 
-    The n-th call of a kernel in one run is matched with its n-th call in
-    the other. View kernels (aliases after `manifest-alloc`) may be called
-    in the unplanned run only.
+    Calls of a kernel are matched as a multiset of input digests, so a plan
+    that reorders kernels (`schedule`) is compared call for call too; the
+    message names the input that differs from the unplanned call in the same
+    position. View kernels (aliases after `manifest-alloc`) may be called in
+    the unplanned run only.
     """
     before: dict[str, list[tuple[str, ...]]] = {}
     for call in unplanned:
         before.setdefault(call.callee, []).append(call.input_digests)
+    unmatched = {callee: Counter(calls) for callee, calls in before.items()}
     seen: dict[str, int] = {}
     for call in planned:
         index = seen.get(call.callee, 0)
@@ -384,9 +388,15 @@ def trace_divergence(
         calls = before.get(call.callee, [])
         if index >= len(calls):
             return f"@{call.callee} is called more often planned ({index + 1}) than unplanned ({len(calls)})"
-        for operand, (old, new) in enumerate(zip(calls[index], call.input_digests)):
-            if old != new:
-                return f"call #{index} of @{call.callee} read different bytes in input {operand}"
+        remaining = unmatched[call.callee]
+        if remaining[call.input_digests] > 0:
+            remaining[call.input_digests] -= 1
+            continue
+        operand = next(
+            (i for i, (old, new) in enumerate(zip(calls[index], call.input_digests)) if old != new),
+            0,
+        )
+        return f"call #{index} of @{call.callee} read different bytes in input {operand}"
     for callee, calls in before.items():
         if seen.get(callee, 0) != len(calls) and callee not in view_kernels:
             return (

@@ -1,0 +1,177 @@
+"""``schedule``: reorder kernel calls to lower the peak of live tensor bytes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+
+from xdsl.context import Context
+from xdsl.dialects import arith, bufferization, func, memref, tensor
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.traits import IsTerminator, SymbolTable
+from xdsl.utils.exceptions import PassFailedException
+from xdsl.utils.hints import isa
+
+from memplan.dialect.diagnostics import emit_remark
+from memplan.dialect.ops import VIEW_ATTR
+from memplan.dialect.types import element_byte_size
+from memplan.passes.planning.schedule import (
+    SCHEDULERS,
+    ScheduleProblem,
+    best_schedule,
+    is_topological,
+    simulate_peak,
+)
+
+# Ops without effects or regions that a reorder may move (besides calls of
+# kernel declarations, which are pure in the value-semantic form).
+_MOVABLE = (arith.ConstantOp, memref.GetGlobalOp, bufferization.ToTensorOp, tensor.EmptyOp)
+
+
+def _tensor_bytes(value: SSAValue) -> int:
+    """What `manifest-alloc` will allocate for ``value``: 0 unless a static tensor."""
+    type_: Attribute = value.type
+    if not isa(type_, TensorType[Attribute]) or not type_.has_static_shape():
+        return 0
+    return prod(type_.get_shape()) * element_byte_size(type_)
+
+
+@dataclass(frozen=True)
+class SchedulePass(ModulePass):
+    """Reorder kernel calls to lower the peak of live tensor bytes.
+
+    Works on the value-semantic form `manifest-alloc` takes (run it before
+    `manifest-alloc`): there an order is only SSA dependencies, with no
+    storages or kills to move along. In each block, the ops between two
+    barriers form a segment that is reordered as a DAG: `func.call`s of
+    kernel declarations (pure on tensors), `arith.constant`,
+    `memref.get_global`, `bufferization.to_tensor` and `tensor.empty`.
+    Any other op (one with regions such as `scf.if`, a call of a function
+    with a body, an op with unknown effects) and the terminator are barriers
+    that stay where they are, as does everything relative to them; values
+    used after a segment count as live to its end.
+
+    A node's bytes are its tensor results' static sizes; a `memory.view`
+    kernel's result aliases its operand (0 bytes, extending its operand's
+    life). The candidate orders (`passes.planning.schedule`: XLA's list
+    and DFS schedulers and the given order) are compared by the peak of live
+    bytes they give, and the lowest wins, the given order on a tie, so the
+    pass never raises the estimated peak. Results never change: every op
+    still follows every op it reads.
+
+    Each function gets a remark `schedule: @f: peak of live tensor bytes
+    A -> B (order)`: the highest segment peak before and after, and the
+    orders chosen.
+
+    Options:
+
+    - `algorithm` (str, default `best`): `best`, or one of `post-order`,
+      `list`, `dfs` to apply that order (even if it is worse).
+    - `remarks` (bool, default true): emit the per-function remark.
+    """
+
+    name = "schedule"
+
+    algorithm: str = "best"
+    """`best`, or the name of one scheduler."""
+    remarks: bool = True
+    """Emit `schedule: @f: peak ... -> ...` per function."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.algorithm != "best" and self.algorithm not in SCHEDULERS:
+            raise PassFailedException(
+                f"schedule: unknown algorithm '{self.algorithm}' "
+                f"(one of: best, {', '.join(SCHEDULERS)})"
+            )
+        for function in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
+            if function.is_declaration:
+                continue
+            before = after = 0
+            chosen: set[str] = set()
+            blocks = [b for o in function.walk() for r in o.regions for b in r.blocks]
+            for block in blocks:
+                for segment in self._segments(block):
+                    b, a, name = self._schedule(segment)
+                    before, after = max(before, b), max(after, a)
+                    chosen.add(name)
+            if self.remarks:
+                emit_remark(
+                    function,
+                    f"schedule: @{function.sym_name.data}: peak of live tensor bytes "
+                    f"{before} -> {after} ({', '.join(sorted(chosen)) or 'nothing to order'})",
+                )
+
+    def _movable(self, op: Operation) -> bool:
+        if isinstance(op, _MOVABLE):
+            return True
+        if isinstance(op, func.CallOp):
+            callee = SymbolTable.lookup_symbol(op, op.callee)
+            return isinstance(callee, func.FuncOp) and callee.is_declaration
+        return False
+
+    def _segments(self, block: Block) -> list[list[Operation]]:
+        segments: list[list[Operation]] = [[]]
+        for op in block.ops:
+            if op.has_trait(IsTerminator) or not self._movable(op):
+                segments.append([])
+            else:
+                segments[-1].append(op)
+        return [s for s in segments if len(s) > 1]
+
+    def _schedule(self, segment: list[Operation]) -> tuple[int, int, str]:
+        """Reorder ``segment`` in place; the peaks before and after, and the order's name."""
+        index = {op: i for i, op in enumerate(segment)}
+        producer: dict[SSAValue, int] = {}
+        for i, op in enumerate(segment):
+            for result in op.results:
+                producer[result] = i
+        sizes: list[int] = []
+        reads: list[tuple[int, ...]] = []
+        alias_of: list[int | None] = []
+        kept: set[int] = set()
+        for i, op in enumerate(segment):
+            operands = tuple(dict.fromkeys(producer[v] for v in op.operands if v in producer))
+            reads.append(operands)
+            view = isinstance(op, func.CallOp) and self._is_view(op)
+            if view and operands:
+                source = operands[0]
+                alias_of.append(alias_of[source] if alias_of[source] is not None else source)
+                sizes.append(0)
+            else:
+                alias_of.append(None)
+                sizes.append(sum(_tensor_bytes(r) for r in op.results))
+            for result in op.results:
+                if any(use.operation not in index for use in result.uses):
+                    kept.add(i)
+        # A kept view keeps its owner's bytes.
+        for i in list(kept):
+            owner = alias_of[i]
+            if owner is not None:
+                kept.add(owner)
+        problem = ScheduleProblem(tuple(sizes), tuple(reads), tuple(alias_of), frozenset(kept))
+        before = simulate_peak(problem, range(len(segment)))
+        if self.algorithm == "best":
+            order, after, name = best_schedule(problem)
+        else:
+            order = SCHEDULERS[self.algorithm](problem)
+            after, name = simulate_peak(problem, order), self.algorithm
+        assert is_topological(problem, order)
+        if order != list(range(len(segment))):
+            anchor = segment[-1].next_op
+            block = segment[0].parent_block()
+            assert block is not None
+            for op in segment:
+                op.detach()
+            for i in order:
+                if anchor is None:
+                    block.add_op(segment[i])
+                else:
+                    block.insert_op_before(segment[i], anchor)
+        return before, after, name
+
+    @staticmethod
+    def _is_view(call: func.CallOp) -> bool:
+        callee = SymbolTable.lookup_symbol(call, call.callee)
+        return isinstance(callee, func.FuncOp) and VIEW_ATTR in callee.attributes
