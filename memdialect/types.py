@@ -8,6 +8,7 @@ from xdsl.dialects.builtin import (
     FixedBitwidthType,
     IntAttr,
     MemRefType,
+    TensorType,
 )
 from xdsl.ir import Attribute, ParametrizedAttribute, TypeAttribute
 from xdsl.irdl import irdl_attr_definition
@@ -64,7 +65,7 @@ class StorageType(ParametrizedAttribute, TypeAttribute):
                 printer.print_int(self.size.data)
 
 
-def element_byte_size(memref: MemRefType) -> int:
+def element_byte_size(memref: MemRefType | TensorType) -> int:
     """Bytes per element of ``memref``: ceil(bitwidth / 8).
 
     Raises ``VerifyException`` for element types without a fixed bit width

@@ -11,7 +11,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import IsTerminator, SymbolTable
-from xdsl.utils.exceptions import PassFailedException
+from xdsl.utils.exceptions import PassFailedException, VerifyException
 from xdsl.utils.hints import isa
 
 from memplan.dialect.diagnostics import emit_remark
@@ -35,7 +35,10 @@ def _tensor_bytes(value: SSAValue) -> int:
     type_: Attribute = value.type
     if not isa(type_, TensorType[Attribute]) or not type_.has_static_shape():
         return 0
-    return prod(type_.get_shape()) * element_byte_size(type_)
+    try:
+        return prod(type_.get_shape()) * element_byte_size(type_)
+    except VerifyException:  # no fixed bit width: manifest-alloc will say so
+        return 0
 
 
 @dataclass(frozen=True)
