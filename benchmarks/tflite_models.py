@@ -126,7 +126,7 @@ def _plan(
 
 
 def measure(path: Path) -> Row:
-    from memplan.tools.frontends.tflite_import import load_model, read_subgraph
+    from memplan.tools.frontends.tflite_model import load_model, read_subgraph
 
     subgraph = read_subgraph(*load_model(path))
     tensors, lower_bound, used, seconds = _plan(path, inputs_in_arena=False)
@@ -148,7 +148,8 @@ def measure(path: Path) -> Row:
 _TFLITE_WORKER = r"""
 import json, sys
 from ai_edge_litert.interpreter import Interpreter, OpResolverType
-from memplan.tools.frontends.tflite_import import fold_constants, load_model, read_subgraph
+from memplan.tools.frontends.tflite_import import fold_constants
+from memplan.tools.frontends.tflite_model import load_model, read_subgraph
 path = sys.argv[1]
 subgraph = read_subgraph(*load_model(path))
 folded = fold_constants(subgraph)

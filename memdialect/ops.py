@@ -122,14 +122,17 @@ def _symbol_table_op(op: Operation) -> Operation | None:
     return anchor
 
 
-def lookup_pool(op: Operation, name: SymbolRefAttr) -> PoolOp | None | bool:
-    """The pool ``name`` seen from ``op``.
+def in_symbol_table(op: Operation) -> bool:
+    """True when ``op`` sits inside a symbol table (a module): detached ops
+    skip the checks that look symbols up."""
+    return _symbol_table_op(op) is not None
 
-    Returns ``False`` when ``op`` is not (yet) inside a symbol table, so
-    module-level checks are skipped for detached ops.
-    """
-    if _symbol_table_op(op) is None:
-        return False
+
+def lookup_pool(op: Operation, name: SymbolRefAttr) -> PoolOp | None:
+    """The pool ``name`` seen from ``op``; ``None`` when there is none or
+    ``op`` is not inside a symbol table."""
+    if not in_symbol_table(op):
+        return None
     found = SymbolTable.lookup_symbol(op, name)
     return found if isinstance(found, PoolOp) else None
 
@@ -426,13 +429,12 @@ class AllocStorageOp(IRDLOperation):
         references = list(self.pools.data) if self.pools is not None else []
         if self.pool is not None:
             references.append(self.pool)
+        if not in_symbol_table(self):
+            return
         for reference in references:
             pool = lookup_pool(self, reference)
-            if pool is False:
-                return
             if pool is None:
                 raise VerifyException(f"{name}: unknown pool {reference}")
-            assert isinstance(pool, PoolOp)
             if not pool.accepts_device(self.device_name):
                 raise VerifyException(
                     f'{name}: device "{self.device_name}" is not among the targets '
@@ -442,7 +444,7 @@ class AllocStorageOp(IRDLOperation):
         if pinned is None:
             return
         pool = lookup_pool(self, SymbolRefAttr(pinned[0]))
-        assert isinstance(pool, PoolOp)
+        assert pool is not None  # pinned implies a known pool, checked above
         offset = pinned[1]
         if offset % pool.alignment_value:
             raise VerifyException(
@@ -818,7 +820,7 @@ class InvokeOp(IRDLOperation):
             if not isinstance(owner, AllocStorageOp) or owner.pinned is None:
                 continue
             pool = lookup_pool(self, SymbolRefAttr(owner.pinned[0]))
-            if isinstance(pool, PoolOp) and pool.is_read_only:
+            if pool is not None and pool.is_read_only:
                 raise VerifyException(
                     f"invoke of {self.callee} writes {describe(out)} in read-only pool "
                     f"@{pool.pool_name}"

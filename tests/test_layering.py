@@ -6,7 +6,7 @@ imports, read with ``ast``):
   ``passes/analysis``, ``passes/planning``, ``passes/report_formats`` or a
   helper module such as ``passes/storage_rewrites.py``);
 - no tool imports another tool (they share library modules: ``tools/cli.py``,
-  ``tools/version.py``, ``tools/frontends/``).
+  ``tools/version.py``, ``tools/run_compare.py``, ``tools/frontends/``).
 """
 
 from __future__ import annotations

@@ -21,13 +21,13 @@ from memplan.dialect.interpreter import (
 from memplan.tools import memplan_run
 from memplan.tools.frontends.onnx_import import global_data, import_model_and_constants
 from memplan.tools.memplan_run import (
-    compare,
     default_kernels,
     execute,
     main,
     plan,
     run_onnx,
 )
+from memplan.tools.run_compare import RunReport, compare, view_kernels
 from memplan_testing import parse_module
 
 REPO = Path(__file__).resolve().parent.parent
@@ -102,7 +102,7 @@ def _compare(
     planned: ModuleOp,
     constants: dict[str, np.ndarray],
     poison: bool = True,
-) -> memplan_run.RunReport:
+) -> RunReport:
     kernels = default_kernels()
     inputs = memplan_run.make_inputs(unplanned, seed=3)
     before = execute(unplanned, inputs, kernels, global_data(unplanned, constants), "unplanned")
@@ -110,12 +110,12 @@ def _compare(
         planned, inputs, kernels, global_data(planned, constants), "planned", poison=poison
     )
     names = memplan_run.output_names(unplanned)
-    return compare(names, before, after, None, memplan_run._view_kernels(unplanned), 0.0)
+    return compare(names, before, after, None, view_kernels(unplanned), 0.0)
 
 
 def _compare_without_poison(
     unplanned: ModuleOp, planned: ModuleOp, constants: dict[str, np.ndarray]
-) -> memplan_run.RunReport:
+) -> RunReport:
     return _compare(unplanned, planned, constants, poison=False)
 
 

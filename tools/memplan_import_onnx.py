@@ -21,7 +21,8 @@ from pathlib import Path
 
 from memplan.tools.cli import ToolArgumentParser
 from memplan.tools.frontends.common import module_text
-from memplan.tools.frontends.onnx_import import OnnxImportError, import_onnx, input_shapes_from
+from memplan.tools.frontends.onnx_import import import_onnx, input_shapes_from
+from memplan.tools.frontends.onnx_model import OnnxImportError
 
 # ---------------------------------------------------------------------------
 # Command line

@@ -19,7 +19,8 @@ from pathlib import Path
 
 from memplan.tools.cli import ToolArgumentParser
 from memplan.tools.frontends.common import module_text
-from memplan.tools.frontends.tflite_import import TfliteImportError, import_tflite
+from memplan.tools.frontends.tflite_import import import_tflite
+from memplan.tools.frontends.tflite_model import TfliteImportError
 
 
 def build_parser() -> argparse.ArgumentParser:

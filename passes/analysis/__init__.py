@@ -163,6 +163,7 @@ spans do not meet never have values live together), ``storages()``
 """
 
 from memplan.passes.analysis.flow import UseKind, alias_closure, classify_use
+from memplan.passes.analysis.lifetime_analyzer import analyze_function, pools_of
 from memplan.passes.analysis.lifetimes import (
     CallSite,
     EscapeKind,
@@ -170,14 +171,12 @@ from memplan.passes.analysis.lifetimes import (
     KillPoint,
     Lifetime,
     LiveInterval,
-    RegionLiveness,
     StorageLifetime,
     TensorLifetime,
-    analyze_function,
-    pools_of,
 )
 from memplan.passes.analysis.module import ModuleLifetimes, TimeLine, analyze_module
 from memplan.passes.analysis.numbering import BlockRange, OpNumbering
+from memplan.passes.analysis.region_liveness import RegionLiveness
 
 __all__ = [
     "BlockRange",

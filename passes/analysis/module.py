@@ -35,6 +35,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.utils.exceptions import PassFailedException
 
+from memplan.passes.analysis.lifetime_analyzer import analyze_function, pools_of
 from memplan.passes.analysis.lifetimes import (
     CallSite,
     EscapeKind,
@@ -42,8 +43,6 @@ from memplan.passes.analysis.lifetimes import (
     Lifetime,
     LiveInterval,
     StorageLifetime,
-    analyze_function,
-    pools_of,
 )
 from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution
 

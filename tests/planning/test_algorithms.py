@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memplan.passes.planning.algorithms import ALGORITHMS, PlanOptions, solve
-from memplan.passes.planning.algorithms.pool_search import FOUND, NOT_FOUND, PoolSearch
+from memplan.passes.planning.algorithms.pool_search import PoolSearch, SearchStatus
 from memplan.passes.planning.bounds import lower_bound
 from memplan.passes.planning.io import read_csv
 from memplan.passes.planning.model import Buffer, Placement, Pool, Problem
@@ -64,9 +64,9 @@ def test_exact_decision_is_tight(items: list[Buffer]) -> None:
     items = [b for b in items if b.size > 0]
     optimum = brute_force_peak(items)
     search = PoolSearch(items, [b.alignment for b in items], ["WAT", "TAW", "TWA"])
-    assert search.decide(optimum, float("inf"))[0] == FOUND
+    assert search.decide(optimum, float("inf"))[0] is SearchStatus.FOUND
     if optimum > 0:
-        assert search.decide(optimum - 1, float("inf"))[0] == NOT_FOUND
+        assert search.decide(optimum - 1, float("inf"))[0] is SearchStatus.NOT_FOUND
 
 
 @settings(max_examples=examples(30), deadline=None)

@@ -9,7 +9,7 @@ The output is the form `manifest-alloc` takes: one `func.call` per ONNX node
 to a kernel declaration, graph inputs as arguments and graph outputs as
 results. It is also what `memplan-run` executes.
 
-What the importer does, in order:
+What the importer does, in order (steps 1 to 3 in ``onnx_model.py``):
 
 1. Loads the model (a file that is not an ONNX model is an error) and fixes
    the graph inputs' shapes from `--input-shape`.
@@ -66,7 +66,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -80,19 +79,11 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
-    MemRefType,
     ModuleOp,
-    Signedness,
     StringAttr,
     TensorType,
     UnitAttr,
-    f16,
     f32,
-    f64,
-    i1,
-    i8,
-    i16,
-    i32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
@@ -100,6 +91,23 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from memplan.dialect.interpreter import dense_array, numpy_dtype
 from memplan.dialect.ops import INPLACE_ATTR, VIEW_ATTR
 from memplan.tools.frontends.common import UniqueNames, sanitize_name
+from memplan.tools.frontends.onnx_model import (
+    OnnxImportError,
+    TensorInfo,
+    apply_input_shapes,
+    describe_node,
+    element_type_for,
+    fold_constants,
+    infer_types,
+    load_model,
+    node_domain,
+    onnx_elem_type,
+    onnx_module,
+    opset_versions,
+    parse_input_shape,
+    tensor_array,
+    tensor_info,
+)
 
 WeightsMode = Literal["external", "inline"]
 
@@ -155,84 +163,6 @@ INPLACE_OPS: frozenset[str] = frozenset(
 operands): the output may take the bytes of an operand of its own type
 (`memory.inplace`)."""
 
-NONDETERMINISTIC_OPS: frozenset[str] = frozenset(
-    {
-        "RandomNormal",
-        "RandomNormalLike",
-        "RandomUniform",
-        "RandomUniformLike",
-        "Multinomial",
-        "Bernoulli",
-    }
-)
-"""Ops never constant-folded even when all their inputs are constant."""
-
-SMALL_CONSTANT_ELEMENTS = 4096
-"""Constants up to this many elements are given to shape inference by value
-(shapes, axes, pads); larger ones only by type, which keeps huge weights out
-of the protobuf built for inference."""
-
-
-class OnnxImportError(Exception):
-    """A model memplan cannot import; the message names the tensor or node."""
-
-
-# ---------------------------------------------------------------------------
-# ONNX element types <-> builtin types
-# ---------------------------------------------------------------------------
-
-
-def _onnx():
-    """The ``onnx`` package, imported on first use (a test-only dependency)."""
-    try:
-        import onnx
-    except ImportError as error:  # pragma: no cover - onnx is in [test]
-        raise OnnxImportError("the onnx package is not installed (pip install onnx)") from error
-    return onnx
-
-
-@cache
-def _element_types() -> dict[int, Attribute]:
-    tensor_proto = _onnx().TensorProto
-    return {
-        tensor_proto.FLOAT: f32,
-        tensor_proto.DOUBLE: f64,
-        tensor_proto.FLOAT16: f16,
-        tensor_proto.INT8: i8,
-        tensor_proto.INT16: i16,
-        tensor_proto.INT32: i32,
-        tensor_proto.INT64: i64,
-        tensor_proto.UINT8: IntegerType(8, Signedness.UNSIGNED),
-        tensor_proto.UINT16: IntegerType(16, Signedness.UNSIGNED),
-        tensor_proto.UINT32: IntegerType(32, Signedness.UNSIGNED),
-        tensor_proto.UINT64: IntegerType(64, Signedness.UNSIGNED),
-        tensor_proto.BOOL: i1,
-    }
-
-
-def _element_type_name(elem_type: int) -> str:
-    try:
-        return _onnx().TensorProto.DataType.Name(elem_type)
-    except ValueError:
-        return f"data type {elem_type}"
-
-
-def element_type_for(elem_type: int, tensor: str) -> Attribute:
-    """The builtin element type of ONNX ``elem_type``, or an error naming ``tensor``."""
-    types = _element_types()
-    if elem_type not in types:
-        supported = ", ".join(_element_type_name(t) for t in types)
-        raise OnnxImportError(
-            f"tensor '{tensor}' has unsupported element type "
-            f"{_element_type_name(elem_type)} (supported: {supported})"
-        )
-    return types[elem_type]
-
-
-def _onnx_elem_type(dtype: np.dtype[Any]) -> int:
-    return _onnx().helper.np_dtype_to_tensor_dtype(dtype)
-
-
 # ---------------------------------------------------------------------------
 # ONNX attributes <-> builtin attributes
 # ---------------------------------------------------------------------------
@@ -248,7 +178,7 @@ def dense_attr(array: np.ndarray, element_type: Attribute) -> DenseIntOrFPElemen
 
 def encode_attribute(attribute: Any, where: str) -> Attribute:
     """One ONNX ``AttributeProto`` as a builtin attribute."""
-    onnx = _onnx()
+    onnx = onnx_module()
     kind = onnx.AttributeProto
     match attribute.type:
         case kind.INT:
@@ -277,7 +207,7 @@ def encode_attribute(attribute: Any, where: str) -> Attribute:
 
 def decode_attribute(name: str, value: Attribute) -> Any:
     """The ``AttributeProto`` that ``encode_attribute`` turned into ``value``."""
-    onnx = _onnx()
+    onnx = onnx_module()
     make = onnx.helper.make_attribute
     kind = onnx.AttributeProto
     if isinstance(value, IntegerAttr):
@@ -300,405 +230,15 @@ def decode_attribute(name: str, value: Attribute) -> Any:
 
 
 # ---------------------------------------------------------------------------
-# Names
-# ---------------------------------------------------------------------------
-
-# ---------------------------------------------------------------------------
-# Loading and preparing the model
-# ---------------------------------------------------------------------------
-
-
-def load_model(source: str | Path | bytes) -> Any:
-    """Parse an ONNX model from a path or bytes; errors are ``OnnxImportError``."""
-    onnx = _onnx()
-    if isinstance(source, bytes):
-        data = source
-        label = "input"
-    else:
-        label = str(source)
-        try:
-            data = Path(source).read_bytes()
-        except OSError as error:
-            raise OnnxImportError(f"cannot read {label}: {error.strerror}") from error
-    try:
-        model = onnx.load_model_from_string(data)
-    except Exception as error:  # protobuf raises DecodeError and friends
-        raise OnnxImportError(f"{label} is not an ONNX model (or is truncated): {error}") from error
-    if not model.HasField("graph") or not model.opset_import:
-        raise OnnxImportError(f"{label} is not an ONNX model: it has no graph or no opset")
-    _check_names(model, label)
-    if not isinstance(source, bytes):
-        from onnx.external_data_helper import (
-            load_external_data_for_model,
-            uses_external_data,
-        )
-
-        if any(uses_external_data(t) for t in model.graph.initializer):
-            try:
-                load_external_data_for_model(model, str(Path(source).resolve().parent))
-            except (OSError, ValueError) as error:
-                raise OnnxImportError(f"{label}: cannot load its external data: {error}") from error
-    return model
-
-
-def tensor_array(tensor: Any, what: str) -> np.ndarray:
-    """A ``TensorProto``'s data as an array; data that does not fit its
-    type and shape (a damaged file) is an ``OnnxImportError`` naming it."""
-    try:
-        return _onnx().numpy_helper.to_array(tensor)
-    except (ValueError, TypeError, KeyError) as error:
-        raise OnnxImportError(
-            f"{what} ({list(tensor.dims)}, data type {tensor.data_type}) holds data that does "
-            f"not match its type and shape: {error}"
-        ) from None
-
-
-def _check_names(model: Any, label: str) -> None:
-    """Every name is text: protobuf hands out a string field that is not
-    valid UTF-8 as ``bytes`` (a damaged file)."""
-    graph = model.graph
-    names: list[Any] = [graph.name]
-    names += [i.name for i in [*graph.input, *graph.output, *graph.value_info]]
-    names += [t.name for t in graph.initializer]
-    for node in graph.node:
-        names += [node.name, node.op_type, node.domain, *node.input, *node.output]
-        names += [a.name for a in node.attribute]
-    if any(not isinstance(name, str) for name in names):
-        raise OnnxImportError(f"{label} is damaged: a name in its graph is not valid UTF-8")
-
-
-def parse_input_shape(spec: str) -> tuple[str, tuple[int, ...]]:
-    """``NAME=1x3x224x224`` (``NAME=`` for a scalar) as ``(name, dims)``."""
-    name, sep, dims = spec.rpartition("=")
-    if not sep or not name:
-        raise OnnxImportError(f"--input-shape '{spec}' must look like NAME=1x3x224x224")
-    if not dims:
-        return name, ()
-    try:
-        shape = tuple(int(d) for d in dims.split("x"))
-    except ValueError:
-        raise OnnxImportError(
-            f"--input-shape '{spec}': dims must be positive integers separated by 'x'"
-        ) from None
-    if any(d <= 0 for d in shape):
-        raise OnnxImportError(f"--input-shape '{spec}': dims must be positive")
-    return name, shape
-
-
-def _opsets(model: Any) -> dict[str, int]:
-    opsets: dict[str, int] = {}
-    for opset in model.opset_import:
-        domain = "" if opset.domain in ("", "ai.onnx") else opset.domain
-        opsets[domain] = opset.version
-    return opsets
-
-
-def _node_domain(node: Any) -> str:
-    return "" if node.domain in ("", "ai.onnx") else node.domain
-
-
-def _describe_node(node: Any, index: int) -> str:
-    name = f"'{node.name}'" if node.name else f"#{index}"
-    return f"node {name} ({node.op_type})"
-
-
-def _apply_input_shapes(
-    model: Any, initializer_names: set[str], shapes: Mapping[str, Sequence[int]]
-) -> None:
-    inputs = {i.name: i for i in model.graph.input if i.name not in initializer_names}
-    for name, dims in shapes.items():
-        if name not in inputs:
-            raise OnnxImportError(
-                f"--input-shape names '{name}', which is not a graph input "
-                f"(inputs: {', '.join(inputs) or 'none'})"
-            )
-        tensor_type = inputs[name].type.tensor_type
-        old = tensor_type.shape.dim if tensor_type.HasField("shape") else None
-        if old is not None and len(old) != len(dims):
-            raise OnnxImportError(
-                f"--input-shape gives input '{name}' rank {len(dims)}, "
-                f"the model says rank {len(old)}"
-            )
-        if old is not None:
-            for axis, (given, dim) in enumerate(zip(dims, old)):
-                if dim.HasField("dim_value") and dim.dim_value != given:
-                    raise OnnxImportError(
-                        f"--input-shape gives input '{name}' size {given} at axis "
-                        f"{axis}, the model fixes it to {dim.dim_value}"
-                    )
-        tensor_type.ClearField("shape")
-        tensor_type.shape.SetInParent()
-        for given in dims:
-            tensor_type.shape.dim.add().dim_value = given
-
-
-# ---------------------------------------------------------------------------
-# One-node evaluation (constant folding and runtime kernels)
-# ---------------------------------------------------------------------------
-
-
-def one_node_model(
-    op_type: str,
-    domain: str,
-    opset: int,
-    attributes: Sequence[Any],
-    inputs: Sequence[tuple[np.dtype[Any], tuple[int, ...]] | None],
-    output_count: int,
-) -> tuple[Any, list[str], list[str]]:
-    """A model holding one node; returns it with its input and output names.
-
-    ``inputs`` lists each ONNX input slot's dtype and shape, ``None`` for an
-    empty optional slot.
-    """
-    onnx = _onnx()
-    helper = onnx.helper
-    input_names = [f"in{i}" if spec is not None else "" for i, spec in enumerate(inputs)]
-    output_names = [f"out{i}" for i in range(output_count)]
-    node = helper.make_node(op_type, input_names, output_names, domain=domain or None)
-    node.attribute.extend(attributes)
-    graph_inputs = [
-        helper.make_tensor_value_info(name, _onnx_elem_type(spec[0]), list(spec[1]))
-        for name, spec in zip(input_names, inputs)
-        if spec is not None
-    ]
-    graph_outputs = [helper.make_value_info(n, onnx.TypeProto()) for n in output_names]
-    graph = helper.make_graph([node], op_type, graph_inputs, graph_outputs)
-    opsets = [helper.make_opsetid(domain, opset)]
-    if domain:
-        opsets.append(helper.make_opsetid("", 13))
-    model = helper.make_model(graph, opset_imports=opsets)
-    model.ir_version = max(helper.find_min_ir_version_for(opsets), 4)
-    return model, [n for n in input_names if n], output_names
-
-
-def reference_evaluator(model: Any) -> Any:
-    from onnx.reference import ReferenceEvaluator
-
-    return ReferenceEvaluator(model)
-
-
-def _fold_node(
-    node: Any,
-    opset: int,
-    values: Mapping[str, np.ndarray],
-    evaluators: dict[tuple[Any, ...], CompiledNode],
-) -> list[np.ndarray]:
-    """Evaluate ``node`` on constant ``values``; ``evaluators`` caches the
-    one-node models by signature (BatchNorm-heavy models repeat a few)."""
-    if node.op_type == "ConstantOfShape" and _node_domain(node) == "":
-        # A splat: broadcast_to keeps it zero-copy however large it is.
-        shape = tuple(int(d) for d in values[node.input[0]])
-        fill = np.zeros((1,), dtype=np.float32)
-        for attribute in node.attribute:
-            if attribute.name == "value":
-                fill = tensor_array(attribute.t, f"attribute 'value' of {node.op_type}").reshape(-1)
-        return [np.broadcast_to(fill[0], shape)]
-    specs = [(np.asarray(values[n]).dtype, np.shape(values[n])) if n else None for n in node.input]
-    key = (
-        node.op_type,
-        _node_domain(node),
-        opset,
-        tuple(a.SerializeToString() for a in node.attribute),
-        tuple(specs),
-        len(node.output),
-    )
-    if key not in evaluators:
-        model, in_names, out_names = one_node_model(
-            node.op_type, _node_domain(node), opset, node.attribute, specs, len(node.output)
-        )
-        evaluators[key] = CompiledNode(reference_evaluator(model), in_names, out_names)
-    compiled = evaluators[key]
-    feeds = {
-        name: np.asarray(values[n], order="C")
-        for name, n in zip(compiled.input_names, [n for n in node.input if n])
-    }
-    results = compiled.evaluator.run(None, feeds)
-    return [np.asarray(r) for r in results]
-
-
-@dataclass(frozen=True)
-class CompiledNode:
-    """A one-node model ready to run, with its input and output names."""
-
-    evaluator: Any
-    input_names: list[str]
-    output_names: list[str]
-
-
-@dataclass
-class _Folded:
-    """Constant tensors by name, and which nodes were folded away."""
-
-    values: dict[str, np.ndarray]
-    folded_nodes: set[int]
-
-
-def _fold_constants(model: Any) -> _Folded:
-    onnx = _onnx()
-    graph = model.graph
-    opsets = _opsets(model)
-    values: dict[str, np.ndarray] = {
-        init.name: tensor_array(init, f"initializer '{init.name}'") for init in graph.initializer
-    }
-    folded: set[int] = set()
-    evaluators: dict[tuple[Any, ...], CompiledNode] = {}
-    for index, node in enumerate(graph.node):
-        if node.op_type in NONDETERMINISTIC_OPS:
-            continue
-        if any(
-            a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
-            for a in node.attribute
-        ):
-            continue
-        if not all(name == "" or name in values for name in node.input):
-            continue
-        domain = _node_domain(node)
-        if domain not in opsets:
-            continue
-        try:
-            results = _fold_node(node, opsets[domain], values, evaluators)
-        except Exception:  # noqa: BLE001 - not foldable: it stays a runtime kernel
-            continue
-        folded.add(index)
-        for name, result in zip(node.output, results):
-            if name:
-                values[name] = result
-    return _Folded(values, folded)
-
-
-# ---------------------------------------------------------------------------
-# Shape inference
-# ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _TensorInfo:
-    element_type: Attribute
-    shape: tuple[int, ...]
-
-    @property
-    def tensor_type(self) -> TensorType[Any]:
-        return TensorType(self.element_type, self.shape)
-
-    @property
-    def memref_type(self) -> MemRefType[Any]:
-        return MemRefType(self.element_type, self.shape)
-
-
-def _infer_types(
-    model: Any,
-    folded: _Folded,
-    live_nodes: Sequence[Any],
-    constant_names: Iterable[str],
-    graph_inputs: Sequence[Any],
-) -> _InferredTypes:
-    """ONNX ``TypeProto`` per tensor name, after shape inference."""
-    onnx = _onnx()
-    helper = onnx.helper
-    graph = model.graph
-    inputs = list(graph_inputs)
-    initializers = []
-    for name in constant_names:
-        array = np.asarray(folded.values[name])
-        if array.dtype == object:
-            continue  # string constants: no element type we support anyway
-        elem_type = _onnx_elem_type(array.dtype)
-        if array.size <= SMALL_CONSTANT_ELEMENTS:
-            initializers.append(onnx.numpy_helper.from_array(np.asarray(array, order="C"), name))
-        else:
-            inputs.append(helper.make_tensor_value_info(name, elem_type, list(array.shape)))
-    inference_graph = helper.make_graph(
-        list(live_nodes),
-        graph.name or "main",
-        inputs,
-        list(graph.output),
-        initializer=initializers,
-        value_info=list(graph.value_info),
-    )
-    inference_model = helper.make_model(inference_graph, opset_imports=list(model.opset_import))
-    inference_model.ir_version = max(model.ir_version, 4)
-    inference_model.functions.extend(model.functions)
-    try:
-        inferred = onnx.shape_inference.infer_shapes(
-            inference_model, check_type=True, strict_mode=True, data_prop=True
-        )
-        problem = None
-    except Exception as error:  # InferenceError / ValidationError
-        # Custom-domain ops have no shape function: keep going without them
-        # (the model's own value_info may type their outputs), and name the
-        # problem if a tensor ends up untyped.
-        lines = str(error).strip().splitlines()
-        problem = lines[0] if lines else type(error).__name__
-        try:
-            inferred = onnx.shape_inference.infer_shapes(
-                inference_model, check_type=False, strict_mode=False, data_prop=True
-            )
-        except Exception:  # noqa: BLE001 - report the strict run's reason
-            raise OnnxImportError(f"ONNX shape inference failed: {problem}") from error
-    types: dict[str, Any] = {}
-    inferred_graph = inferred.graph
-    for info in [*inferred_graph.input, *inferred_graph.value_info, *inferred_graph.output]:
-        if info.type.HasField("tensor_type") or info.name not in types:
-            types[info.name] = info.type
-    return _InferredTypes(types, problem)
-
-
-@dataclass(frozen=True)
-class _InferredTypes:
-    """Types from shape inference, and why strict inference failed (if it did)."""
-
-    types: dict[str, Any]
-    problem: str | None
-
-
-def _tensor_info(
-    name: str,
-    type_proto: Any | None,
-    what: str,
-    problem: str | None = None,
-    advice: str | None = None,
-) -> _TensorInfo:
-    if type_proto is None or not type_proto.HasField("tensor_type"):
-        kind = "no type" if type_proto is None else f"a {type_proto.WhichOneof('value')} type"
-        because = f" (shape inference: {problem})" if problem else ""
-        raise OnnxImportError(
-            f"tensor '{name}' ({what}) has {kind} after shape inference{because}; "
-            "only tensors with static shapes can be imported" + (f" ({advice})" if advice else "")
-        )
-    tensor_type = type_proto.tensor_type
-    element = element_type_for(tensor_type.elem_type, name)
-    if not tensor_type.HasField("shape"):
-        raise OnnxImportError(f"tensor '{name}' ({what}) has an unknown rank after shape inference")
-    dims: list[int] = []
-    for axis, dim in enumerate(tensor_type.shape.dim):
-        if dim.HasField("dim_value") and dim.dim_value >= 0:
-            dims.append(dim.dim_value)
-            continue
-        symbol = f" '{dim.dim_param}'" if dim.dim_param else ""
-        example = "x".join(
-            str(d.dim_value) if d.HasField("dim_value") else "1" for d in tensor_type.shape.dim
-        )
-        hint = (
-            f"fix it with --input-shape, e.g. --input-shape {name}={example}"
-            if what == "graph input"
-            else "give the graph inputs static shapes with --input-shape"
-        )
-        raise OnnxImportError(
-            f"tensor '{name}' ({what}) has symbolic dim{symbol} at axis {axis}; {hint}"
-        )
-    return _TensorInfo(element, tuple(dims))
-
-
-# ---------------------------------------------------------------------------
 # IR emission
 # ---------------------------------------------------------------------------
 
 
 def _schema_outputs_optional(node: Any, opset: int) -> list[bool] | None:
     """Per formal output of ``node``'s schema: is it optional? ``None`` if unknown."""
-    onnx = _onnx()
+    onnx = onnx_module()
     try:
-        schema = onnx.defs.get_schema(node.op_type, opset, _node_domain(node))
+        schema = onnx.defs.get_schema(node.op_type, opset, node_domain(node))
     except Exception:  # noqa: BLE001 - custom domains have no schema
         return None
     optional = onnx.defs.OpSchema.FormalParameterOption.Optional
@@ -706,7 +246,7 @@ def _schema_outputs_optional(node: Any, opset: int) -> list[bool] | None:
 
 
 def _is_view(node: Any, present_outputs: int, constants: Mapping[str, np.ndarray]) -> bool:
-    if _node_domain(node) != "" or node.op_type not in VIEW_OPS or present_outputs != 1:
+    if node_domain(node) != "" or node.op_type not in VIEW_OPS or present_outputs != 1:
         return False
     if node.op_type == "Dropout" and len(node.input) >= 3 and node.input[2]:
         training = constants.get(node.input[2])
@@ -736,7 +276,7 @@ class _Emitter:
         self.kernel_names.taken.add("main")
         self.symbols.taken.add("main")
 
-    def constant(self, name: str, info: _TensorInfo, block: Block) -> SSAValue:
+    def constant(self, name: str, info: TensorInfo, block: Block) -> SSAValue:
         """Declare the global for constant ``name`` and read it in ``block``."""
         symbol = self.symbols.get(sanitize_name(name))
         initial: Attribute = UnitAttr()
@@ -775,10 +315,10 @@ class _Emitter:
         view: bool,
     ) -> func.FuncOp:
         """The kernel declaration for ``node``'s signature (created once)."""
-        where = _describe_node(node, node_index)
+        where = describe_node(node, node_index)
         attributes: dict[str, Attribute] = {
             ONNX_ATTR_PREFIX + "op_type": StringAttr(node.op_type),
-            ONNX_ATTR_PREFIX + "domain": StringAttr(_node_domain(node)),
+            ONNX_ATTR_PREFIX + "domain": StringAttr(node_domain(node)),
             ONNX_ATTR_PREFIX + "opset": IntegerAttr(opset, 64),
         }
         for attribute in node.attribute:
@@ -798,7 +338,7 @@ class _Emitter:
             )
         if view:
             attributes[VIEW_ATTR] = UnitAttr()
-        elif node.op_type in INPLACE_OPS and _node_domain(node) == "" and len(result_types) == 1:
+        elif node.op_type in INPLACE_OPS and node_domain(node) == "" and len(result_types) == 1:
             same = [i for i, t in enumerate(operand_types) if t == result_types[0]]
             if same:
                 attributes[INPLACE_ATTR] = DenseArrayBase.from_list(i64, [0, same[0]])
@@ -810,7 +350,7 @@ class _Emitter:
         existing = self.signatures.get(key)
         if existing is not None:
             return existing
-        domain = _node_domain(node)
+        domain = node_domain(node)
         base = "onnx." + (f"{domain}." if domain else "") + node.op_type
         name = self.kernel_names.get(sanitize_name(base))
         self.symbols.taken.add(name)
@@ -852,13 +392,13 @@ def _plan_nodes(
     live: Sequence[tuple[int, Any]],
     opsets: Mapping[str, int],
     consumed: set[str],
-    info_of: Callable[[str, str], _TensorInfo],
+    info_of: Callable[[str, str], TensorInfo],
     constants: Mapping[str, np.ndarray],
 ) -> list[_NodePlan]:
     plans: list[_NodePlan] = []
     for index, node in live:
-        where = _describe_node(node, index)
-        domain = _node_domain(node)
+        where = describe_node(node, index)
+        domain = node_domain(node)
         if domain not in opsets:
             raise OnnxImportError(f"{where}: domain '{domain}' is not in the model's opset_import")
         opset = opsets[domain]
@@ -894,32 +434,32 @@ def import_model_and_constants(
 ) -> tuple[ModuleOp, dict[str, np.ndarray]]:
     """``import_model``, plus the folded constants by ONNX tensor name
     (the data of the globals, see ``global_data``)."""
-    onnx = _onnx()
+    onnx = onnx_module()
     model = onnx.ModelProto.FromString(model.SerializeToString())
     graph = model.graph
     initializer_names = {init.name for init in graph.initializer}
-    _apply_input_shapes(model, initializer_names, input_shapes or {})
-    opsets = _opsets(model)
-    folded = _fold_constants(model)
+    apply_input_shapes(model, initializer_names, input_shapes or {})
+    opsets = opset_versions(model)
+    folded = fold_constants(model)
     constants = folded.values
 
     live = [(i, node) for i, node in enumerate(graph.node) if i not in folded.folded_nodes]
     graph_inputs = [i for i in graph.input if i.name not in initializer_names]
     for graph_input in graph_inputs:
-        _tensor_info(graph_input.name, graph_input.type, "graph input")
+        tensor_info(graph_input.name, graph_input.type, "graph input")
     read_constants = _ordered_unique(n for _, node in live for n in node.input if n in constants)
-    inferred = _infer_types(model, folded, [node for _, node in live], read_constants, graph_inputs)
+    inferred = infer_types(model, folded, [node for _, node in live], read_constants, graph_inputs)
 
-    def info_of(name: str, what: str, advice: str | None = None) -> _TensorInfo:
+    def info_of(name: str, what: str, advice: str | None = None) -> TensorInfo:
         if name in constants:
             array = np.asarray(constants[name])
             if array.dtype == object:
                 raise OnnxImportError(
                     f"tensor '{name}' ({what}) has unsupported element type STRING"
                 )
-            element = element_type_for(_onnx_elem_type(array.dtype), name)
-            return _TensorInfo(element, tuple(array.shape))
-        return _tensor_info(name, inferred.types.get(name), what, inferred.problem, advice)
+            element = element_type_for(onnx_elem_type(array.dtype), name)
+            return TensorInfo(element, tuple(array.shape))
+        return tensor_info(name, inferred.types.get(name), what, inferred.problem, advice)
 
     consumed = {n for _, node in live for n in node.input if n} | {o.name for o in graph.output}
     plans = _plan_nodes(live, opsets, consumed, info_of, constants)
@@ -941,7 +481,7 @@ def import_model_and_constants(
         values[name] = emitter.constant(name, info_of(name, "constant"), block)
 
     for plan in plans:
-        where = _describe_node(plan.node, plan.index)
+        where = describe_node(plan.node, plan.index)
         operands: list[SSAValue] = []
         for name in plan.operands:
             if name not in values:
@@ -952,7 +492,7 @@ def import_model_and_constants(
             operands.append(values[name])
         advice = None
         if _schema_outputs_optional(plan.node, plan.opset) is None:
-            domain = _node_domain(plan.node)
+            domain = node_domain(plan.node)
             advice = (
                 f"ONNX has no shape function for {domain + '.' if domain else ''}"
                 f"{plan.node.op_type}: give its outputs a value_info"
@@ -1015,10 +555,10 @@ def constant_values(
     These are the data of the globals an import without inline weights
     declares; ``memory.onnx.name`` on each global names its entry.
     """
-    onnx = _onnx()
+    onnx = onnx_module()
     model = onnx.ModelProto.FromString(model.SerializeToString())
-    _apply_input_shapes(model, {i.name for i in model.graph.initializer}, input_shapes or {})
-    return _fold_constants(model).values
+    apply_input_shapes(model, {i.name for i in model.graph.initializer}, input_shapes or {})
+    return fold_constants(model).values
 
 
 # ---------------------------------------------------------------------------

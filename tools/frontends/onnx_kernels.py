@@ -16,12 +16,10 @@ from memplan.dialect.interpreter import Kernel
 from memplan.tools.frontends.onnx_import import (
     ONNX_ATTR_PREFIX,
     RESERVED_ONNX_KEYS,
-    CompiledNode,
     decode_attribute,
     int_list,
-    one_node_model,
-    reference_evaluator,
 )
+from memplan.tools.frontends.onnx_model import CompiledNode, one_node_model, reference_evaluator
 
 
 @dataclass

@@ -30,10 +30,8 @@ from memplan.passes.planning.algorithms.pool_assignment import (
     greedy_assignment,
 )
 from memplan.passes.planning.algorithms.pool_search import (
-    FOUND,
-    NOT_FOUND,
-    TIMED_OUT,
     PoolSearch,
+    SearchStatus,
     pool_granularity,
     takes_bytes,
 )
@@ -82,20 +80,20 @@ def _solve_pool(
         return "optimal", best, stats
     search = PoolSearch(buffers, alignments, options.preorderings)
 
-    def probe(limit: int, max_nodes: int | None = None, until: float | None = None) -> int:
+    def probe(limit: int, max_nodes: int | None = None, until: float | None = None) -> SearchStatus:
         nonlocal best, best_peak
         stats["probes"] += 1
         status, offsets = search.decide(limit, deadline if until is None else until, max_nodes)
         stats["nodes"] = search.visited
-        if status == FOUND:
+        if status == SearchStatus.FOUND:
             best, best_peak = offsets, peak(offsets)
         return status
 
     if capacity is not None and (best_peak is None or best_peak > capacity):
         status = probe(capacity)
-        if status == NOT_FOUND:
+        if status == SearchStatus.NOT_FOUND:
             return "infeasible", None, stats
-        if status == TIMED_OUT:
+        if status == SearchStatus.TIMED_OUT:
             return "timeout", None, stats
     assert best is not None and best_peak is not None
     if not options.minimize:
@@ -108,7 +106,7 @@ def _solve_pool(
     budget = 4 * len(buffers) + 256
     if low < best_peak:
         now = time.perf_counter()
-        if probe(low, None, now + max(deadline - now, 0.0) / 2) == NOT_FOUND:
+        if probe(low, None, now + max(deadline - now, 0.0) / 2) == SearchStatus.NOT_FOUND:
             low += step
     # Then walk down from the best peak in passes whose node budget doubles.
     # Far from the bound, big strides (doubled after a plan is found, halved
@@ -126,11 +124,11 @@ def _solve_pool(
             if target >= best_peak:
                 break
             status = probe(target, budget)
-            if status == FOUND:
+            if status == SearchStatus.FOUND:
                 misses = 0
                 stride = max(1, min(stride * 2, (best_peak - low) // step // 2))
                 target = best_peak - stride * step
-            elif status == NOT_FOUND:
+            elif status == SearchStatus.NOT_FOUND:
                 low = target + step
                 stride = max(1, stride // 2)
                 target = best_peak - stride * step

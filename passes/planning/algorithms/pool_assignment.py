@@ -54,10 +54,8 @@ from memplan.passes.planning.algorithms.greedy import (
 )
 from memplan.passes.planning.algorithms.options import PlanOptions
 from memplan.passes.planning.algorithms.pool_search import (
-    FOUND,
-    NOT_FOUND,
-    TIMED_OUT,
     PoolSearch,
+    SearchStatus,
     takes_bytes,
 )
 from memplan.passes.planning.bounds import buffers_lower_bound
@@ -175,18 +173,18 @@ class PoolAssigner:
             self._commit(pool, kept, offsets)
             return [i for i in movable if heuristic.pools[i] != pool]
         status, offsets = self._fits(pool, members + arrivals)
-        if status == FOUND:
+        if status == SearchStatus.FOUND:
             self._commit(pool, arrivals, offsets)
             return []
-        if status == TIMED_OUT:
+        if status == SearchStatus.TIMED_OUT:
             self.assignment.proven = False
         base = members + last
         known = self.offsets[pool]
         if last or known is None:
             status, known = self._fits(pool, base)
-            if status != FOUND:
+            if status != SearchStatus.FOUND:
                 # Even what must stay here does not fit: nothing else joins.
-                if status == TIMED_OUT:
+                if status == SearchStatus.TIMED_OUT:
                     self.assignment.proven = False
                 self._commit(pool, last, None)
                 return movable
@@ -205,12 +203,12 @@ class PoolAssigner:
                 break
             placed = base + kept
             status, found = self._add(pool, index, placed, offsets)
-            if status == FOUND:
+            if status == SearchStatus.FOUND:
                 assert found is not None
                 offsets = found
                 kept.append(index)
             else:
-                if status == TIMED_OUT:
+                if status == SearchStatus.TIMED_OUT:
                     self.assignment.proven = False
                 moved.append(index)
         self._commit(pool, last + kept, offsets)
@@ -218,7 +216,7 @@ class PoolAssigner:
 
     def _add(
         self, pool: int, index: int, placed: list[int], offsets: dict[int, int]
-    ) -> tuple[int, dict[int, int] | None]:
+    ) -> tuple[SearchStatus, dict[int, int] | None]:
         """Does ``index`` fit ``pool`` with ``placed`` (valid at ``offsets``)?
 
         Returns offsets for all of them when it does (``offsets`` itself,
@@ -238,17 +236,17 @@ class PoolAssigner:
         offset = lowest_gap(neighbours, buffer.size, alignment)
         if offset + buffer.size <= capacity:
             offsets[index] = offset
-            return FOUND, offsets
+            return SearchStatus.FOUND, offsets
         local = [buffers[j] for j in touching] + [buffer]
         if buffers_lower_bound(local, target.alignment) > capacity:
-            return NOT_FOUND, None
+            return SearchStatus.NOT_FOUND, None
         return self._search(pool, placed + [index])
 
-    def _fits(self, pool: int, indices: list[int]) -> tuple[int, dict[int, int] | None]:
+    def _fits(self, pool: int, indices: list[int]) -> tuple[SearchStatus, dict[int, int] | None]:
         """Do ``indices`` fit ``pool``'s size together? (status, offsets when FOUND)."""
         heuristic = self.heuristic
         if all(heuristic.pools[i] == pool for i in indices):
-            return FOUND, {i: heuristic.offsets[i] for i in indices}
+            return SearchStatus.FOUND, {i: heuristic.offsets[i] for i in indices}
         problem = self.problem
         target = problem.pools[pool]
         capacity = target.size
@@ -256,12 +254,12 @@ class PoolAssigner:
         buffers = [problem.buffers[i] for i in indices]
         placed = _greedy_offsets(Problem(tuple(buffers), (target,)))
         if placed is not None:
-            return FOUND, dict(zip(indices, placed))
+            return SearchStatus.FOUND, dict(zip(indices, placed))
         if buffers_lower_bound(buffers, target.alignment) > capacity:
-            return NOT_FOUND, None
+            return SearchStatus.NOT_FOUND, None
         return self._search(pool, indices)
 
-    def _search(self, pool: int, indices: list[int]) -> tuple[int, dict[int, int] | None]:
+    def _search(self, pool: int, indices: list[int]) -> tuple[SearchStatus, dict[int, int] | None]:
         """``PoolSearch.decide`` at the pool's size, within the node budget."""
         problem = self.problem
         target = problem.pools[pool]
@@ -276,11 +274,15 @@ class PoolAssigner:
         self.assignment.checks += 1
         status, found = search.decide(capacity, self.deadline, ASSIGNMENT_NODES)
         self.assignment.nodes += search.visited
-        if status != FOUND:
-            return (NOT_FOUND if status == NOT_FOUND else TIMED_OUT), None
+        if status != SearchStatus.FOUND:
+            return (
+                SearchStatus.NOT_FOUND
+                if status == SearchStatus.NOT_FOUND
+                else SearchStatus.TIMED_OUT
+            ), None
         offsets = dict.fromkeys(indices, 0)  # zero-size buffers sit at 0
         offsets.update(zip(searched, found))
-        return FOUND, offsets
+        return SearchStatus.FOUND, offsets
 
 
 def _greedy_offsets(problem: Problem) -> list[int] | None:

@@ -44,6 +44,7 @@ import sys
 import time
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
+from enum import Enum
 from itertools import accumulate, compress, repeat
 from math import gcd
 from operator import add, gt, mul, neg, sub
@@ -53,10 +54,16 @@ from memplan.passes.planning.model import (
     Buffer,
 )
 
-FOUND = 0
-NOT_FOUND = 1
-ABORTED = 2  # node limit of one portfolio round exhausted
-TIMED_OUT = 3
+
+class SearchStatus(Enum):
+    """How a search ended."""
+
+    FOUND = "found"
+    NOT_FOUND = "not found"
+    ABORTED = "aborted"
+    """The node limit of one portfolio round ran out."""
+    TIMED_OUT = "timed out"
+
 
 _PLACED = 1 << 62  # minimum offset recorded for placed buffers: above any floor
 
@@ -233,7 +240,7 @@ class PoolSearch:
 
     def decide(
         self, capacity: int, deadline: float, max_nodes: int | None = None
-    ) -> tuple[int, list[int]]:
+    ) -> tuple[SearchStatus, list[int]]:
         """Search offsets within ``capacity``: (FOUND | NOT_FOUND | TIMED_OUT, offsets).
 
         ``TIMED_OUT`` when ``deadline`` (a ``time.perf_counter()`` value) passes
@@ -244,14 +251,14 @@ class PoolSearch:
         self.deadline = deadline
         self.node_budget = self.visited + max_nodes if max_nodes is not None else None
         if not self.count:
-            return FOUND, []
+            return SearchStatus.FOUND, []
         if any(
             size > capacity or (p is not None and p + size > capacity)
             for size, p in zip(self.sizes, self.pinned)
         ):
-            return NOT_FOUND, []
+            return SearchStatus.NOT_FOUND, []
         if max(self.totals, default=0) > capacity:
-            return NOT_FOUND, []  # more live bytes at some time than fit
+            return SearchStatus.NOT_FOUND, []  # more live bytes at some time than fit
         # Partitions: maximal runs of sections with no buffer crossing between them.
         partitions: list[tuple[list[int], int, int]] = []
         start = 0
@@ -269,21 +276,21 @@ class PoolSearch:
                 for heuristic in self.preorderings:
                     self.nodes = limit
                     self.heuristic = heuristic
-                    status = FOUND
+                    status = SearchStatus.FOUND
                     for members, low, high in partitions:
                         status = self._sub_solve(members, low, high)
-                        if status != FOUND:
+                        if status != SearchStatus.FOUND:
                             break
-                    if status == FOUND:
-                        return FOUND, list(self.solution)
-                    if status != ABORTED:
+                    if status == SearchStatus.FOUND:
+                        return SearchStatus.FOUND, list(self.solution)
+                    if status != SearchStatus.ABORTED:
                         return status, []
         except SearchTimeout:
-            return TIMED_OUT, []
+            return SearchStatus.TIMED_OUT, []
         finally:
             sys.setrecursionlimit(old_limit)
 
-    def _sub_solve(self, members: list[int], low: int, high: int) -> int:
+    def _sub_solve(self, members: list[int], low: int, high: int) -> SearchStatus:
         """Search one independent partition in the current heuristic's preorder."""
         ordering = self._preorder(members, self.heuristic)
         rank = self.rank
@@ -305,7 +312,7 @@ class PoolSearch:
         high: int,
         min_offset: int,
         min_rank: int,
-    ) -> int:
+    ) -> SearchStatus:
         """One node: try each unplaced buffer of this partition at its minimum offset.
 
         ``ordering`` is the partition's preorder (rank -> buffer), ``unplaced``
@@ -314,10 +321,10 @@ class PoolSearch:
         min_rank)``, the position of the previous placement.
         """
         if not unplaced:
-            return FOUND
+            return SearchStatus.FOUND
         self.nodes -= 1
         if self.nodes < 0:
-            return ABORTED
+            return SearchStatus.ABORTED
         self.visited += 1
         # The clock costs ~0.1 us, a node at least ~20 us: check every node.
         if time.perf_counter() > self.deadline or (
@@ -431,7 +438,7 @@ class PoolSearch:
                 ):
                     failed = True
                     break
-            status = NOT_FOUND
+            status = SearchStatus.NOT_FOUND
             if not failed:
                 # A placed buffer no longer bounds any section's floor from below.
                 own_min_offset = min_offsets[index]
@@ -500,11 +507,11 @@ class PoolSearch:
             for position in range(len(changed) - 2, -1, -2):
                 min_offsets[changed[position]] = changed[position + 1]
             offsets[index] = -1
-            if status != NOT_FOUND:
+            if status != SearchStatus.NOT_FOUND:
                 return status
             if hatless:
                 break  # nothing rests on it: its siblings fail the same way
-        return NOT_FOUND
+        return SearchStatus.NOT_FOUND
 
     def _descend(
         self,
@@ -516,7 +523,7 @@ class PoolSearch:
         rank: int,
         first: int,
         last: int,
-    ) -> int:
+    ) -> SearchStatus:
         """Recurse after placing a buffer spanning sections ``[first, last)``.
 
         Where that buffer was the last one crossing between two sections, the
@@ -543,9 +550,9 @@ class PoolSearch:
                 if not members:
                     continue
                 status = self._sub_solve(members, part_low, part_high)
-                if status != FOUND:
+                if status != SearchStatus.FOUND:
                     return status
-            return FOUND
+            return SearchStatus.FOUND
         finally:
             for s in range(first, last - 1):
                 cuts[s] += 1

@@ -1,0 +1,480 @@
+"""The value-semantic input form of `manifest-alloc`: kernels and their checks."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import NoReturn
+
+from xdsl.dialects import arith, bufferization, func, memref, scf, tensor
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    FixedBitwidthType,
+    FunctionType,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    NoneAttr,
+    StringAttr,
+    SymbolRefAttr,
+    TensorType,
+    UnitAttr,
+    UnrankedTensorType,
+)
+from xdsl.ir import Attribute, Block, Operation
+from xdsl.traits import SymbolTable
+from xdsl.utils.exceptions import PassFailedException
+from xdsl.utils.hints import isa
+
+from memplan.dialect.diagnostics import at_op
+from memplan.dialect.ops import (
+    DEVICE_ATTR,
+    INPLACE_ATTR,
+    LOOP_OPS,
+    SHAPE_FN_ATTR,
+    VIEW_ATTR,
+    describe,
+)
+from memplan.dialect.types import static_byte_size
+
+
+def _fail(op: Operation, message: str) -> NoReturn:
+    """Raise a PassFailedException carrying ``message``, annotated at ``op``."""
+    # The op for memplan's diagnostics; emit_error adds the module with the
+    # op marked (shown with --debug).
+    op.emit_error(message, at_op(PassFailedException(message), op))
+
+
+def is_tensor(type_: Attribute) -> bool:
+    return isinstance(type_, TensorType | UnrankedTensorType)
+
+
+def _is_scalar(type_: Attribute) -> bool:
+    return isinstance(type_, IntegerType | IndexType) or isa(type_, AnyFloat)
+
+
+def _has_tensor(types: Iterable[Attribute]) -> bool:
+    return any(is_tensor(t) for t in types)
+
+
+def to_memref(type_: TensorType[Attribute]) -> MemRefType[Attribute]:
+    """The identity-layout memref holding a tensor of type ``type_``."""
+    return MemRefType(type_.element_type, type_.get_shape())
+
+
+def memref_or_same(type_: Attribute) -> Attribute:
+    """``type_`` with a ranked tensor replaced by its memref; others unchanged."""
+    return to_memref(type_) if isa(type_, TensorType[Attribute]) else type_
+
+
+def _check_ranked(op: Operation, where: str, type_: Attribute) -> TensorType[Attribute]:
+    """``type_`` as a ranked tensor without encoding, or a diagnostic at ``op``."""
+    if isinstance(type_, UnrankedTensorType):
+        _fail(
+            op,
+            f"{where} has unranked tensor type {type_}: manifest-alloc needs ranked "
+            "tensors to size their storage",
+        )
+    assert isa(type_, TensorType[Attribute])
+    if not isinstance(type_.encoding, NoneAttr):
+        _fail(op, f"{where} has type {type_}: tensor encodings are not supported")
+    return type_
+
+
+def _check_fixed_width(op: Operation, where: str, type_: TensorType[Attribute]) -> None:
+    """A diagnostic at ``op`` unless ``type_``'s elements have a byte size."""
+    element = type_.element_type
+    if not isinstance(element, FixedBitwidthType):
+        _fail(
+            op,
+            f"{where} has type {type_}: element type {element} has no fixed bit "
+            "width, so its byte size is unknown",
+        )
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A validated kernel declaration and what its calls turn into."""
+
+    decl: func.FuncOp
+    inputs: tuple[Attribute, ...]
+    """Operand types of the original declaration (tensors and scalars)."""
+    results: tuple[TensorType[Attribute], ...]
+    device: str | None
+    is_view: bool
+    shape_fn: func.FuncOp | None
+    inplace: tuple[tuple[int, int], ...] = ()
+    """(result, operand) pairs of ``memory.inplace``."""
+
+    @property
+    def name(self) -> str:
+        return self.decl.sym_name.data
+
+    @property
+    def dynamic_dim_count(self) -> int:
+        return sum(1 for r in self.results for d in r.get_shape() if d < 0)
+
+
+def device_of(op: Operation, where: str) -> str | None:
+    device = op.attributes.get(DEVICE_ATTR)
+    if device is None:
+        return None
+    if not isinstance(device, StringAttr):
+        _fail(op, f'{where}: {DEVICE_ATTR} must be a string like "npu", got {device}')
+    return device.data
+
+
+class ValueSemanticProgram:
+    """A module in the value-semantic form, validated for `manifest-alloc`.
+
+    ``collect`` checks every kernel declaration, shape function and function
+    body (a diagnostic at the first op that does not fit the form) and records
+    the kernels (``kernels``) and shape functions (``shape_fns``) it found.
+    """
+
+    def __init__(self, module: ModuleOp) -> None:
+        self.functions = [op for op in module.walk() if isinstance(op, func.FuncOp)]
+        self.kernels: dict[func.FuncOp, Kernel] = {}
+        self.shape_fns: list[func.FuncOp] = []
+        self._symbols: dict[Operation, dict[str, Operation]] = {}
+
+    def lookup(self, op: Operation, ref: SymbolRefAttr) -> Operation | None:
+        """``SymbolTable.lookup_symbol`` with one name map per symbol table.
+
+        xDSL's lookup scans the table's ops on every call, which made the pass
+        quadratic on imported models (thousands of calls, globals and kernel
+        declarations); the symbols looked up here (kernels, shape functions)
+        exist before the pass and are never renamed by it.
+        """
+        table = op.parent_op()
+        while table is not None and not table.has_trait(SymbolTable):
+            table = table.parent_op()
+        if table is None or ref.nested_references.data:
+            return SymbolTable.lookup_symbol(op, ref)
+        symbols = self._symbols.get(table)
+        if symbols is None:
+            symbols = {}
+            for region in table.regions:
+                for block in region.blocks:
+                    for child in block.ops:
+                        name = child.get_attr_or_prop("sym_name")
+                        if isinstance(name, StringAttr):
+                            symbols.setdefault(name.data, child)
+            self._symbols[table] = symbols
+        return symbols.get(ref.root_reference.data)
+
+    # -- validation --------------------------------------------------------
+
+    def collect(self) -> None:
+        declarations = [f for f in self.functions if f.is_declaration]
+        for decl in declarations:
+            ref = decl.attributes.get(SHAPE_FN_ATTR)
+            if ref is None or not _has_tensor(self._signature(decl)):
+                continue
+            shape_fn = self._resolve_shape_fn(decl, ref)
+            if shape_fn not in self.shape_fns:
+                self.shape_fns.append(shape_fn)
+        for decl in declarations:
+            if decl in self.shape_fns or not _has_tensor(self._signature(decl)):
+                continue
+            self.kernels[decl] = self._check_kernel(decl)
+        for function in self.functions:
+            if not function.is_declaration:
+                self._check_body(function)
+
+    @staticmethod
+    def _signature(function: func.FuncOp) -> tuple[Attribute, ...]:
+        return (*function.function_type.inputs.data, *function.function_type.outputs.data)
+
+    def _resolve_shape_fn(self, decl: func.FuncOp, ref: Attribute) -> func.FuncOp:
+        name = f"@{decl.sym_name.data}"
+        if not isinstance(ref, SymbolRefAttr):
+            _fail(decl, f"{name}: {SHAPE_FN_ATTR} must be a symbol like @f, got {ref}")
+        found = self.lookup(decl, ref)
+        if not isinstance(found, func.FuncOp):
+            what = "no such symbol" if found is None else f"it is a {found.name}"
+            _fail(decl, f"{name}: shape function {ref} is not a func.func ({what})")
+        outputs = found.function_type.outputs.data
+        if not all(isinstance(t, IndexType) for t in outputs):
+            _fail(
+                decl,
+                f"{name}: shape function {ref} must return index values only, got "
+                f"({', '.join(map(str, outputs))})",
+            )
+        for index, type_ in enumerate(found.function_type.inputs.data):
+            if is_tensor(type_):
+                _check_ranked(found, f"shape function {ref}: operand #{index}", type_)
+        return found
+
+    def _check_kernel(self, decl: func.FuncOp) -> Kernel:
+        name = f"@{decl.sym_name.data}"
+        inputs = decl.function_type.inputs.data
+        for index, type_ in enumerate(inputs):
+            where = f"kernel {name}: operand #{index}"
+            if is_tensor(type_):
+                _check_ranked(decl, where, type_)
+            elif not _is_scalar(type_):
+                _fail(
+                    decl,
+                    f"{where} has type {type_}, which is neither a ranked tensor nor a "
+                    "scalar (integer, index, float)",
+                )
+        results: list[TensorType[Attribute]] = []
+        for index, type_ in enumerate(decl.function_type.outputs.data):
+            where = f"kernel {name}: result #{index}"
+            if not is_tensor(type_):
+                _fail(
+                    decl,
+                    f"{where} has type {type_}: kernel results must be ranked tensors "
+                    "(a destination-passing kernel cannot return a scalar)",
+                )
+            result = _check_ranked(decl, where, type_)
+            _check_fixed_width(decl, where, result)
+            if static_byte_size(to_memref(result)) == 0:
+                _fail(decl, f"{where} has type {result}: a storage of 0 bytes")
+            results.append(result)
+
+        view = decl.attributes.get(VIEW_ATTR)
+        if view is not None and not isinstance(view, UnitAttr):
+            _fail(decl, f"{name}: {VIEW_ATTR} is a unit attribute, got {view}")
+        kernel = Kernel(
+            decl=decl,
+            inputs=inputs,
+            results=tuple(results),
+            device=device_of(decl, f"kernel {name}"),
+            is_view=view is not None,
+            shape_fn=None,
+            inplace=self._check_inplace(decl, inputs, results, view is not None),
+        )
+        if kernel.is_view:
+            self._check_view(kernel)
+            return kernel
+        if kernel.dynamic_dim_count == 0:
+            return kernel
+        ref = decl.attributes.get(SHAPE_FN_ATTR)
+        if ref is None:
+            index, dynamic = next((i, r) for i, r in enumerate(results) if not r.has_static_shape())
+            _fail(
+                decl,
+                f"kernel {name}: result #{index} of type {dynamic} has dynamic dims but "
+                f"{name} has no {SHAPE_FN_ATTR}",
+            )
+        shape_fn = self._resolve_shape_fn(decl, ref)
+        self._check_shape_fn(kernel, shape_fn)
+        return replace(kernel, shape_fn=shape_fn)
+
+    @staticmethod
+    def _check_inplace(
+        decl: func.FuncOp,
+        inputs: Sequence[Attribute],
+        results: Sequence[TensorType[Attribute]],
+        is_view: bool,
+    ) -> tuple[tuple[int, int], ...]:
+        """The (result, operand) pairs of ``memory.inplace``, checked."""
+        name = f"kernel @{decl.sym_name.data}"
+        attr = decl.attributes.get(INPLACE_ATTR)
+        if attr is None:
+            return ()
+        if not isa(attr, DenseArrayBase[IntegerType]) or len(attr) % 2:
+            _fail(
+                decl,
+                f"{name}: {INPLACE_ATTR} must be array<i64: result, operand, ...> "
+                f"(index pairs), got {attr}",
+            )
+        values = [int(v) for v in attr.get_values()]
+        if is_view:
+            _fail(decl, f"{name}: a {VIEW_ATTR} kernel allocates nothing to share in place")
+        pairs: list[tuple[int, int]] = []
+        for result, operand in zip(values[::2], values[1::2]):
+            where = f"{name}: {INPLACE_ATTR} pair ({result}, {operand})"
+            if not 0 <= result < len(results):
+                _fail(decl, f"{where}: result {result} out of range ({len(results)} results)")
+            if not 0 <= operand < len(inputs) or not is_tensor(inputs[operand]):
+                _fail(decl, f"{where}: operand {operand} is not a tensor operand of {name}")
+            out_bytes = static_byte_size(to_memref(results[result]))
+            in_bytes = static_byte_size(to_memref(_check_ranked(decl, where, inputs[operand])))
+            if out_bytes is None or in_bytes is None or out_bytes > in_bytes:
+                _fail(
+                    decl,
+                    f"{where}: result {results[result]} ({out_bytes} bytes) does not fit in "
+                    f"operand {inputs[operand]} ({in_bytes} bytes)",
+                )
+            if any(result == r or operand == o for r, o in pairs):
+                _fail(decl, f"{where}: each result and operand may appear in one pair")
+            pairs.append((result, operand))
+        return tuple(pairs)
+
+    def _check_view(self, kernel: Kernel) -> None:
+        name = f"view kernel @{kernel.name}"
+        tensors = [t for t in kernel.inputs if is_tensor(t)]
+        if len(tensors) != 1 or len(kernel.results) != 1:
+            _fail(
+                kernel.decl,
+                f"{name} must take exactly one tensor and return one tensor, got "
+                f"{len(tensors)} tensor operands and {len(kernel.results)} results",
+            )
+        source = tensors[0]
+        assert isa(source, TensorType[Attribute])
+        result = kernel.results[0]
+        if not source.has_static_shape() or not result.has_static_shape():
+            _fail(kernel.decl, f"{name}: {source} -> {result} needs static shapes")
+        if source.element_type != result.element_type:
+            _fail(
+                kernel.decl,
+                f"{name}: element type {source.element_type} of {source} differs from "
+                f"{result.element_type} of {result}",
+            )
+        source_count = math.prod(source.get_shape())
+        result_count = math.prod(result.get_shape())
+        if source_count != result_count:
+            _fail(
+                kernel.decl,
+                f"{name}: {source} has {source_count} elements but {result} has {result_count}",
+            )
+
+    def _check_shape_fn(self, kernel: Kernel, shape_fn: func.FuncOp) -> None:
+        name = f"shape function @{shape_fn.sym_name.data} of kernel @{kernel.name}"
+        expected = [memref_or_same(t) for t in kernel.inputs]
+        actual = [memref_or_same(t) for t in shape_fn.function_type.inputs.data]
+        if expected != actual:
+            _fail(
+                kernel.decl,
+                f"{name} takes ({', '.join(map(str, actual))}) but the kernel's operands "
+                f"are ({', '.join(map(str, expected))})",
+            )
+        outputs = shape_fn.function_type.outputs.data
+        count = kernel.dynamic_dim_count
+        if len(outputs) != count or any(not isinstance(t, IndexType) for t in outputs):
+            _fail(
+                kernel.decl,
+                f"{name} must return {count} index values (one per dynamic dim of the "
+                f"results), got ({', '.join(map(str, outputs))})",
+            )
+
+    def _check_body(self, function: func.FuncOp) -> None:
+        name = f"@{function.sym_name.data}"
+        entry = function.body.blocks.first
+        assert entry is not None
+        for arg in entry.args:
+            if is_tensor(arg.type):
+                _check_ranked(function, f"function {name}: argument #{arg.index}", arg.type)
+        for index, type_ in enumerate(function.function_type.outputs.data):
+            if is_tensor(type_):
+                _check_ranked(function, f"function {name}: result #{index}", type_)
+        for block in function.body.blocks:
+            if block is not entry:
+                self._check_block_args(function, block)
+        for op in function.body.walk():
+            self._check_op(op)
+
+    def _check_block_args(self, owner: Operation, block: Block) -> None:
+        for arg in block.args:
+            if is_tensor(arg.type):
+                _fail(
+                    owner,
+                    f"{owner.name}: block argument #{arg.index} has tensor type "
+                    f"{arg.type}: tensors flowing into block arguments (loop-carried or "
+                    "through branches) are not supported",
+                )
+
+    def _check_op(self, op: Operation) -> None:
+        if isinstance(op, func.CallOp):
+            self._check_call(op)
+        elif isinstance(op, arith.ConstantOp) and is_tensor(op.result.type):
+            if not isinstance(op.value, DenseIntOrFPElementsAttr):
+                _fail(
+                    op,
+                    f"constant {describe(op.result)} of type {op.result.type}: only "
+                    "dense<...> tensor constants are supported",
+                )
+            _check_ranked(op, f"constant {describe(op.result)}", op.result.type)
+        elif isinstance(op, tensor.DimOp):
+            _check_ranked(op, f"tensor.dim operand {describe(op.source)}", op.source.type)
+        elif isinstance(op, bufferization.ToTensorOp):
+            if not isinstance(op.memref.owner, memref.GetGlobalOp):
+                _fail(
+                    op,
+                    f"bufferization.to_tensor {describe(op.tensor)}: only tensors of a "
+                    "memref.get_global (an imported constant) are supported",
+                )
+        elif isinstance(op, scf.IfOp):
+            for result in op.results:
+                if is_tensor(result.type):
+                    _check_ranked(op, f"scf.if result {describe(result)}", result.type)
+        elif isinstance(op, func.ReturnOp) or (
+            isinstance(op, scf.YieldOp) and isinstance(op.parent_op(), scf.IfOp)
+        ):
+            return
+        else:
+            self._reject_tensors(op)
+
+    def _reject_tensors(self, op: Operation) -> None:
+        for index, operand in enumerate(op.operands):
+            if is_tensor(operand.type):
+                self._reject(op, f"operand #{index} ({describe(operand)})", operand.type)
+        for result in op.results:
+            if is_tensor(result.type):
+                self._reject(op, f"result {describe(result)}", result.type)
+        for region in op.regions:
+            for block in region.blocks:
+                self._check_block_args(op, block)
+
+    @staticmethod
+    def _reject(op: Operation, what: str, type_: Attribute) -> NoReturn:
+        if op.name in LOOP_OPS:
+            _fail(
+                op,
+                f"{op.name} carries tensor {what} of type {type_} across iterations: "
+                "not supported (one static storage cannot hold a value alive in two "
+                "iterations)",
+            )
+        _fail(
+            op,
+            f"{op.name}: {what} has tensor type {type_}; manifest-alloc handles "
+            "tensors only in func.call of kernel declarations, arith.constant, "
+            "tensor.dim, scf.if, scf.yield and func.return",
+        )
+
+    def _check_call(self, call: func.CallOp) -> None:
+        callee_name = f"@{call.callee.string_value()}"
+        where = f"call to {callee_name}"
+        callee = self.lookup(call, call.callee)
+        if callee is None:
+            _fail(call, f"{where}: unknown callee (no such symbol)")
+        if not isinstance(callee, func.FuncOp):
+            _fail(call, f"{where}: callee is a {callee.name}, not a func.func")
+        types = (*call.arguments.types, *call.result_types)
+        if not _has_tensor(types) or callee in self.shape_fns:
+            return
+        if not callee.is_declaration:
+            _fail(
+                call,
+                f"{where}: not a kernel declaration (it has a body); manifest-alloc "
+                f"rewrites calls of bodiless kernel declarations only, inline "
+                f"{callee_name} first",
+            )
+        kernel = self.kernels.get(callee)
+        if (
+            kernel is None
+            or tuple(call.arguments.types) != kernel.inputs
+            or tuple(call.result_types) != kernel.results
+        ):
+            call_type = FunctionType.from_lists(call.arguments.types, call.result_types)
+            _fail(
+                call,
+                f"{where}: call type {call_type} does not match {callee_name}'s "
+                f"{callee.function_type}",
+            )
+        call_device = device_of(call, where)
+        if call_device is not None and kernel.device is not None and call_device != kernel.device:
+            _fail(
+                call,
+                f'{where}: call-site {DEVICE_ATTR} "{call_device}" conflicts with '
+                f'"{kernel.device}" on the declaration of {callee_name}',
+            )
+
+    # -- rewriting ---------------------------------------------------------
