@@ -26,6 +26,13 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
@@ -175,9 +182,6 @@ class _FunctionLowering:
     kept: set[AllocStorageOp]
 
     def run(self) -> None:
-        for op in list(self.function.walk()):
-            if isinstance(op, KillOp) and not isinstance(op.value.type, StorageType):
-                Rewriter.erase_op(op)
         for storage in [op for op in self.function.walk() if isinstance(op, AllocStorageOp)]:
             self._lower_storage(storage)
 
@@ -257,10 +261,9 @@ class _FunctionLowering:
 
 @dataclass(frozen=True)
 class _KernelCalls:
-    """The invokes of one kernel and the destination-passing type it gets."""
+    """A kernel that is invoked and the destination-passing type it gets."""
 
     kernel: func.FuncOp
-    invokes: list[InvokeOp]
     new_type: FunctionType | None
     """The rewritten declaration type, or ``None`` to keep the declaration."""
 
@@ -309,19 +312,58 @@ def _plan_invokes(module: ModuleOp) -> list[_KernelCalls]:
                         f"invoke of @{name}: operand {describe(value)} has type "
                         f"{value.type} but the kernel takes {expected}",
                     )
-        plans.append(_KernelCalls(kernel, group, new_type))
+        plans.append(_KernelCalls(kernel, new_type))
     return plans
 
 
-def _lower_invokes(plans: list[_KernelCalls]) -> None:
-    """``memory.invoke`` -> ``func.call`` with the destination-passing signature."""
+def _retype_kernels(plans: list[_KernelCalls]) -> None:
+    """Give each kernel the destination-passing type its invokes need."""
     for plan in plans:
         if plan.new_type is not None:
             plan.kernel.function_type = plan.new_type
             plan.kernel.arg_attrs = None
             plan.kernel.res_attrs = None
-        for invoke in plan.invokes:
-            _invoke_to_call(invoke, plan.kernel)
+
+
+@dataclass(eq=False)
+class InvokeToCall(RewritePattern):
+    """``memory.invoke`` -> ``func.call`` of its (retyped) kernel.
+
+    An operand whose memref type differs from the kernel's (a view with a
+    strided layout, say) is passed through a ``memref.cast``::
+
+        memory.invoke @relu(%x) outs(%y) : (memref<4xf32>, memref<4xf32>) -> ()
+        // becomes
+        func.call @relu(%x, %y) : (memref<4xf32>, memref<4xf32>) -> ()
+    """
+
+    kernels: dict[str, func.FuncOp]
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: InvokeOp, rewriter: PatternRewriter) -> None:
+        kernel = self.kernels[op.callee.root_reference.data]
+        arguments: list[SSAValue] = []
+        for value, expected in zip((*op.ins, *op.outs), kernel.function_type.inputs):
+            if value.type == expected:
+                arguments.append(value)
+                continue
+            assert isinstance(expected, MemRefType)  # checked by _plan_invokes
+            cast = memref.CastOp.get(value, expected)
+            rewriter.insert(cast)
+            arguments.append(cast.dest)
+        call = func.CallOp(op.callee, arguments, [])
+        call.attributes |= op.attributes
+        rewriter.replace(op, call)
+
+
+class EraseTensorKill(RewritePattern):
+    """Drop the ``memory.kill`` of a tensor: only storages are freed
+    (``memref.dealloc``), and their kills are lowered with them."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: KillOp, rewriter: PatternRewriter) -> None:
+        if not isinstance(op.value.type, StorageType):
+            rewriter.erase(op)
 
 
 def _check_storage_uses(functions: Sequence[func.FuncOp]) -> None:
@@ -337,21 +379,6 @@ def _check_storage_uses(functions: Sequence[func.FuncOp]) -> None:
                         f"storage {describe(storage.storage)} is used by "
                         f"{use.operation.name}, which lower-to-memref cannot rewrite",
                     )
-
-
-def _invoke_to_call(invoke: InvokeOp, kernel: func.FuncOp) -> None:
-    arguments: list[SSAValue] = []
-    for value, expected in zip((*invoke.ins, *invoke.outs), kernel.function_type.inputs):
-        if value.type == expected:
-            arguments.append(value)
-            continue
-        assert isinstance(expected, MemRefType)  # checked by _plan_invokes
-        cast = memref.CastOp.get(value, expected)
-        Rewriter.insert_op(cast, InsertPoint.before(invoke))
-        arguments.append(cast.dest)
-    call = func.CallOp(invoke.callee, arguments, [])
-    call.attributes |= invoke.attributes
-    Rewriter.replace_op(invoke, call)
 
 
 def _add_pool_arguments(
@@ -534,7 +561,14 @@ class LowerToMemrefPass(ModulePass):
         _check_storage_uses(functions)
         kernel_calls = _plan_invokes(op)
         # Every check is done: the rewrites below cannot fail.
-        _lower_invokes(kernel_calls)
+        _retype_kernels(kernel_calls)
+        kernels = {plan.kernel.sym_name.data: plan.kernel for plan in kernel_calls}
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier(
+                [InvokeToCall(kernels), EraseTensorKill()], dce_enabled=False
+            ),
+            apply_recursively=False,
+        ).rewrite_module(op)
         pool_values: dict[str, dict[str, SSAValue]] = {}
         for function in functions:
             name = function.sym_name.data

@@ -344,8 +344,6 @@ class PoolSearch:
         min_height = min(map(add, own_min_offsets, map(sizes.__getitem__, unplaced)))
         max_plain = max(map(self.max_weights.__getitem__, unplaced))
         capacity = self.capacity
-        conflicts = self.conflicts
-        alignments = self.alignments
         pinned = self.pinned
         floors = self.floors
         totals = self.totals
@@ -354,8 +352,6 @@ class PoolSearch:
         first_section = self.first_section
         end_section = self.end_section
         solution = self.solution
-        members_of = self.section_members
-        witness = self.witness
         floor_key = min_offset * span + min_rank
         # Section data of this partition, with prefix and suffix maxima so that
         # each candidate's check only recomputes the sections it lives in.
@@ -417,27 +413,7 @@ class PoolSearch:
                 continue
             offsets[index] = offset
             solution[index] = offset
-            # Raise the minimum offsets of unplaced conflicting buffers.
-            changed: list[int] = []
-            hatless = True
-            failed = False
-            for other in conflicts[index]:
-                if offsets[other] >= 0:
-                    continue
-                hatless = False
-                if min_offsets[other] >= top:
-                    continue
-                changed.append(other)
-                changed.append(min_offsets[other])
-                alignment = alignments[other]
-                lifted = top if alignment == 1 else -(-top // alignment) * alignment
-                min_offsets[other] = lifted
-                pinned_offset = pinned[other]
-                if lifted + sizes[other] > capacity or (
-                    pinned_offset is not None and lifted > pinned_offset
-                ):
-                    failed = True
-                    break
+            changed, hatless, failed = self._lift_conflicts(index, top)
             status = SearchStatus.NOT_FOUND
             if not failed:
                 # A placed buffer no longer bounds any section's floor from below.
@@ -451,39 +427,10 @@ class PoolSearch:
                 elif weights is not None:
                     totals[first:last] = list(map(sub, totals[first:last], weights))
                 # Unallocated floor: a section's floor is at least the lowest
-                # minimum offset of its unplaced buffers; check the sections
-                # whose buffers were just pushed up.
-                # The new floor is at most the highest raised minimum offset:
-                # where even that plus the section's total fits, no later check
-                # could fail on the raised floor (totals only shrink), so the
-                # exact minimum is only computed where it can prune.
+                # minimum offset of its unplaced buffers.
                 raised_floors: list[int] = []
                 if changed:
-                    moved = changed[::2]
-                    # Sections spanned by the moved buffers (a superset is fine:
-                    # the minimum over unplaced members is a valid floor anywhere).
-                    span_low = min(map(first_section.__getitem__, moved))
-                    span_high = max(map(end_section.__getitem__, moved))
-                    highest = capacity - max(map(min_offsets.__getitem__, moved))
-                    for section in compress(
-                        range(span_low, span_high),
-                        map(gt, totals[span_low:span_high], repeat(highest)),
-                    ):
-                        # A remembered member still at or below the floor
-                        # proves the minimum cannot exceed it: skip the scan.
-                        if min_offsets[witness[section]] <= floors[section]:
-                            continue
-                        members = members_of[section]
-                        values = list(map(min_offsets.__getitem__, members))
-                        lowest = min(values)
-                        witness[section] = members[values.index(lowest)]
-                        if lowest > floors[section]:
-                            raised_floors.append(section)
-                            raised_floors.append(floors[section])
-                            floors[section] = lowest
-                            if lowest + totals[section] > capacity:
-                                failed = True
-                                break
+                    failed = self._raise_floors(changed[::2], raised_floors)
                 if not failed:
                     position = unplaced.index(index)
                     status = self._descend(
@@ -496,22 +443,96 @@ class PoolSearch:
                         first,
                         last,
                     )
-                for position in range(len(raised_floors) - 2, -1, -2):
-                    floors[raised_floors[position]] = raised_floors[position + 1]
+                _undo(floors, raised_floors)
                 floors[first:last] = saved_floors
                 if plain:
                     totals[first:last] = [t + plain for t in totals[first:last]]
                 elif weights is not None:
                     totals[first:last] = list(map(add, totals[first:last], weights))
                 min_offsets[index] = own_min_offset
-            for position in range(len(changed) - 2, -1, -2):
-                min_offsets[changed[position]] = changed[position + 1]
+            _undo(min_offsets, changed)
             offsets[index] = -1
             if status != SearchStatus.NOT_FOUND:
                 return status
             if hatless:
                 break  # nothing rests on it: its siblings fail the same way
         return SearchStatus.NOT_FOUND
+
+    def _lift_conflicts(self, index: int, top: int) -> tuple[list[int], bool, bool]:
+        """Raise the minimum offsets of ``index``'s unplaced conflicts to ``top``.
+
+        Returns the undo log (``(buffer, old minimum offset)`` pairs, flat),
+        whether no unplaced buffer conflicts with ``index`` (nothing rests
+        on it), and whether a raised buffer no longer fits (then the log
+        stops at that buffer).
+        """
+        offsets = self.offsets
+        min_offsets = self.min_offsets
+        alignments = self.alignments
+        pinned = self.pinned
+        sizes = self.sizes
+        capacity = self.capacity
+        changed: list[int] = []
+        hatless = True
+        for other in self.conflicts[index]:
+            if offsets[other] >= 0:
+                continue
+            hatless = False
+            if min_offsets[other] >= top:
+                continue
+            changed.append(other)
+            changed.append(min_offsets[other])
+            alignment = alignments[other]
+            lifted = top if alignment == 1 else -(-top // alignment) * alignment
+            min_offsets[other] = lifted
+            pinned_offset = pinned[other]
+            if lifted + sizes[other] > capacity or (
+                pinned_offset is not None and lifted > pinned_offset
+            ):
+                return changed, hatless, True
+        return changed, hatless, False
+
+    def _raise_floors(self, moved: list[int], raised_floors: list[int]) -> bool:
+        """Raise section floors to the lowest minimum offset of their unplaced buffers.
+
+        Only the sections spanned by ``moved`` (the buffers just pushed up)
+        can change. The new floor is at most the highest raised minimum
+        offset: where even that plus the section's total fits, no later
+        check could fail on the raised floor (totals only shrink), so the
+        exact minimum is only computed where it can prune. Appends
+        ``(section, old floor)`` pairs to ``raised_floors``; True when a
+        section no longer fits.
+        """
+        min_offsets = self.min_offsets
+        floors = self.floors
+        totals = self.totals
+        witness = self.witness
+        members_of = self.section_members
+        capacity = self.capacity
+        # A superset of the sections is fine: the minimum over unplaced
+        # members is a valid floor anywhere.
+        span_low = min(map(self.first_section.__getitem__, moved))
+        span_high = max(map(self.end_section.__getitem__, moved))
+        highest = capacity - max(map(min_offsets.__getitem__, moved))
+        for section in compress(
+            range(span_low, span_high),
+            map(gt, totals[span_low:span_high], repeat(highest)),
+        ):
+            # A remembered member still at or below the floor proves the
+            # minimum cannot exceed it: skip the scan.
+            if min_offsets[witness[section]] <= floors[section]:
+                continue
+            members = members_of[section]
+            values = list(map(min_offsets.__getitem__, members))
+            lowest = min(values)
+            witness[section] = members[values.index(lowest)]
+            if lowest > floors[section]:
+                raised_floors.append(section)
+                raised_floors.append(floors[section])
+                floors[section] = lowest
+                if lowest + totals[section] > capacity:
+                    return True
+        return False
 
     def _descend(
         self,
@@ -580,3 +601,9 @@ def pool_granularity(buffers: Sequence[Buffer], alignments: Sequence[int]) -> in
         if buffer.pinned_offset is not None:
             step = gcd(step, buffer.pinned_offset)
     return max(step, 1)
+
+
+def _undo(values: list[int], log: list[int]) -> None:
+    """Restore ``values`` from a flat ``(position, old value)`` log, newest first."""
+    for position in range(len(log) - 2, -1, -2):
+        values[log[position]] = log[position + 1]
