@@ -26,7 +26,8 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
-from memplan.dialect.ops import AllocStorageOp, KillOp, ancestor_in_region
+from memplan.dialect.ops import AllocStorageOp, KillOp
+from memplan.dialect.regions import ancestor_in_region
 from memplan.passes.analysis import FunctionLifetimes, StorageLifetime, analyze_function
 from memplan.passes.analysis.forms import remark_value_semantic
 from memplan.passes.planning.model import Buffer

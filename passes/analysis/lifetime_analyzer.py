@@ -36,9 +36,8 @@ from memplan.dialect.ops import (
     AllocTensorOp,
     KillOp,
     PoolOp,
-    ancestor_in_region,
-    reachable_blocks,
 )
+from memplan.dialect.regions import ancestor_in_region, reachable_blocks
 from memplan.passes.analysis.flow import (
     EXCLUSIVE_OPS,
     UseKind,

@@ -15,7 +15,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.traits import IsTerminator, MemoryFreeEffect
 
 from memplan.dialect.aliases import underlying_root
-from memplan.dialect.ops import ancestor_in_region, reachable_blocks
+from memplan.dialect.regions import ancestor_in_region, reachable_blocks
 from memplan.passes.analysis.flow import POINTER_ESCAPE_OPS, UseKind, classify_use
 
 FOREIGN_FREE_OPS: frozenset[str] = frozenset({"bufferization.dealloc", "gpu.dealloc"})

@@ -1,0 +1,85 @@
+"""Where ops sit in regions and CFGs: the structural queries the verifiers ask.
+
+Used by the ``memory`` ops' verifiers (a kill after a use, a storage used
+across an ``scf.if``) and by the lifetime and value-flow analyses.
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Block, Operation, Region
+
+
+def ancestor_in_region(op: Operation, region: Region) -> Operation | None:
+    """The ancestor of ``op`` (or ``op`` itself) whose parent region is ``region``."""
+    current: Operation | None = op
+    while current is not None and current.parent_region() is not region:
+        current = current.parent_op()
+    return current
+
+
+def common_if(a: Operation, b: Operation) -> Operation | None:
+    """The innermost ``scf.if`` holding ``a`` and ``b`` in different regions."""
+    ancestors: list[Operation] = []
+    current = a.parent_op()
+    while current is not None:
+        ancestors.append(current)
+        current = current.parent_op()
+    for op in ancestors:
+        if op.name != "scf.if":
+            continue
+        region_a = next(r for r in op.regions if ancestor_in_region(a, r) is not None)
+        region_b = [r for r in op.regions if ancestor_in_region(b, r) is not None]
+        if region_b and region_b[0] is not region_a:
+            return op
+    return None
+
+
+def reachable_blocks(start: Block, barrier: Block | None = None) -> dict[Block, None]:
+    """Blocks a CFG path from the end of ``start`` reaches, in discovery order.
+
+    ``start`` itself is included only on a cycle; paths do not continue past
+    ``barrier``. An insertion-ordered dict: fast membership, stable iteration.
+    """
+    seen: dict[Block, None] = {}
+    work = [start]
+    while work:
+        block = work.pop()
+        terminator = block.last_op
+        if terminator is None:
+            continue
+        for successor in terminator.successors:
+            if successor not in seen:
+                seen[successor] = None
+                if successor is not barrier:
+                    work.append(successor)
+    return seen
+
+
+def happens_after(kill: Operation, op: Operation, definition_block: Block | None) -> bool:
+    """May ``op`` execute after ``kill`` on some path (within one function)?"""
+    anchor: Operation | None = kill
+    while anchor is not None:
+        region = anchor.parent_region()
+        if region is None:
+            return False
+        other = ancestor_in_region(op, region)
+        if other is not None:
+            if other is anchor:
+                # `op` sits in a sibling region of `anchor` (another branch).
+                return False
+            anchor_block = anchor.parent_block()
+            other_block = other.parent_block()
+            assert anchor_block is not None and other_block is not None
+            assert definition_block is not None
+            reachable = reachable_blocks(anchor_block, definition_block)
+            # Coming back to the defining block redefines the value: its uses
+            # there (all after the definition) see a new, live value.
+            reachable.pop(definition_block, None)
+            if other_block is anchor_block:
+                return anchor.is_before_in_block(other) or anchor_block in reachable
+            return other_block in reachable
+        parent = region.parent_op()
+        if parent is None or parent.name == "func.func":
+            return False
+        anchor = parent
+    return False
