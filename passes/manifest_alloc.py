@@ -107,7 +107,13 @@ class _ConstantNamer:
 
 
 class _ManifestAlloc(ValueSemanticProgram):
-    """One run of the pass over a module: validate everything, then rewrite."""
+    """One run of the pass over a module: validate everything, then rewrite.
+
+    A walk rather than RewritePatterns: whether a call's result takes an
+    operand's storage in place depends on the storages earlier calls carved
+    and on the operand's later uses, state a pattern would have to carry
+    across matches in walk order.
+    """
 
     def __init__(self, module: ModuleOp, inplace: bool = True) -> None:
         super().__init__(module)
