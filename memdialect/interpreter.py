@@ -79,6 +79,7 @@ from memplan.dialect.ops import (
     InvokeOp,
     KillOp,
     PoolOp,
+    describe,
 )
 
 POISON_BYTE = 0xFF
@@ -294,7 +295,7 @@ class MemoryFunctions(InterpreterFunctions):
             for storage in module.walk():
                 if isinstance(storage, AllocStorageOp) and storage.pinned is not None:
                     pool, offset = storage.pinned
-                    end = offset + (storage.byte_size or 0)
+                    end = offset + (storage.size_bound or 0)
                     self.pool_extents[pool] = max(self.pool_extents.get(pool, 0), end)
         return self.pool_extents.get(name, 0)
 
@@ -333,6 +334,11 @@ class MemoryFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: AllocStorageOp, args: PythonValues
     ) -> PythonValues:
         size = op.byte_size if op.byte_size is not None else int(args[0])
+        bound = op.size_bound
+        if bound is not None and size > bound:
+            raise ExecutionError(
+                f"storage {describe(op.storage)} of {size} bytes exceeds its bound max {bound}"
+            )
         pinned = op.pinned
         if pinned is None:
             self.unpinned_bytes += size

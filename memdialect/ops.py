@@ -86,6 +86,10 @@ INPLACE_ATTR = "memory.inplace"
 correct when that result occupies exactly the bytes of that operand (same
 storage, same offset; the result no larger). `manifest-alloc` then lets the
 result take the operand's storage when the operand dies at the call."""
+MAX_SHAPES_ATTR = "memory.max_shapes"
+"""On a kernel call with dynamic result dims: `[array<i64: ...>, ...]`, one
+upper-bound shape per result (static dims repeated). `manifest-alloc` gives
+each dynamic result's storage the bytes of its bound as `max`."""
 INPLACE_OF_ATTR = "memory.inplace_of"
 """On a `memory.alloc_tensor` `manifest-alloc` carved in place: the operand
 index of the invoke whose bytes it takes (`verify-plan` checks it)."""
@@ -310,11 +314,18 @@ class AllocStorageOp(IRDLOperation):
     device, in module order. `at @pool[offset]` means the storage is pinned
     (planned) at that byte offset of the pool.
 
+    `max N` bounds a dynamic size: the operand is at most N bytes at run
+    time (checked when the op runs), so the planner can pin the storage at a
+    static offset reserving N bytes, as TVM Relax plans symbolic shapes under
+    `tir_var_upper_bound`. A dynamic storage without `max` is never pinned:
+    it gets its own allocation at run time.
+
     Example:
 
     ```mlir
     %s  = memory.alloc_storage align 64 on "cpu" : !memory.storage<4096>
     %s2 = memory.alloc_storage(%n) align 64 : !memory.storage<?>
+    %s4 = memory.alloc_storage(%n) max 16384 at @sram[0] : !memory.storage<?>
     %s3 = memory.alloc_storage align 64 pools [@dtcm, @sram] : !memory.storage<512>
     %p  = memory.alloc_storage align 64 at @sram[8192] : !memory.storage<4096>
     ```
@@ -330,6 +341,7 @@ class AllocStorageOp(IRDLOperation):
     pools = opt_prop_def(ArrayAttr[SymbolRefAttr])
     pool = opt_prop_def(SymbolRefAttr)
     offset = opt_prop_def(IntegerAttr[I64])
+    max_size = opt_prop_def(IntegerAttr[I64])
     storage = result_def(StorageType)
 
     traits = traits_def(MemoryAllocEffect())
@@ -342,6 +354,7 @@ class AllocStorageOp(IRDLOperation):
         device: str | None = None,
         pools: Sequence[str] | None = None,
         pin: tuple[str, int] | None = None,
+        max_size: int | None = None,
     ) -> None:
         if isinstance(size, int):
             operands: list[SSAValue] = []
@@ -352,7 +365,7 @@ class AllocStorageOp(IRDLOperation):
         super().__init__(
             operands=[operands],
             result_types=[result_type],
-            properties=self._properties(alignment, device, pools, pin),
+            properties=self._properties(alignment, device, pools, pin, max_size),
         )
 
     @staticmethod
@@ -361,6 +374,7 @@ class AllocStorageOp(IRDLOperation):
         device: str | None,
         pools: Sequence[str] | None,
         pin: tuple[str, int] | None,
+        max_size: int | None = None,
     ) -> dict[str, Attribute | None]:
         return {
             "alignment": None if alignment is None else _int_attr(alignment),
@@ -368,6 +382,7 @@ class AllocStorageOp(IRDLOperation):
             "pools": None if pools is None else ArrayAttr(SymbolRefAttr(p) for p in pools),
             "pool": None if pin is None else SymbolRefAttr(pin[0]),
             "offset": None if pin is None else _int_attr(pin[1]),
+            "max_size": None if max_size is None else _int_attr(max_size),
         }
 
     @property
@@ -378,6 +393,14 @@ class AllocStorageOp(IRDLOperation):
     @property
     def byte_size(self) -> int | None:
         return self.storage_type.byte_size
+
+    @property
+    def size_bound(self) -> int | None:
+        """Bytes a plan reserves: the static size, else the `max` bound (``None``
+        for an unbounded dynamic storage)."""
+        if self.byte_size is not None:
+            return self.byte_size
+        return None if self.max_size is None else self.max_size.value.data
 
     @property
     def alignment_value(self) -> int:
@@ -414,10 +437,21 @@ class AllocStorageOp(IRDLOperation):
             raise VerifyException(f"{name}: static type {self.storage_type} takes no size operand")
         if (self.pool is None) != (self.offset is None):
             raise VerifyException(f"{name}: a pinned storage needs both a pool and an offset")
+        if self.max_size is not None:
+            bound = self.max_size.value.data
+            if bound < 0:
+                raise VerifyException(f"{name}: max {bound} must be non-negative")
+            static = self.byte_size
+            if static is not None and static > bound:
+                raise VerifyException(
+                    f"{name}: max {bound} is below its static size of {static} bytes"
+                )
         pinned = self.pinned
         if pinned is not None:
-            if self.storage_type.is_dynamic:
-                raise VerifyException(f"{name}: a dynamic-size storage cannot be pinned")
+            if self.size_bound is None:
+                raise VerifyException(
+                    f"{name}: a dynamic-size storage can only be pinned with a `max` bound"
+                )
             pool_name, offset = pinned
             if offset < 0:
                 raise VerifyException(f"{name}: negative offset {offset} in @{pool_name}")
@@ -456,8 +490,8 @@ class AllocStorageOp(IRDLOperation):
                 f"{name}: offset {offset} is not a multiple of the alignment "
                 f"{pool.alignment_value} of pool @{pool.pool_name}"
             )
-        size = self.byte_size
-        assert size is not None
+        size = self.size_bound
+        assert size is not None  # checked in verify_
         if pool.byte_size is not None and offset + size > pool.byte_size:
             raise VerifyException(
                 f"{name}: {size} bytes at offset {offset} overflow pool "
@@ -488,6 +522,8 @@ class AllocStorageOp(IRDLOperation):
             printer.print_string("(")
             printer.print_operand(self.dynamic_size)
             printer.print_string(")")
+        if self.max_size is not None:
+            printer.print_string(f" max {self.max_size.value.data}")
         if self.alignment_value != DEFAULT_STORAGE_ALIGNMENT:
             printer.print_string(f" align {self.alignment_value}")
         if self.device_name != DEFAULT_DEVICE:
@@ -510,9 +546,11 @@ class AllocStorageOp(IRDLOperation):
         if parser.parse_optional_punctuation("(") is not None:
             size_operand = parser.parse_unresolved_operand()
             parser.parse_punctuation(")")
-        alignment = device = None
+        alignment = device = max_size = None
         pools: list[str] | None = None
         pin: tuple[str, int] | None = None
+        if parser.parse_optional_keyword("max") is not None:
+            max_size = parser.parse_integer(allow_boolean=False)
         if parser.parse_optional_keyword("align") is not None:
             alignment = parser.parse_integer(allow_negative=False, allow_boolean=False)
         if parser.parse_optional_keyword("on") is not None:
@@ -544,7 +582,7 @@ class AllocStorageOp(IRDLOperation):
                 else []
             ],
             result_types=[result_type],
-            properties=cls._properties(alignment, device, pools, pin),
+            properties=cls._properties(alignment, device, pools, pin, max_size),
         )
         op.attributes |= attributes
         return op

@@ -89,7 +89,7 @@ class RegionPlan:
 
 def unmergeable_reason(storage: StorageLifetime) -> str | None:
     """Why ``storage`` cannot join its block's merged storage, or None if it can."""
-    if storage.size is None:
+    if storage.is_dynamic:
         return "its size is dynamic"
     if storage.pinned is not None:
         return "it is pinned to a pool"
@@ -134,7 +134,7 @@ def _segments(lifetimes: FunctionLifetimes) -> list[list[StorageLifetime]]:
         block = storage.alloc.parent_block()
         assert block is not None
         segments = by_block.setdefault(block, [[]])
-        if storage.size is None:
+        if storage.is_dynamic:
             segments.append([])
             continue
         segments[-1].append(storage)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Literal, NoReturn
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, memref
+from xdsl.dialects import arith, cf, func, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
@@ -106,8 +106,8 @@ def _pool_buffers(module: ModuleOp, functions: Sequence[func.FuncOp]) -> dict[st
             )
         buffers[name] = PoolBuffer(pool, size, alignment[name])
     for storage, (name, offset) in pinned:
-        byte_size = storage.byte_size
-        assert byte_size is not None  # the verifier rejects pinned dynamic storages
+        byte_size = storage.size_bound
+        assert byte_size is not None  # the verifier rejects pinned unbounded storages
         if offset + byte_size > buffers[name].size:
             _fail(
                 storage,
@@ -186,6 +186,8 @@ class _FunctionLowering:
             self._lower_storage(storage)
 
     def _lower_storage(self, storage: AllocStorageOp) -> None:
+        if storage.dynamic_size is not None and storage.max_size is not None:
+            self._assert_within_bound(storage, storage.dynamic_size, storage.max_size.value.data)
         pinned = storage.pinned
         if pinned is not None and storage in self.kept:
             base, base_offset = self.pool_values[pinned[0]], pinned[1]
@@ -210,6 +212,15 @@ class _FunctionLowering:
         if deallocate and not kills:
             self._deallocate_at_block_end(storage, base)
         Rewriter.erase_op(storage)
+
+    def _assert_within_bound(self, storage: AllocStorageOp, size: SSAValue, bound: int) -> None:
+        """``cf.assert`` that a bounded dynamic size is within its `max`: the
+        plan reserved only the bound, so a larger size would overrun."""
+        limit = arith.ConstantOp.from_int_and_width(bound, IndexType())
+        fits = arith.CmpiOp(size, limit, "ule")
+        message = f"storage {describe(storage.storage)} exceeds its bound of {bound} bytes"
+        check = cf.AssertOp(fits, message)
+        Rewriter.insert_op([limit, fits, check], InsertPoint.before(storage))
 
     def _allocate(self, storage: AllocStorageOp) -> SSAValue:
         size = storage.byte_size
@@ -516,6 +527,9 @@ class LowerToMemrefPass(ModulePass):
       buffer: each ``memory.alloc_tensor %s[t]`` becomes
       ``memref.view %pool[%c][dims]`` with ``%c = arith.constant off+t`` (an
       ``arith.addi`` for a dynamic ``t``).
+    - A pinned dynamic storage (it has a ``max`` bound) is lowered like a
+      static one, views with its run-time dims, after
+      ``cf.assert (size <= max)``: the plan reserved only the bound.
     - A dynamic storage, and a static storage that is not pinned (no ``usmp``
       ran, e.g. after ``coalesce``/``reuse`` alone: each storage is then its own
       allocation, the Relay VM model), becomes ``memref.alloc`` of

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -9,11 +10,13 @@ from xdsl.context import Context
 from xdsl.dialects import arith, bufferization, func, memref, scf, tensor
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    DenseArrayBase,
     DictionaryAttr,
     FixedBitwidthType,
     FunctionType,
     IndexType,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     ModuleOp,
     StringAttr,
@@ -29,6 +32,7 @@ from xdsl.utils.hints import isa
 from memplan.dialect.ops import (
     DEFAULT_DEVICE,
     INPLACE_OF_ATTR,
+    MAX_SHAPES_ATTR,
     AllocStorageOp,
     AllocTensorOp,
     InvokeOp,
@@ -69,6 +73,16 @@ def _dynamic_byte_size(
         ops.extend((constant, product))
         size = product.result
     return ops, size
+
+
+def _bound_bytes(call: func.CallOp, result: int, memref_type: MemRefType[Attribute]) -> int | None:
+    """Bytes of result ``result``'s `memory.max_shapes` bound (checked), if any."""
+    bounds = call.attributes.get(MAX_SHAPES_ATTR)
+    if not isinstance(bounds, ArrayAttr):
+        return None
+    bound = bounds.data[result]
+    assert isa(bound, DenseArrayBase[IntegerType])
+    return math.prod(bound.get_values()) * element_byte_size(memref_type)
 
 
 def _name_values(
@@ -209,7 +223,12 @@ class _ManifestAlloc(ValueSemanticProgram):
             if size is None:
                 size_ops, size = _dynamic_byte_size(memref_type, result_dims)
                 new_ops.extend(size_ops)
-            storage = AllocStorageOp(size, alignment=default_alignment(memref_type), device=device)
+            storage = AllocStorageOp(
+                size,
+                alignment=default_alignment(memref_type),
+                device=device,
+                max_size=None if isinstance(size, int) else _bound_bytes(call, index, memref_type),
+            )
             tensor_op = AllocTensorOp(storage, 0, memref_type, result_dims)
             if result.name_hint:
                 _name_values(result.name_hint, result_type, result_dims, size)
@@ -218,7 +237,8 @@ class _ManifestAlloc(ValueSemanticProgram):
             new_ops.extend((storage, tensor_op))
             self._carved(storage, tensor_op.tensor)
             outs.append(tensor_op.tensor)
-        invoke = InvokeOp(call.callee, operands, outs, dict(call.attributes))
+        attributes = {k: v for k, v in call.attributes.items() if k != MAX_SHAPES_ATTR}
+        invoke = InvokeOp(call.callee, operands, outs, attributes)
         new_ops.append(invoke)
         Rewriter.insert_op(new_ops, InsertPoint.before(call))
         for result, out in zip(call.results, outs):
@@ -373,6 +393,9 @@ class ManifestAllocPass(ModulePass):
       static factor (static dims * element bytes), and carves the tensor with
       `memory.alloc_tensor %s[0](%d0, ...)`. `@f` may be a declaration or have a
       body; in a body, `tensor.dim` on its arguments becomes `memref.dim`.
+    - `memory.max_shapes = [array<i64: ...>, ...]` on a call: an upper-bound
+      shape per result (static dims as typed). A dynamic result's storage gets
+      `max` = the bound's bytes, so `usmp` can pin it at a static offset.
 
     Function boundary: tensor arguments become memref arguments and tensor
     results memref results. Results are allocated inside the function and never

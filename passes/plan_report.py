@@ -103,6 +103,7 @@ def _function_report(lifetimes: ModuleLifetimes, function: FunctionLifetimes) ->
                 escapes=storage.escapes,
                 read_only=storage.read_only,
                 branch=storage.branch,
+                size_is_bound=storage.is_dynamic and storage.size is not None,
             )
         )
     sizes = {pool.name: pool.size for pool in lifetimes.pools}
@@ -228,9 +229,15 @@ def format_text(report: PlanReport) -> str:
         )
         # Pools this function does not use are left out of its table.
         lines.extend(_pool_rows([p for p in function.pools if p.buffer_count]))
+        bounded = [f"{b.name} (max {b.size})" for b in function.buffers if b.size_is_bound]
+        if bounded:
+            lines.append(f"  dynamic-size storages planned at their bound: {', '.join(bounded)}")
         dynamic = [b.name for b in function.buffers if b.pool == DYNAMIC]
         if dynamic:
-            lines.append(f"  dynamic-size storages (not planned): {', '.join(dynamic)}")
+            lines.append(
+                f"  dynamic-size storages without a max (not planned, allocated at run "
+                f"time): {', '.join(dynamic)}"
+            )
     if len(report.functions) > 1 and report.pools:
         lines.append("module")
         lines.extend(_pool_rows(report.pools))
@@ -271,28 +278,32 @@ def _report_json(report: PlanReport) -> dict[str, Any]:
                 "name": function.name,
                 "ops": function.ops,
                 "pools": [_pool_json(p) for p in function.pools],
-                "buffers": [
-                    {
-                        "name": b.name,
-                        "size": b.size,
-                        "alignment": b.alignment,
-                        "start": b.start,
-                        "end": b.end,
-                        "pool": b.pool,
-                        "offset": b.offset,
-                        "device": b.device,
-                        "escapes": b.escapes,
-                        "read_only": b.read_only,
-                        "branch": [list(choice) for choice in b.branch],
-                    }
-                    for b in function.buffers
-                ],
+                "buffers": [_buffer_json(b) for b in function.buffers],
                 "tensors": [_tensor_json(t) for t in function.tensors],
             }
             for function in report.functions
         ],
         "pools": [_pool_json(p) for p in report.pools],
     }
+
+
+def _buffer_json(b: BufferRecord) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "name": b.name,
+        "size": b.size,
+        "alignment": b.alignment,
+        "start": b.start,
+        "end": b.end,
+        "pool": b.pool,
+        "offset": b.offset,
+        "device": b.device,
+        "escapes": b.escapes,
+        "read_only": b.read_only,
+        "branch": [list(choice) for choice in b.branch],
+    }
+    if b.size_is_bound:  # only bounded dynamic storages have the key
+        entry["size_is_bound"] = True
+    return entry
 
 
 def _is_record(value: Any) -> bool:

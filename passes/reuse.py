@@ -151,7 +151,7 @@ def reusable(storage: StorageLifetime) -> bool:
     left alone (two instances live at once; ``usmp`` refuses it).
     """
     return (
-        storage.size is not None
+        not storage.is_dynamic
         and storage.pinned is None
         and not storage.carried_across_iterations
         and storage_only_feeds_tensors(storage)

@@ -91,7 +91,7 @@ def default_pools(module: ModuleOp) -> list[PoolOp]:
     }
     devices: list[str] = []
     for op in module.walk():
-        if isinstance(op, AllocStorageOp) and op.byte_size is not None:
+        if isinstance(op, AllocStorageOp) and op.size_bound is not None:
             if op.device_name not in devices:
                 devices.append(op.device_name)
     pools: list[PoolOp] = []
@@ -115,8 +115,11 @@ class UsmpPass(ModulePass):
     `passes.planning.algorithms`, and writes the plan back:
     every static `memory.alloc_storage` gets `at @pool[offset]` and every
     `memory.pool` gets `used N` (the highest byte any function uses in it;
-    bounded and unbounded pools alike). Dynamic-size storages are left as
-    they are.
+    bounded and unbounded pools alike). A dynamic-size storage with a `max`
+    bound is planned like a static one of its bound's size (pinned at a
+    static offset reserving the bound, as TVM Relax plans symbolic shapes
+    under `tir_var_upper_bound`); one without a bound is left as it is
+    (`plan-report` names it).
 
     Pools are the module's `memory.pool` ops. A module without any gets one
     unbounded pool per device of its static storages, `memory.pool

@@ -128,7 +128,7 @@ def _fragments(storage: StorageLifetime) -> list[Fragment] | None:
     valid plan inside a storage has no such pair, so usually every tensor is
     a fragment of its own.
     """
-    if storage.size is None or storage.pinned is not None or len(storage.tensors) < 2:
+    if storage.is_dynamic or storage.pinned is not None or len(storage.tensors) < 2:
         return None
     block = storage.alloc.parent_block()
     if block is None:

@@ -512,3 +512,62 @@ def test_pipeline_failure_points_at_the_input_line(
         "  ^",
         f"{source}:3:3: note: first kill here",
     ]
+
+
+BOUNDED = """
+func.func private @grow(tensor<4xf32>, index) -> tensor<?xf32> attributes {memory.shape_fn = @grow_shape}
+func.func @grow_shape(%x: tensor<4xf32>, %n: index) -> index {
+  func.return %n : index
+}
+func.func private @stats(tensor<?xf32>) -> tensor<4xf32>
+func.func @main(%x: tensor<4xf32>, %n: index) -> tensor<4xf32> {
+  %y = func.call @grow(%x, %n) {memory.max_shapes = [array<i64: 1024>]} : (tensor<4xf32>, index) -> tensor<?xf32>
+  %s = func.call @stats(%y) : (tensor<?xf32>) -> tensor<4xf32>
+  %z = func.call @grow(%s, %n) {memory.max_shapes = [array<i64: 1024>]} : (tensor<4xf32>, index) -> tensor<?xf32>
+  %t = func.call @stats(%z) : (tensor<?xf32>) -> tensor<4xf32>
+  func.return %t : tensor<4xf32>
+}
+"""
+
+
+def _bounded_registry() -> KernelRegistry:
+    registry = KernelRegistry()
+
+    @registry.register("grow")
+    def grow(ins, outs, attributes) -> None:  # type: ignore[no-untyped-def]
+        n = outs[0].shape[0]
+        outs[0][:] = np.resize(ins[0], n) * np.arange(1, n + 1, dtype=np.float32)
+
+    @registry.register("stats")
+    def stats(ins, outs, attributes) -> None:  # type: ignore[no-untyped-def]
+        y = ins[0]
+        outs[0][:] = [y.sum(), y.max(), y.min(), y[-1]]
+
+    return registry
+
+
+@pytest.mark.parametrize("length", [1, 512, 1024])
+def test_bounded_dynamic_storages_run_in_one_static_arena(length: int) -> None:
+    """Planned at their `max` bound (1024 x f32 = 4096 bytes each), the two
+    dynamic storages share one static arena: every length up to the bound
+    computes what the unplanned program (fresh buffers) computes."""
+    module = parse_module(BOUNDED)
+    unplanned = plan(module, "manifest-alloc,insert-kills")
+    planned = plan(module, "manifest-alloc,insert-kills,usmp")
+    x = np.array([1.0, -2.0, 3.0, 0.5], dtype=np.float32)
+    n = length
+    before = run_function(unplanned, [x, n], kernels=_bounded_registry())
+    after = run_function(planned, [x, n], kernels=_bounded_registry())
+    assert before.pool_bytes == {}
+    # %y dies at the first @stats, so %z reuses its offset: 4096 + 16 bytes.
+    assert after.pool_bytes == {"workspace_cpu": 4112}
+    np.testing.assert_array_equal(after.outputs[0], before.outputs[0])
+
+
+def test_a_dynamic_size_over_its_bound_is_an_execution_error() -> None:
+    planned = plan(parse_module(BOUNDED), "manifest-alloc,insert-kills,usmp")
+    x = np.ones(4, dtype=np.float32)
+    with pytest.raises(
+        ExecutionError, match=r"storage %y_storage of 4100 bytes exceeds its bound max 4096"
+    ):
+        run_function(planned, [x, 1025], kernels=_bounded_registry())

@@ -175,8 +175,14 @@ class StorageLifetime(Lifetime):
 
     @property
     def size(self) -> int | None:
-        """Bytes, or ``None`` for a dynamic-size storage."""
-        return self.alloc.byte_size
+        """Bytes a plan reserves (a dynamic storage's `max` bound), or ``None``
+        for an unbounded dynamic-size storage."""
+        return self.alloc.size_bound
+
+    @property
+    def is_dynamic(self) -> bool:
+        """Is the size only known at run time (bounded or not)?"""
+        return self.alloc.storage_type.is_dynamic
 
     @property
     def alignment(self) -> int:
@@ -202,7 +208,7 @@ class StorageLifetime(Lifetime):
         branch: BranchPath | None = None,
         pin: bool = True,
     ) -> Buffer:
-        """This storage as a planning ``Buffer`` (static size only).
+        """This storage as a planning ``Buffer`` (static or bounded size).
 
         With ``pin`` (the default) a pinned storage becomes a buffer fixed at
         its offset (``candidates=(pool,)``, ``pinned_offset``); without it

@@ -10,6 +10,7 @@ from typing import NoReturn
 from xdsl.dialects import arith, bufferization, func, memref, scf, tensor
 from xdsl.dialects.builtin import (
     AnyFloat,
+    ArrayAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     FixedBitwidthType,
@@ -35,6 +36,7 @@ from memplan.dialect.ops import (
     DEVICE_ATTR,
     INPLACE_ATTR,
     LOOP_OPS,
+    MAX_SHAPES_ATTR,
     SHAPE_FN_ATTR,
     VIEW_ATTR,
     describe,
@@ -469,6 +471,7 @@ class ValueSemanticProgram:
                 f"{where}: call type {call_type} does not match {callee_name}'s "
                 f"{callee.function_type}",
             )
+        self._check_max_shapes(call, where, kernel)
         call_device = device_of(call, where)
         if call_device is not None and kernel.device is not None and call_device != kernel.device:
             _fail(
@@ -476,5 +479,32 @@ class ValueSemanticProgram:
                 f'{where}: call-site {DEVICE_ATTR} "{call_device}" conflicts with '
                 f'"{kernel.device}" on the declaration of {callee_name}',
             )
+
+    @staticmethod
+    def _check_max_shapes(call: func.CallOp, where: str, kernel: Kernel) -> None:
+        """`memory.max_shapes`: one bound per result, of its rank, static dims as typed."""
+        bounds = call.attributes.get(MAX_SHAPES_ATTR)
+        if bounds is None:
+            return
+        if not isinstance(bounds, ArrayAttr) or len(bounds.data) != len(kernel.results):
+            _fail(
+                call,
+                f"{where}: {MAX_SHAPES_ATTR} must be an array of {len(kernel.results)} "
+                f"array<i64: ...> shapes (one per result), got {bounds}",
+            )
+        for index, (bound, result) in enumerate(zip(bounds.data, kernel.results)):
+            shape = result.get_shape()
+            dims = bound.get_values() if isa(bound, DenseArrayBase[IntegerType]) else None
+            if (
+                dims is None
+                or len(dims) != len(shape)
+                or any(d < 0 or (s >= 0 and d != s) for d, s in zip(dims, shape))
+            ):
+                _fail(
+                    call,
+                    f"{where}: {MAX_SHAPES_ATTR} #{index} is {bound}: it must be an "
+                    f"array<i64: ...> of {len(shape)} non-negative dims, equal to the "
+                    f"static dims of the result type {result}",
+                )
 
     # -- rewriting ---------------------------------------------------------

@@ -33,6 +33,8 @@ class BufferRecord:
     escapes: bool
     read_only: bool
     branch: tuple[tuple[int, int], ...]
+    size_is_bound: bool = False
+    """``size`` is the `max` bound of a dynamic-size storage."""
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,45 @@ func.func @zero_size() {
 
 // -----
 
+// A dynamic-size storage is pinned only with a `max` bound: the plan must
+// know how many bytes to reserve.
+memory.pool @sram size 65536
+func.func @pinned_unbounded(%n : index) {
+  %s = memory.alloc_storage(%n) at @sram[0] : !memory.storage<?>
+  func.return
+}
+// CHECK: storage %s: a dynamic-size storage can only be pinned with a `max` bound
+
+// -----
+
+// A bound below the static size contradicts it.
+func.func @max_below_size() {
+  %s = memory.alloc_storage max 32 : !memory.storage<64>
+  func.return
+}
+// CHECK: storage %s: max 32 is below its static size of 64 bytes
+
+// -----
+
+// A negative bound.
+func.func @negative_max(%n : index) {
+  %s = memory.alloc_storage(%n) max -1 : !memory.storage<?>
+  func.return
+}
+// CHECK: storage %s: max -1 must be non-negative
+
+// -----
+
+// The bound reserves bytes in the pool: 61440 + 8192 overflows 65536.
+memory.pool @sram size 65536
+func.func @bound_overflows_pool(%n : index) {
+  %s = memory.alloc_storage(%n) max 8192 at @sram[61440] : !memory.storage<?>
+  func.return
+}
+// CHECK: storage %s: 8192 bytes at offset 61440 overflow pool @sram of 65536 bytes
+
+// -----
+
 // A pinned offset is a multiple of the storage's alignment (64).
 memory.pool @sram size 65536
 func.func @pinned_misaligned() {

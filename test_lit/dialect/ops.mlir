@@ -25,18 +25,21 @@ func.func private @conv2d(memref<1x3x8x8xf32>, memref<4x3x3x3xf32>, memref<1x4x6
 // CHECK-NEXT:    %s3 = memory.alloc_storage pools [@dtcm, @sram] : !memory.storage<512>
 // CHECK-NEXT:    %p = memory.alloc_storage at @sram[8192] : !memory.storage<4096>
 // CHECK-NEXT:    %q = memory.alloc_storage align 256 on "npu" pools [@sram] at @sram[256] {tag} : !memory.storage<64>
+// CHECK-NEXT:    %b = memory.alloc_storage(%n) max 8192 at @sram[16384] : !memory.storage<?>
 // CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "storages"
 // CHECK-GENERIC:       %s = "memory.alloc_storage"() <{alignment = 64 : i64, device = "npu"}> : () -> !memory.storage<4096>
 // CHECK-GENERIC-NEXT:  %s2 = "memory.alloc_storage"(%n) <{alignment = 128 : i64}> : (index) -> !memory.storage<?>
 // CHECK-GENERIC-NEXT:  %s3 = "memory.alloc_storage"() <{alignment = 64 : i64, pools = [@dtcm, @sram]}> : () -> !memory.storage<512>
 // CHECK-GENERIC-NEXT:  %p = "memory.alloc_storage"() <{alignment = 64 : i64, pool = @sram, offset = 8192 : i64}> : () -> !memory.storage<4096>
 // CHECK-GENERIC-NEXT:  %q = "memory.alloc_storage"() <{alignment = 256 : i64, device = "npu", pools = [@sram], pool = @sram, offset = 256 : i64}> {tag} : () -> !memory.storage<64>
+// CHECK-GENERIC-NEXT:  %b = "memory.alloc_storage"(%n) <{pool = @sram, offset = 16384 : i64, max_size = 8192 : i64}> : (index) -> !memory.storage<?>
 func.func @storages(%n : index) {
   %s = memory.alloc_storage align 64 on "npu" : !memory.storage<4096>
   %s2 = memory.alloc_storage(%n) align 128 : !memory.storage<?>
   %s3 = memory.alloc_storage align 64 pools [@dtcm, @sram] : !memory.storage<512>
   %p = memory.alloc_storage align 64 at @sram[8192] : !memory.storage<4096>
   %q = memory.alloc_storage align 256 on "npu" pools [@sram] at @sram[256] {tag} : !memory.storage<64>
+  %b = memory.alloc_storage(%n) max 8192 at @sram[16384] : !memory.storage<?>
   func.return
 }
 

@@ -55,6 +55,35 @@ func.func @pinned(%x: memref<16xf32>) {
 
 // -----
 
+// A dynamic storage with a `max` bound pinned in a pool becomes a view at
+// its static offset (1024) with its run-time dims, after a `cf.assert` that
+// the size is within the 4096 bytes the plan reserved.
+memory.pool @sram size 8192
+func.func private @fill(memref<?xf32>)
+func.func @bounded(%n: index) {
+  %c4 = arith.constant 4 : index
+  %bytes = arith.muli %n, %c4 : index
+  %d = memory.alloc_storage(%bytes) max 4096 at @sram[1024] : !memory.storage<?>
+  %t = memory.alloc_tensor %d[0](%n) : !memory.storage<?> -> memref<?xf32>
+  memory.invoke @fill outs(%t : memref<?xf32>)
+  memory.kill %d : !memory.storage<?>
+  func.return
+}
+
+// CHECK-LABEL: func.func @bounded(%n: index) {
+// CHECK-NEXT:    %sram = memref.alloc() {alignment = 64 : i64} : memref<8192xi8>
+// CHECK-NEXT:    %c4 = arith.constant 4 : index
+// CHECK-NEXT:    %bytes = arith.muli %n, %c4 : index
+// CHECK-NEXT:    %[[BOUND:.*]] = arith.constant 4096 : index
+// CHECK-NEXT:    %[[FITS:.*]] = arith.cmpi ule, %bytes, %[[BOUND]] : index
+// CHECK-NEXT:    cf.assert %[[FITS]], "storage %d exceeds its bound of 4096 bytes"
+// CHECK-NEXT:    %[[OFFSET:.*]] = arith.constant 1024 : index
+// CHECK-NEXT:    %t = memref.view %sram[%[[OFFSET]]][%n] : memref<8192xi8> to memref<?xf32>
+// CHECK-NEXT:    func.call @fill(%t) : (memref<?xf32>) -> ()
+// CHECK-NEXT:    memref.dealloc %sram : memref<8192xi8>
+
+// -----
+
 // An unbounded pool's buffer has the `used` size (3072 B); its own alignment
 // (256) wins over the storage's 64. Two functions using it each get their own
 // buffer in alloc mode; a function with several returns frees it before each.

@@ -41,7 +41,7 @@ func.func @planned(%x: memref<16xf32>) {
 // CHECK-NEXT:    @sram        1024          448   448          384    1.17x        3  b (256), c (128), a (64)
 // CHECK-NEXT:    @dram           -          100   100          100    1.00x        1  d (100)
 // CHECK-NEXT:    (unplanned)     -           64    64           64    1.00x        2  e (40), f (24)
-// CHECK-NEXT:    dynamic-size storages (not planned): g
+// CHECK-NEXT:    dynamic-size storages without a max (not planned, allocated at run time): g
 // CHECK-NEXT:  legend: size - = unbounded (grows to what the plan uses); no planning = one allocation per storage; lower bound = peak of live bytes
 
 // JSON-LABEL: "name": "planned",
@@ -102,6 +102,26 @@ func.func @second() {
 // JSON-NEXT:    {"name": "sram", "size": 1024, "used": 512, "lower_bound": 512, "no_planning": 768, "base_alignment": 64, "buffer_count": 2},
 // JSON-NEXT:    {"name": "dram", "size": null, "used": 16, "lower_bound": 16, "no_planning": 16, "base_alignment": 64, "buffer_count": 1}
 // JSON-NEXT:  ]
+
+// -----
+
+// A dynamic-size storage with a `max` bound is planned at its bound: %b
+// reserves 256 bytes at 0 of @sram (used 256 + 64 = 320), and the report
+// names it with its bound ("size_is_bound" in the JSON report).
+memory.pool @sram size 1024
+func.func @bounded(%n: index) {
+  %b = memory.alloc_storage(%n) max 256 at @sram[0] : !memory.storage<?>
+  %s = memory.alloc_storage at @sram[256] : !memory.storage<64>
+  memory.kill %b : !memory.storage<?>
+  memory.kill %s : !memory.storage<64>
+  func.return
+}
+// CHECK-LABEL: function @bounded: 2 storages, 5 ops
+// CHECK-NEXT:    pool   size  no planning  used  lower bound  used/lb  buffers  largest
+// CHECK-NEXT:    @sram  1024          320   320          320    1.00x        2  b (256), s (64)
+// CHECK-NEXT:    dynamic-size storages planned at their bound: b (max 256)
+// JSON-LABEL: "name": "bounded",
+// JSON:       {"name": "b", "size": 256, "alignment": 64, "start": 0, "end": 2, "pool": "sram", "offset": 0, "device": "cpu", "escapes": false, "read_only": true, "branch": [], "size_is_bound": true},
 
 // -----
 
