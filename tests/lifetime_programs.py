@@ -12,7 +12,12 @@ import itertools
 import random
 from dataclasses import dataclass, field
 
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
+
+from memplan_testing import examples
 
 TWO_INSTANCES = "two instances of one storage"
 """How the analysis refuses a storage with two live instances."""
@@ -266,3 +271,17 @@ def cfg_program(rng: random.Random) -> str:
 
 
 cfg_programs = st.randoms(use_true_random=False).map(cfg_program)
+
+
+def function_named(module: ModuleOp, name: str = "main") -> FuncOp:
+    """The ``func.func @name`` of ``module``."""
+    for op in module.ops:
+        if isinstance(op, FuncOp) and op.sym_name.data == name:
+            return op
+    raise KeyError(name)
+
+
+PROPERTY_SETTINGS = settings(
+    max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+"""The lifetime property tests' settings (each may raise ``max_examples``)."""

@@ -22,10 +22,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import pytest
-from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
-from lifetime_programs import TENSOR, TWO_INSTANCES, call_graph_programs, cfg_programs, programs
-from xdsl.dialects.builtin import ModuleOp
+from lifetime_programs import (
+    PROPERTY_SETTINGS,
+    TENSOR,
+    TWO_INSTANCES,
+    call_graph_programs,
+    cfg_programs,
+    function_named,
+    programs,
+)
 from xdsl.dialects.func import CallOp, FuncOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import PassFailedException
@@ -39,27 +46,6 @@ from memplan.passes.analysis import (
 from memplan_testing import (
     examples,
     parse_module,
-)
-
-# ---------------------------------------------------------------------------
-# Helpers
-# ---------------------------------------------------------------------------
-
-
-def _function(module: ModuleOp, name: str = "main") -> FuncOp:
-    for op in module.ops:
-        if isinstance(op, FuncOp) and op.sym_name.data == name:
-            return op
-    raise KeyError(name)
-
-
-PROPERTY_SETTINGS = settings(
-    max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
-
-
-PROPERTY_SETTINGS = settings(
-    max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 
 # ---------------------------------------------------------------------------
@@ -168,7 +154,7 @@ def _reference(func: FuncOp, root: SSAValue) -> tuple[LiveInterval, bool, tuple]
 @given(programs)
 def test_intervals_match_the_reference(source: str) -> None:
     module = parse_module(source, verify=True)
-    func = _function(module)
+    func = function_named(module)
     lifetimes = analyze_function(func)
     for lifetime in [*lifetimes.storages, *lifetimes.tensors]:
         interval, escapes, branch = _reference(func, lifetime.value)
@@ -293,7 +279,7 @@ def _execute(
 @given(programs, st.lists(st.integers(0, 5), min_size=1, max_size=30))
 def test_storages_live_together_at_run_time_conflict(source: str, picks: list[int]) -> None:
     module = parse_module(source, verify=True)
-    func = _function(module)
+    func = function_named(module)
     lifetimes = analyze_function(func)
     buffers = {s.op: s.buffer() for s in lifetimes.storages}
     trace = _execute(func, itertools.cycle(picks))
@@ -313,7 +299,7 @@ def test_storages_live_together_at_run_time_conflict(source: str, picks: list[in
 @settings(PROPERTY_SETTINGS, max_examples=examples(100))
 @given(cfg_programs, st.lists(st.integers(0, 5), min_size=1, max_size=30))
 def test_cfg_storages_live_together_at_run_time_conflict(source: str, picks: list[int]) -> None:
-    func = _function(parse_module(source, verify=True))
+    func = function_named(parse_module(source, verify=True))
     buffers = {s.op: s.buffer() for s in analyze_function(func).storages}
     trace = _execute(func, itertools.cycle(picks))
     for a, b in itertools.combinations(sorted(trace.storage_of), 2):
@@ -445,7 +431,7 @@ LOOP_CARRIED = [
 @pytest.mark.parametrize("source", LOOP_CARRIED)
 def test_loop_carried_storages_conflict(source: str) -> None:
     """Every choice of branches over two iterations: %s1 and %s2 meet, and conflict."""
-    func = _function(parse_module(source, verify=True))
+    func = function_named(parse_module(source, verify=True))
     lifetimes = analyze_function(func)
     s1 = lifetimes.storage_named("s1").buffer()
     s2 = lifetimes.storage_named("s2").buffer()

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from lifetime_programs import TENSOR, TWO_INSTANCES
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.dialects.func import FuncOp
+from lifetime_programs import TENSOR, TWO_INSTANCES, function_named
 from xdsl.ir import Block, Operation
 from xdsl.utils.exceptions import PassFailedException
 
@@ -20,18 +18,6 @@ from memplan_testing import (
     parse_module,
     run_passes,
 )
-
-# ---------------------------------------------------------------------------
-# Helpers
-# ---------------------------------------------------------------------------
-
-
-def _function(module: ModuleOp, name: str = "main") -> FuncOp:
-    for op in module.ops:
-        if isinstance(op, FuncOp) and op.sym_name.data == name:
-            return op
-    raise KeyError(name)
-
 
 # ---------------------------------------------------------------------------
 # Examples and API
@@ -312,7 +298,7 @@ def test_function_problem_and_placements() -> None:
         """,
         verify=True,
     )
-    lifetimes = analyze_function(_function(module, "f"))
+    lifetimes = analyze_function(function_named(module, "f"))
     assert [s.name for s in lifetimes.storages] == ["a", "b", "d"]
     problem = lifetimes.problem()
     a, b = problem.buffers
@@ -347,7 +333,7 @@ def test_unnamed_and_duplicate_names_are_made_unique() -> None:
         """,
         verify=True,
     )
-    names = [s.name for s in analyze_function(_function(module, "f")).storages]
+    names = [s.name for s in analyze_function(function_named(module, "f")).storages]
     assert len(set(names)) == len(names) == 4
     assert names[1] == "s" and names[3] == "s0"
 
@@ -373,7 +359,7 @@ def test_cfg_liveness_is_a_fixpoint_over_blocks() -> None:
         """,
         verify=True,
     )
-    lifetimes = analyze_function(_function(module, "f"))
+    lifetimes = analyze_function(function_named(module, "f"))
     s = lifetimes.storage_named("s")
     late = lifetimes.storage_named("late")
     # ^bb2 (the use, ops 4..5) branches back to ^bb1 (op 3): %s is live out of
@@ -499,7 +485,7 @@ def test_carried_across_iterations(case: str) -> None:
         """,
         verify=True,
     )
-    lifetimes = analyze_function(_function(module))
+    lifetimes = analyze_function(function_named(module))
     s = lifetimes.storage_named("s")
     assert s.carried_across_iterations == (carrier is not None)
     if carrier == "block":

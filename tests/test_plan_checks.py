@@ -15,11 +15,10 @@ from contextlib import redirect_stderr
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
-from lifetime_programs import TENSOR, cfg_programs, programs
+from lifetime_programs import PROPERTY_SETTINGS, TENSOR, cfg_programs, function_named, programs
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.dialects.func import FuncOp
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
@@ -39,29 +38,12 @@ from memplan_testing import (
 )
 
 # ---------------------------------------------------------------------------
-# Helpers
-# ---------------------------------------------------------------------------
-
-
-def _function(module: ModuleOp, name: str = "main") -> FuncOp:
-    for op in module.ops:
-        if isinstance(op, FuncOp) and op.sym_name.data == name:
-            return op
-    raise KeyError(name)
-
-
-PROPERTY_SETTINGS = settings(
-    max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
-
-
-# ---------------------------------------------------------------------------
 # insert-kills
 # ---------------------------------------------------------------------------
 
 
 def _conflicts(module: ModuleOp) -> set[tuple[str, str]]:
-    lifetimes = analyze_function(_function(module))
+    lifetimes = analyze_function(function_named(module))
     buffers = [s.buffer() for s in lifetimes.storages]
     return {(a.id, b.id) for a, b in itertools.combinations(buffers, 2) if a.conflicts_with(b)}
 
@@ -120,7 +102,7 @@ def _verify_plan(module: ModuleOp) -> None:
 def test_verify_plan_catches_every_planted_overlap(source: str, rng: random.Random) -> None:
     module = parse_module(source, verify=True)
     Rewriter.insert_op(PoolOp("pool"), InsertPoint.at_start(module.body.block))
-    lifetimes = analyze_function(_function(module))
+    lifetimes = analyze_function(function_named(module))
     buffers = {s.name: s.buffer() for s in lifetimes.storages}
     names = list(buffers)
     # A plan without overlaps: every storage in its own 64-byte slot.
@@ -263,7 +245,7 @@ def test_a_storage_escaping_in_a_cfg_loop_outlives_the_next_trip() -> None:
         """,
         verify=True,
     )
-    lifetimes = analyze_function(_function(module))
+    lifetimes = analyze_function(function_named(module))
     y = lifetimes.storage_named("y")
     s = lifetimes.storage_named("s")
     assert s.escapes
