@@ -59,9 +59,11 @@ class SchedulePass(ModulePass):
     A node's bytes are its tensor results' static sizes; a `memory.view`
     kernel's result aliases its operand (0 bytes, extending its operand's
     life). The candidate orders (`passes.planning.schedule`: XLA's list
-    and DFS schedulers and the given order) are compared by the peak of live
-    bytes they give, and the lowest wins, the given order on a tie, so the
-    pass never raises the estimated peak. Results never change: every op
+    and DFS schedulers, the given order, and an exact search over the sets
+    of nodes run so far that looks only below their best peak and gives up
+    after 100,000 states) are compared by the peak of live bytes they give,
+    and the lowest wins, the given order on a tie, so the pass never raises
+    the estimated peak. Results never change: every op
     still follows every op it reads.
 
     Each function gets a remark `schedule: @f: peak of live tensor bytes
@@ -71,7 +73,8 @@ class SchedulePass(ModulePass):
     Options:
 
     - `algorithm` (str, default `best`): `best`, or one of `post-order`,
-      `list`, `dfs` to apply that order (even if it is worse).
+      `list`, `dfs`, `exact` to apply that order (even if it is worse;
+      `exact` falls back to `list` when its search gives up).
     - `remarks` (bool, default true): emit the per-function remark.
     """
 

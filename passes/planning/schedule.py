@@ -16,9 +16,14 @@ of, plus the given order:
   finishes (and frees) before the next starts;
 * ``post_order``: the given order.
 
+``exact_schedule`` finds an order of minimum peak by dynamic programming
+over the sets of nodes already run (the live bytes after a set do not depend
+on the order that ran it), layer by layer, pruning every state whose peak
+exceeds the best heuristic's; past ``max_states`` states it gives up.
+
 ``best_schedule`` returns the order with the lowest ``simulate_peak`` (ties:
-the given order first, then list, then DFS). Everything is deterministic.
-No exact search (dynamic programming over ready sets) is implemented yet.
+the given order first, then list, then DFS, then exact). Everything is
+deterministic.
 """
 
 from __future__ import annotations
@@ -143,10 +148,111 @@ def dfs_schedule(problem: ScheduleProblem) -> list[int]:
     return order
 
 
+EXACT_MAX_STATES = 100_000
+"""States ``exact_schedule`` may visit before it gives up (a few seconds)."""
+
+
+def exact_schedule(
+    problem: ScheduleProblem, upper_bound: int | None = None, max_states: int = EXACT_MAX_STATES
+) -> list[int] | None:
+    """An order of minimum peak, or None when more than ``max_states`` states
+    would be needed (or no order stays within ``upper_bound``).
+
+    A state is the set of nodes run so far (a bit mask); the bytes live after
+    it are the owners it ran that are kept or still have a reader outside
+    it. Running ready node ``v`` from state ``S`` peaks at live(S) + size(v);
+    a state keeps the lowest peak over the orders reaching it. States whose
+    peak exceeds ``upper_bound`` (default: the list scheduler's peak) are
+    dropped, which keeps the search small where the heuristics are close.
+    """
+    count = len(problem.sizes)
+    if upper_bound is None:
+        upper_bound = simulate_peak(problem, list_schedule(problem))
+    readers = _readers_of_owner(problem)
+    reader_masks = [sum(1 << r for r in rs) for rs in readers]
+    needs = [0] * count
+    freed_by: list[tuple[int, ...]] = []
+    for node in range(count):
+        owners = {problem.owner(read) for read in problem.reads[node]}
+        alias = problem.alias_of[node]
+        if alias is not None:
+            owners.add(alias)
+        needs[node] = sum(1 << read for read in problem.reads[node]) | (
+            0 if alias is None else 1 << alias
+        )
+        freed_by.append(tuple(sorted(o for o in owners if o not in problem.kept)))
+    # Bytes a node leaves live once it has run (0 if dead at once or a view).
+    stays = [problem.sizes[n] if n in problem.kept or reader_masks[n] else 0 for n in range(count)]
+    successors: list[list[int]] = [[] for _ in range(count)]
+    for node in range(count):
+        for needed in _bits(needs[node]):
+            successors[needed].append(node)
+    full = (1 << count) - 1
+    # mask -> (peak, live bytes after the mask, ready nodes, previous mask, last node)
+    start = sum(1 << n for n in range(count) if not needs[n])
+    layer: dict[int, tuple[int, int, int, int, int]] = {0: (0, 0, start, -1, -1)}
+    history = [layer]
+    visited = 0
+    for _ in range(count):
+        following: dict[int, tuple[int, int, int, int, int]] = {}
+        for mask, (peak, live, ready, _, _) in layer.items():
+            for node in _bits(ready):
+                step_peak = max(peak, live + problem.sizes[node])
+                if step_peak > upper_bound:
+                    continue
+                after = mask | 1 << node
+                known = following.get(after)
+                if known is not None and known[0] <= step_peak:
+                    continue  # the live bytes after a set depend on the set only
+                freed = sum(
+                    problem.sizes[o] for o in freed_by[node] if not reader_masks[o] & ~after
+                )
+                now_ready = ready & ~(1 << node)
+                for successor in successors[node]:
+                    if not needs[successor] & ~after:
+                        now_ready |= 1 << successor
+                following[after] = (
+                    step_peak,
+                    live + stays[node] - freed,
+                    now_ready,
+                    mask,
+                    node,
+                )
+        visited += len(following)
+        if not following or visited > max_states:
+            return None
+        layer = following
+        history.append(layer)
+    order: list[int] = []
+    mask = full
+    for depth in range(count, 0, -1):
+        _, _, _, previous, node = history[depth][mask]
+        order.append(node)
+        mask = previous
+    order.reverse()
+    return order
+
+
+def _bits(mask: int) -> list[int]:
+    """The set bits of ``mask``, lowest first."""
+    bits: list[int] = []
+    while mask:
+        low = mask & -mask
+        bits.append(low.bit_length() - 1)
+        mask ^= low
+    return bits
+
+
+def _exact_or_list(problem: ScheduleProblem) -> list[int]:
+    """``exact_schedule``, or the list schedule when the search gives up."""
+    return exact_schedule(problem) or list_schedule(problem)
+
+
 SCHEDULERS: dict[str, Callable[[ScheduleProblem], list[int]]] = {
     "post-order": post_order,
     "list": list_schedule,
     "dfs": dfs_schedule,
+    "exact": _exact_or_list,
 }
 """The orders ``best_schedule`` compares, by name (the pass's `algorithm`)."""
 
@@ -154,11 +260,26 @@ SCHEDULERS: dict[str, Callable[[ScheduleProblem], list[int]]] = {
 def best_schedule(
     problem: ScheduleProblem, names: Sequence[str] = tuple(SCHEDULERS)
 ) -> tuple[list[int], int, str]:
-    """The order with the lowest peak among ``names``: (order, peak, name)."""
+    """The order with the lowest peak among ``names``: (order, peak, name).
+
+    ``exact`` searches only below the best peak the others found (it is
+    skipped when that search gives up).
+    """
     results = []
     for rank, name in enumerate(names):
+        if name == "exact":
+            continue
         order = SCHEDULERS[name](problem)
         results.append((simulate_peak(problem, order), rank, name, order))
+    if "exact" in names:
+        bound = min((r[0] for r in results), default=None)
+        # Only a strictly lower peak can win against the heuristics' tie order.
+        order = exact_schedule(problem, None if bound is None else bound - 1)
+        if order is not None:
+            results.append((simulate_peak(problem, order), len(names), "exact", order))
+        elif not results:
+            order = list_schedule(problem)
+            results.append((simulate_peak(problem, order), 0, "list", order))
     peak, _, name, order = min(results, key=lambda r: (r[0], r[1]))
     return order, peak, name
 
@@ -180,6 +301,7 @@ __all__ = [
     "ScheduleProblem",
     "best_schedule",
     "dfs_schedule",
+    "exact_schedule",
     "is_topological",
     "list_schedule",
     "post_order",

@@ -1,8 +1,11 @@
 """Operator orders: every scheduler gives a topological order, the peak is
-simulated as a brute force over live sets computes it, and the best order
-is never worse than the given one."""
+simulated as a brute force over live sets computes it, the exact search
+finds the lowest peak over every topological order, and the best order is
+never worse than the given one."""
 
 from __future__ import annotations
+
+import itertools
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,6 +14,7 @@ from memplan.passes.planning.schedule import (
     SCHEDULERS,
     ScheduleProblem,
     best_schedule,
+    exact_schedule,
     is_topological,
     simulate_peak,
 )
@@ -18,8 +22,8 @@ from memplan_testing import examples
 
 
 @st.composite
-def dags(draw: st.DrawFn) -> ScheduleProblem:
-    count = draw(st.integers(1, 14))
+def dags(draw: st.DrawFn, max_count: int = 14) -> ScheduleProblem:
+    count = draw(st.integers(1, max_count))
     sizes, reads, alias_of = [], [], []
     for node in range(count):
         operands = tuple(
@@ -93,3 +97,38 @@ def test_list_schedule_finishes_a_branch_before_starting_the_next() -> None:
     order, peak, name = best_schedule(problem)
     assert order == [0, 1, 3, 2, 4, 5] and name == "list"
     assert peak == 16 + 1024 + 16
+
+
+@given(dags(max_count=7))
+@settings(max_examples=examples(150))
+def test_exact_finds_the_lowest_peak_of_all_orders(problem: ScheduleProblem) -> None:
+    count = len(problem.sizes)
+    lowest = min(
+        brute_peak(problem, list(order))
+        for order in itertools.permutations(range(count))
+        if is_topological(problem, order)
+    )
+    order = exact_schedule(problem)
+    assert order is not None and is_topological(problem, order)
+    assert simulate_peak(problem, order) == lowest
+    assert best_schedule(problem)[1] == lowest
+
+
+def test_exact_runs_a_kept_output_last_where_the_heuristics_do_not() -> None:
+    # 0: input (2 B); 1 = big(0) and 2 = big(0), 16 B each; 3 = small(0, 2).
+    # 1 and 3 are kept. Running 1 first keeps it live while 2 and 3 run
+    # (peak 2 + 16 + 16 + 2 = 36); running it last needs only 20.
+    problem = ScheduleProblem(
+        (2, 16, 16, 2), ((), (0,), (0,), (0, 2)), (None,) * 4, frozenset({1, 3})
+    )
+    heuristic = min(simulate_peak(problem, SCHEDULERS[n](problem)) for n in ("list", "dfs"))
+    assert heuristic == simulate_peak(problem, range(4)) == 36
+    order, peak, name = best_schedule(problem)
+    assert (order, peak, name) == ([0, 2, 3, 1], 20, "exact")
+
+
+def test_exact_gives_up_past_its_state_budget() -> None:
+    # Ten independent nodes: 2^10 subsets, more than a budget of 100 states.
+    problem = ScheduleProblem((1,) * 10, ((),) * 10, (None,) * 10, frozenset(range(10)))
+    assert exact_schedule(problem, max_states=100) is None
+    assert exact_schedule(problem) is not None
