@@ -28,6 +28,9 @@ from memplan.passes.planning.schedule import (
 # Ops without effects or regions that a reorder may move (besides calls of
 # kernel declarations, which are pure in the value-semantic form).
 _MOVABLE = (arith.ConstantOp, memref.GetGlobalOp, bufferization.ToTensorOp, tensor.EmptyOp)
+_CONSTANT_OPS = (arith.ConstantOp, memref.GetGlobalOp, bufferization.ToTensorOp)
+"""Movable ops whose tensors `manifest-alloc` leaves in read-only globals:
+they take no workspace, so they count 0 bytes."""
 
 
 def _tensor_bytes(value: SSAValue) -> int:
@@ -56,7 +59,8 @@ class SchedulePass(ModulePass):
     that stay where they are, as does everything relative to them; values
     used after a segment count as live to its end.
 
-    A node's bytes are its tensor results' static sizes; a `memory.view`
+    A node's bytes are its tensor results' static sizes (0 for constants:
+    `manifest-alloc` keeps them in read-only globals); a `memory.view`
     kernel's result aliases its operand (0 bytes, extending its operand's
     life). The candidate orders (`passes.planning.schedule`: XLA's list
     and DFS schedulers, the given order, and an exact search over the sets
@@ -147,7 +151,8 @@ class SchedulePass(ModulePass):
                 sizes.append(0)
             else:
                 alias_of.append(None)
-                sizes.append(sum(_tensor_bytes(r) for r in op.results))
+                constant = isinstance(op, _CONSTANT_OPS)
+                sizes.append(0 if constant else sum(_tensor_bytes(r) for r in op.results))
             for result in op.results:
                 if any(use.operation not in index for use in result.uses):
                     kept.add(i)

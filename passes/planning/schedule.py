@@ -149,21 +149,22 @@ def dfs_schedule(problem: ScheduleProblem) -> list[int]:
 
 
 EXACT_MAX_STATES = 100_000
-"""States ``exact_schedule`` may visit before it gives up (a few seconds)."""
+"""Moves ``exact_schedule`` may try before it gives up (about a second)."""
 
 
 def exact_schedule(
     problem: ScheduleProblem, upper_bound: int | None = None, max_states: int = EXACT_MAX_STATES
 ) -> list[int] | None:
-    """An order of minimum peak, or None when more than ``max_states`` states
-    would be needed (or no order stays within ``upper_bound``).
+    """An order of minimum peak, or None when more than ``max_states`` moves
+    would be tried (or no order stays within ``upper_bound``).
 
     A state is the set of nodes run so far (a bit mask); the bytes live after
     it are the owners it ran that are kept or still have a reader outside
     it. Running ready node ``v`` from state ``S`` peaks at live(S) + size(v);
     a state keeps the lowest peak over the orders reaching it. States whose
     peak exceeds ``upper_bound`` (default: the list scheduler's peak) are
-    dropped, which keeps the search small where the heuristics are close.
+    dropped, which keeps the search small where the heuristics are close,
+    and a ready node of 0 bytes (a constant, a view) is run at once.
     """
     count = len(problem.sizes)
     if upper_bound is None:
@@ -188,6 +189,7 @@ def exact_schedule(
         for needed in _bits(needs[node]):
             successors[needed].append(node)
     full = (1 << count) - 1
+    zero_mask = sum(1 << n for n in range(count) if problem.sizes[n] == 0)
     # mask -> (peak, live bytes after the mask, ready nodes, previous mask, last node)
     start = sum(1 << n for n in range(count) if not needs[n])
     layer: dict[int, tuple[int, int, int, int, int]] = {0: (0, 0, start, -1, -1)}
@@ -196,7 +198,12 @@ def exact_schedule(
     for _ in range(count):
         following: dict[int, tuple[int, int, int, int, int]] = {}
         for mask, (peak, live, ready, _, _) in layer.items():
-            for node in _bits(ready):
+            # A ready node of 0 bytes never raises the live bytes (it only
+            # frees): some best order runs it at once, so it is the only move.
+            free = ready & zero_mask
+            candidates = _bits(free & -free) if free else _bits(ready)
+            visited += len(candidates)
+            for node in candidates:
                 step_peak = max(peak, live + problem.sizes[node])
                 if step_peak > upper_bound:
                     continue
@@ -218,7 +225,6 @@ def exact_schedule(
                     mask,
                     node,
                 )
-        visited += len(following)
         if not following or visited > max_states:
             return None
         layer = following

@@ -56,6 +56,23 @@ func.func @kept_last(%x: tensor<4xf32>) -> (tensor<256xf32>, tensor<4xf32>) {
 
 // -----
 
+// Constants take no workspace (`manifest-alloc` leaves them in read-only
+// globals), so the 1 KiB weight %w counts 0 bytes: the peak is %y's 16 bytes
+// alone, and loading %w later would gain nothing.
+"memref.global"() <{sym_name = "w", type = memref<256xf32>, initial_value, sym_visibility = "private", constant}> : () -> ()
+func.func private @dense(tensor<4xf32>, tensor<256xf32>) -> tensor<4xf32>
+func.func @weights(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %g = memref.get_global @w : memref<256xf32>
+  %w = bufferization.to_tensor %g restrict : memref<256xf32> to tensor<256xf32>
+  %y = func.call @dense(%x, %w) : (tensor<4xf32>, tensor<256xf32>) -> tensor<4xf32>
+  func.return %y : tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @weights(
+// REMARK: remark: schedule: @weights: peak of live tensor bytes 16 -> 16 (post-order)
+
+// -----
+
 // An scf.if is a barrier: ops before it stay before it and ops after it
 // after it, even though moving %b2 above the scf.if would not change the
 // results. Within each segment the order already has the lowest peak, so
