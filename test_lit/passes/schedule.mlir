@@ -2,7 +2,7 @@
 // RUN: filecheck %s --check-prefix=REMARK < %t.remarks
 // RUN: memplan-opt %s --schedule --plan --verify-plan --split-input-file 2>/dev/null >/dev/null
 // RUN: not memplan-opt %s --schedule=algorithm=nope --split-input-file 2>&1 | filecheck %s --check-prefix=BAD
-// BAD: schedule: unknown algorithm 'nope' (one of: best, post-order, list, dfs, exact)
+// BAD: error: in --schedule=algorithm=nope: schedule: algorithm must be one of best, post-order, list, dfs, exact (got 'nope')
 
 // Two independent branches each make a 1 KiB tensor and shrink it. In the
 // given order both 1 KiB tensors are live together (2064 bytes with the
