@@ -19,7 +19,7 @@ of, plus the given order:
 ``exact_schedule`` finds an order of minimum peak by dynamic programming
 over the sets of nodes already run (the live bytes after a set do not depend
 on the order that ran it), layer by layer, pruning every state whose peak
-exceeds the best heuristic's; past ``max_states`` states it gives up.
+exceeds the best heuristic's; past ``max_states`` moves it gives up.
 
 ``best_schedule`` returns the order with the lowest ``simulate_peak`` (ties:
 the given order first, then list, then DFS, then exact). Everything is
