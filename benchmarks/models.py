@@ -16,7 +16,12 @@ For each ONNX "light" model shipped with the ``onnx`` package
   above use ``manifest-alloc{inplace=false}``), its lower bound, and its
   ratio to the fixed-order lower bound;
 * schedule + in place: the same after ``schedule`` (kernel calls reordered
-  to lower the peak), and its ratio to the fixed-order lower bound;
+  to lower the peak), its ratio to the fixed-order lower bound, and its
+  planning time (the whole pipeline, best of ``--repeat``) over text I/O;
+* with ``--run``, proven: ``memplan-run`` on that schedule + in-place plan
+  ("bit-identical" when every output equals the unplanned run's and every
+  kernel call read the same bytes, and agrees with ONNX's reference within
+  ``memplan-run``'s tolerance);
 * planning seconds: ``manifest-alloc,insert-kills,usmp`` in process (best
   of ``--repeat`` runs, no verification in the timed part);
 * planning / text I/O: those seconds divided by the time xDSL takes to
@@ -112,6 +117,8 @@ class ModelRow:
     inplace_usmp: int | None = None
     inplace_lower_bound: int | None = None
     scheduled_usmp: int | None = None
+    scheduled_run: str | None = None
+    schedule_planning_seconds: float | None = None
     tvm_fused: int | None = None
     tvm_unfused: int | None = None
     notes: list[str] = field(default_factory=list)
@@ -182,7 +189,7 @@ def _pool_bytes(module: Any) -> int:
     return sum(op.used.value.data for op in module.ops if isinstance(op, PoolOp) and op.used)
 
 
-def measure_model(path: Path, repeat: int) -> ModelRow:
+def measure_model(path: Path, repeat: int, run: bool = False) -> ModelRow:
     """Import ``path`` and measure every configuration on it."""
     import onnx
     from xdsl.parser import Parser
@@ -231,8 +238,22 @@ def measure_model(path: Path, repeat: int) -> ModelRow:
         [shared_pool] = [p for f in gather_report(shared).functions for p in f.pools]
         row.inplace_lower_bound = shared_pool.lower_bound
         if not _missing_passes(CONFIGURATIONS["schedule"]):
-            row.scheduled_usmp = _pool_bytes(_plan(ctx, text, CONFIGURATIONS["schedule"], 1)[1])
+            seconds, scheduled = _plan(ctx, text, CONFIGURATIONS["schedule"], repeat)
+            row.scheduled_usmp = _pool_bytes(scheduled)
+            row.schedule_planning_seconds = seconds
+            if run:
+                row.scheduled_run = _prove(path, CONFIGURATIONS["schedule"])
     return row
+
+
+def _prove(path: Path, pipeline: str) -> str:
+    """``memplan-run``'s verdict on ``pipeline``'s plan of ``path``."""
+    from memplan.tools.memplan_run import run_onnx
+
+    report = run_onnx(str(path), pipeline)
+    if report.ok and all(o.identical for o in report.outputs) and report.trace_problem is None:
+        return "bit-identical"
+    return "FAILED"
 
 
 # ---------------------------------------------------------------------------
@@ -374,9 +395,18 @@ def table(rows: Sequence[ModelRow], with_tvm: bool) -> str:
         "in place / LB",
         "schedule + in place",
         "schedule / LB",
+        "schedule planning / text I/O",
     ]
+    if any(row.scheduled_run is not None for row in rows):
+        header.append("proven")
     if with_tvm:
-        header += ["TVM Relax", "usmp / TVM", "TVM Relax unfused", "usmp / TVM unfused"]
+        header += [
+            "TVM Relax",
+            "usmp / TVM",
+            "schedule + in place / TVM",
+            "TVM Relax unfused",
+            "usmp / TVM unfused",
+        ]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in rows:
         cells = [
@@ -396,11 +426,20 @@ def table(rows: Sequence[ModelRow], with_tvm: bool) -> str:
             _ratio(_over(row.inplace_usmp, row.lower_bound)),
             _bytes(row.scheduled_usmp),
             _ratio(_over(row.scheduled_usmp, row.lower_bound)),
+            _ratio(
+                None
+                if row.schedule_planning_seconds is None
+                else row.schedule_planning_seconds / row.text_io_seconds,
+                2,
+            ),
         ]
+        if "proven" in header:
+            cells.append(row.scheduled_run or "n/a")
         if with_tvm:
             cells += [
                 _bytes(row.tvm_fused),
                 _ratio(_over(row.usmp, row.tvm_fused)),
+                _ratio(_over(row.scheduled_usmp, row.tvm_fused)),
                 _bytes(row.tvm_unfused),
                 _ratio(_over(row.usmp, row.tvm_unfused)),
             ]
@@ -432,6 +471,21 @@ def summary(rows: Sequence[ModelRow], with_tvm: bool) -> list[str]:
                 if r.usmp is not None and getattr(r, attribute) and r.usmp > getattr(r, attribute)
             ]
             lines.append(f"usmp above {label}: " + ("; ".join(above) if above else "none") + ".")
+        beaten = [
+            r.name
+            for r in rows
+            if r.scheduled_usmp is not None and r.tvm_fused and r.scheduled_usmp < r.tvm_fused
+        ]
+        lines.append(
+            f"schedule + in place below TVM Relax (fused): {len(beaten)} of {len(rows)} models."
+        )
+    runs = [r for r in rows if r.scheduled_run is not None]
+    if runs:
+        identical = [r for r in runs if r.scheduled_run == "bit-identical"]
+        lines.append(
+            f"memplan-run on the schedule + in-place plans: {len(identical)} of {len(runs)} "
+            "bit-identical to the unplanned run."
+        )
     missing = sorted({p for spec in CONFIGURATIONS.values() for p in _missing_passes(spec)})
     if missing:
         lines.append("Passes not registered (their columns are n/a): " + ", ".join(missing) + ".")
@@ -447,6 +501,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--with-tvm", action="store_true", help="add TVM Relax's footprint")
     parser.add_argument("--tvm-venv", type=Path, default=DEFAULT_TVM_VENV)
     parser.add_argument("--markdown", type=Path, help="also write the results here")
+    parser.add_argument(
+        "--run", action="store_true", help="prove the schedule + in-place plans with memplan-run"
+    )
     parser.add_argument("--tvm-worker", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.tvm_worker:
@@ -460,7 +517,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         paths = [p for p in paths if p.stem in wanted]
     rows: list[ModelRow] = []
     for path in paths:
-        rows.append(measure_model(path, args.repeat))
+        rows.append(measure_model(path, args.repeat, args.run))
         print(f"{path.stem}: done", file=sys.stderr)
     tvm_version = None
     if args.with_tvm:

@@ -91,6 +91,11 @@ class SchedulePass(ModulePass):
     """Emit `schedule: @f: peak ... -> ...` per function."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        # One name map instead of xDSL's lookup_symbol per call (a module scan
+        # each: quadratic on imported models).
+        kernels = {
+            f.sym_name.data: f for f in op.ops if isinstance(f, func.FuncOp) and f.is_declaration
+        }
         for function in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
             if function.is_declaration:
                 continue
@@ -98,8 +103,8 @@ class SchedulePass(ModulePass):
             chosen: set[str] = set()
             blocks = [b for o in function.walk() for r in o.regions for b in r.blocks]
             for block in blocks:
-                for segment in self._segments(block):
-                    b, a, name = self._schedule(segment)
+                for segment in self._segments(block, kernels):
+                    b, a, name = self._schedule(segment, kernels)
                     before, after = max(before, b), max(after, a)
                     chosen.add(name)
             if self.remarks:
@@ -109,24 +114,26 @@ class SchedulePass(ModulePass):
                     f"{before} -> {after} ({', '.join(sorted(chosen)) or 'nothing to order'})",
                 )
 
-    def _movable(self, op: Operation) -> bool:
+    @staticmethod
+    def _movable(op: Operation, kernels: dict[str, func.FuncOp]) -> bool:
         if isinstance(op, _MOVABLE):
             return True
         if isinstance(op, func.CallOp):
-            callee = SymbolTable.lookup_symbol(op, op.callee)
-            return isinstance(callee, func.FuncOp) and callee.is_declaration
+            return _kernel(op, kernels) is not None
         return False
 
-    def _segments(self, block: Block) -> list[list[Operation]]:
+    def _segments(self, block: Block, kernels: dict[str, func.FuncOp]) -> list[list[Operation]]:
         segments: list[list[Operation]] = [[]]
         for op in block.ops:
-            if op.has_trait(IsTerminator) or not self._movable(op):
+            if op.has_trait(IsTerminator) or not self._movable(op, kernels):
                 segments.append([])
             else:
                 segments[-1].append(op)
         return [s for s in segments if len(s) > 1]
 
-    def _schedule(self, segment: list[Operation]) -> tuple[int, int, str]:
+    def _schedule(
+        self, segment: list[Operation], kernels: dict[str, func.FuncOp]
+    ) -> tuple[int, int, str]:
         """Reorder ``segment`` in place; the peaks before and after, and the order's name."""
         index = {op: i for i, op in enumerate(segment)}
         producer: dict[SSAValue, int] = {}
@@ -140,7 +147,7 @@ class SchedulePass(ModulePass):
         for i, op in enumerate(segment):
             operands = tuple(dict.fromkeys(producer[v] for v in op.operands if v in producer))
             reads.append(operands)
-            view = isinstance(op, func.CallOp) and self._is_view(op)
+            view = isinstance(op, func.CallOp) and _is_view(op, kernels)
             if view and operands:
                 source = operands[0]
                 alias_of.append(alias_of[source] if alias_of[source] is not None else source)
@@ -178,7 +185,15 @@ class SchedulePass(ModulePass):
                     block.insert_op_before(segment[i], anchor)
         return before, after, name
 
-    @staticmethod
-    def _is_view(call: func.CallOp) -> bool:
-        callee = SymbolTable.lookup_symbol(call, call.callee)
-        return isinstance(callee, func.FuncOp) and VIEW_ATTR in callee.attributes
+
+def _kernel(call: func.CallOp, kernels: dict[str, func.FuncOp]) -> func.FuncOp | None:
+    """The kernel declaration ``call`` calls (``kernels``: the module's, by name)."""
+    if not call.callee.nested_references.data:
+        return kernels.get(call.callee.root_reference.data)
+    callee = SymbolTable.lookup_symbol(call, call.callee)
+    return callee if isinstance(callee, func.FuncOp) and callee.is_declaration else None
+
+
+def _is_view(call: func.CallOp, kernels: dict[str, func.FuncOp]) -> bool:
+    kernel = _kernel(call, kernels)
+    return kernel is not None and VIEW_ATTR in kernel.attributes

@@ -105,8 +105,10 @@ def list_schedule(problem: ScheduleProblem) -> list[int]:
     ready = [node for node, count in enumerate(waiting) if count == 0]
     order: list[int] = []
     while ready:
-        # Gains change as readers run, so re-rank the (small) ready set.
-        node = min(ready, key=lambda n: (gain(n), n))
+        # A 0-byte node (a constant, a view) never adds bytes: run the first
+        # one at once. Otherwise gains change as readers run, so re-rank.
+        zero = [n for n in ready if not problem.sizes[n]]
+        node = min(zero) if zero else min(ready, key=lambda n: (gain(n), n))
         ready.remove(node)
         order.append(node)
         for owner in {problem.owner(read) for read in problem.reads[node]}:
