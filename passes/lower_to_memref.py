@@ -187,7 +187,7 @@ class _FunctionLowering:
 
     def _lower_storage(self, storage: AllocStorageOp) -> None:
         if storage.dynamic_size is not None and storage.max_size is not None:
-            self._assert_within_bound(storage, storage.dynamic_size, storage.max_size.value.data)
+            self._assert_within_bound(storage, storage.dynamic_size)
         pinned = storage.pinned
         if pinned is not None and storage in self.kept:
             base, base_offset = self.pool_values[pinned[0]], pinned[1]
@@ -213,9 +213,11 @@ class _FunctionLowering:
             self._deallocate_at_block_end(storage, base)
         Rewriter.erase_op(storage)
 
-    def _assert_within_bound(self, storage: AllocStorageOp, size: SSAValue, bound: int) -> None:
+    def _assert_within_bound(self, storage: AllocStorageOp, size: SSAValue) -> None:
         """``cf.assert`` that a bounded dynamic size is within its `max`: the
         plan reserved only the bound, so a larger size would overrun."""
+        bound = storage.size_bound
+        assert bound is not None
         limit = arith.ConstantOp.from_int_and_width(bound, IndexType())
         fits = arith.CmpiOp(size, limit, "ule")
         message = f"storage {describe(storage.storage)} exceeds its bound of {bound} bytes"
@@ -343,7 +345,7 @@ class InvokeToCall(RewritePattern):
     An operand whose memref type differs from the kernel's (a view with a
     strided layout, say) is passed through a ``memref.cast``::
 
-        memory.invoke @relu(%x) outs(%y) : (memref<4xf32>, memref<4xf32>) -> ()
+        memory.invoke @relu ins(%x : memref<4xf32>) outs(%y : memref<4xf32>)
         // becomes
         func.call @relu(%x, %y) : (memref<4xf32>, memref<4xf32>) -> ()
     """

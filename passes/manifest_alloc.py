@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -82,7 +81,7 @@ def _bound_bytes(call: func.CallOp, result: int, memref_type: MemRefType[Attribu
         return None
     bound = bounds.data[result]
     assert isa(bound, DenseArrayBase[IntegerType])
-    return math.prod(bound.get_values()) * element_byte_size(memref_type)
+    return static_byte_size(MemRefType(memref_type.element_type, bound.get_values()))
 
 
 def _name_values(
