@@ -66,7 +66,7 @@ class SchedulePass(ModulePass):
     life). The candidate orders (`passes.planning.schedule`: XLA's list
     and DFS schedulers, the given order, and an exact search over the sets
     of nodes run so far that looks only below their best peak and gives up
-    after 100,000 states) are compared by the peak of live bytes they give,
+    after 100,000 moves) are compared by the peak of live bytes they give,
     and the lowest wins, the given order on a tie, so the pass never raises
     the estimated peak. Results never change: every op
     still follows every op it reads.

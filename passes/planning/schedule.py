@@ -48,15 +48,21 @@ class ScheduleProblem:
         alias = self.alias_of[node]
         return node if alias is None else alias
 
+    def owners_read(self, node: int) -> set[int]:
+        """The nodes whose bytes ``node`` reads: its operands' owners and,
+        for a view, the owner it aliases (it keeps those bytes live)."""
+        owners = {self.owner(read) for read in self.reads[node]}
+        alias = self.alias_of[node]
+        if alias is not None:
+            owners.add(alias)
+        return owners
+
 
 def _readers_of_owner(problem: ScheduleProblem) -> list[set[int]]:
     readers: list[set[int]] = [set() for _ in problem.sizes]
-    for node, reads in enumerate(problem.reads):
-        for read in reads:
-            readers[problem.owner(read)].add(node)
-        alias = problem.alias_of[node]
-        if alias is not None:
-            readers[alias].add(node)
+    for node in range(len(problem.sizes)):
+        for owner in problem.owners_read(node):
+            readers[owner].add(node)
     return readers
 
 
@@ -68,11 +74,7 @@ def simulate_peak(problem: ScheduleProblem, order: Sequence[int]) -> int:
     for node in order:
         live += problem.sizes[node]
         peak = max(peak, live)
-        owners = {problem.owner(read) for read in problem.reads[node]}
-        alias = problem.alias_of[node]
-        if alias is not None:
-            owners.add(alias)
-        for owner in owners:
+        for owner in problem.owners_read(node):
             remaining[owner] -= 1
             if remaining[owner] == 0 and owner not in problem.kept:
                 live -= problem.sizes[owner]
@@ -96,8 +98,7 @@ def list_schedule(problem: ScheduleProblem) -> list[int]:
 
     def gain(node: int) -> int:
         freed = 0
-        owners = {problem.owner(read) for read in problem.reads[node]}
-        for owner in owners:
+        for owner in problem.owners_read(node):
             if remaining[owner] == 1 and owner not in problem.kept:
                 freed += problem.sizes[owner]
         return problem.sizes[node] - freed
@@ -111,7 +112,7 @@ def list_schedule(problem: ScheduleProblem) -> list[int]:
         node = min(zero) if zero else min(ready, key=lambda n: (gain(n), n))
         ready.remove(node)
         order.append(node)
-        for owner in {problem.owner(read) for read in problem.reads[node]}:
+        for owner in problem.owners_read(node):
             remaining[owner] -= 1
         for successor in successors[node]:
             waiting[successor] -= 1
@@ -176,10 +177,8 @@ def exact_schedule(
     needs = [0] * count
     freed_by: list[tuple[int, ...]] = []
     for node in range(count):
-        owners = {problem.owner(read) for read in problem.reads[node]}
+        owners = problem.owners_read(node)
         alias = problem.alias_of[node]
-        if alias is not None:
-            owners.add(alias)
         needs[node] = sum(1 << read for read in problem.reads[node]) | (
             0 if alias is None else 1 << alias
         )
@@ -253,7 +252,8 @@ def _bits(mask: int) -> list[int]:
 
 def _exact_or_list(problem: ScheduleProblem) -> list[int]:
     """``exact_schedule``, or the list schedule when the search gives up."""
-    return exact_schedule(problem) or list_schedule(problem)
+    fallback = list_schedule(problem)
+    return exact_schedule(problem, simulate_peak(problem, fallback)) or fallback
 
 
 SCHEDULERS: dict[str, Callable[[ScheduleProblem], list[int]]] = {
