@@ -22,6 +22,16 @@ from memplan_testing import examples
 TWO_INSTANCES = "two instances of one storage"
 """How the analysis refuses a storage with two live instances."""
 
+RECURSIVE = """
+func.func @r() {
+  %s = memory.alloc_storage : !memory.storage<8>
+  func.call @r() : () -> ()
+  func.return
+}
+"""
+"""A function that calls itself while holding a storage: the module analysis
+refuses it (no static place serves every depth)."""
+
 TENSOR = "memref<4xf32>"
 VIEW = "memref<2xf32, strided<[1]>>"
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from lifetime_programs import TENSOR, TWO_INSTANCES, function_named
+from lifetime_programs import RECURSIVE, TENSOR, TWO_INSTANCES, function_named
 from xdsl.ir import Block, Operation
 from xdsl.utils.exceptions import PassFailedException
 
@@ -370,16 +370,7 @@ def test_cfg_liveness_is_a_fixpoint_over_blocks() -> None:
 
 
 def test_recursion_with_storages_is_refused() -> None:
-    module = parse_module(
-        """
-        func.func @r() {
-          %s = memory.alloc_storage : !memory.storage<8>
-          func.call @r() : () -> ()
-          func.return
-        }
-        """,
-        verify=True,
-    )
+    module = parse_module(RECURSIVE, verify=True)
     with pytest.raises(PassFailedException, match="@r calls itself"):
         analyze_module(module)
 

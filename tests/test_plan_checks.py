@@ -17,7 +17,14 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from lifetime_programs import PROPERTY_SETTINGS, TENSOR, cfg_programs, function_named, programs
+from lifetime_programs import (
+    PROPERTY_SETTINGS,
+    RECURSIVE,
+    TENSOR,
+    cfg_programs,
+    function_named,
+    programs,
+)
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
@@ -188,16 +195,7 @@ def test_plan_report_leaves_the_ir_unchanged_and_writes_stderr() -> None:
 
 
 def test_plan_report_writes_nothing_when_it_fails(tmp_path: Path) -> None:
-    module = parse_module(
-        """
-        func.func @r() {
-          %s = memory.alloc_storage : !memory.storage<8>
-          func.call @r() : () -> ()
-          func.return
-        }
-        """,
-        verify=True,
-    )
+    module = parse_module(RECURSIVE, verify=True)
     output = tmp_path / "report.txt"
     with pytest.raises(PassFailedException):
         PlanReportPass(output=str(output)).apply(memplan_context(), module)
