@@ -18,7 +18,7 @@ from memplan.passes.analysis import (
     TensorLifetime,
     analyze_module,
 )
-from memplan.passes.analysis.inplace import declared_in_place
+from memplan.passes.analysis.inplace import InPlacePairs, declared_in_place
 from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution
 from memplan.passes.planning.validate import validate
 
@@ -91,7 +91,9 @@ def _pool_findings(lifetimes: ModuleLifetimes) -> list[PlanProblem]:
     return sorted(problems, key=lambda p: p.message)
 
 
-def _storage_findings(function: FunctionLifetimes, storage: StorageLifetime) -> list[PlanProblem]:
+def _storage_findings(
+    function: FunctionLifetimes, storage: StorageLifetime, kernels: InPlacePairs
+) -> list[PlanProblem]:
     """Tensors of one static storage: overlaps of conflicting tensors, bounds, alignment."""
     size = storage.size
     assert size is not None
@@ -114,7 +116,9 @@ def _storage_findings(function: FunctionLifetimes, storage: StorageLifetime) -> 
         ops = [by_name[name].op for name in finding.buffers if name in by_name] or [storage.op]
         if finding.kind == "overlap" and len(finding.buffers) == 2:
             first, second = (by_name[name] for name in finding.buffers)
-            if declared_in_place(first, second) or declared_in_place(second, first):
+            if declared_in_place(first, second, kernels) or declared_in_place(
+                second, first, kernels
+            ):
                 continue
         if finding.kind == "overlap":
             parts = [
@@ -141,6 +145,7 @@ def _storage_findings(function: FunctionLifetimes, storage: StorageLifetime) -> 
 def plan_problems(lifetimes: ModuleLifetimes, *, require_pinned: bool = False) -> list[PlanProblem]:
     """Every way the plan in the IR breaks the rules, with the ops involved."""
     problems = _pool_findings(lifetimes)
+    kernels = InPlacePairs()
     for function in lifetimes.functions:
         for storage in function.static_storages:
             if require_pinned and storage.pinned is None:
@@ -153,7 +158,7 @@ def plan_problems(lifetimes: ModuleLifetimes, *, require_pinned: bool = False) -
                 )
             if storage.pinned is not None and storage.carried_across_iterations:
                 problems.append(PlanProblem(function.carried_diagnostic(storage), storage.op))
-            problems.extend(_storage_findings(function, storage))
+            problems.extend(_storage_findings(function, storage, kernels))
     return problems
 
 
