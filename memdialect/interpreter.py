@@ -44,7 +44,7 @@ from math import prod
 from typing import Any, overload
 
 import numpy as np
-from xdsl.dialects import arith, bufferization, func, memref
+from xdsl.dialects import arith, bufferization, func, memref, tensor
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     Float16Type,
@@ -121,6 +121,11 @@ def _shaped_spec(value_type: Attribute) -> tuple[np.dtype[Any], tuple[int, ...]]
     if isinstance(value_type, MemRefType | TensorType):
         return numpy_dtype(value_type.get_element_type()), tuple(value_type.get_shape())
     return None
+
+
+def _element(array: np.ndarray, indices: Sequence[Any]) -> Any:
+    """One element of ``array`` as a Python scalar (what ``arith`` and ``scf`` take)."""
+    return np.asarray(array)[tuple(int(i) for i in indices)].item()
 
 
 def _shape_of(shaped_type: MemRefType | TensorType, dynamic: Iterable[Any] = ()) -> tuple[int, ...]:
@@ -485,7 +490,19 @@ class MemoryFunctions(InterpreterFunctions):
     ) -> PythonValues:
         return (args[0],)
 
+    @impl(tensor.ExtractOp)
+    def run_tensor_extract(
+        self, interpreter: Interpreter, op: tensor.ExtractOp, args: PythonValues
+    ) -> PythonValues:
+        return (_element(args[0], args[1:]),)
+
     # -- memref ops that planned modules may contain -------------------------
+
+    @impl(memref.LoadOp)
+    def run_memref_load(
+        self, interpreter: Interpreter, op: memref.LoadOp, args: PythonValues
+    ) -> PythonValues:
+        return (_element(args[0], args[1:]),)
 
     @impl(memref.AllocOp)
     def run_memref_alloc(

@@ -164,8 +164,10 @@ class _ManifestAlloc(ValueSemanticProgram):
             elif isinstance(op, arith.ConstantOp) and isa(op.result.type, TensorType[Attribute]):
                 self._rewrite_constant(op, function, constants)
             elif isinstance(op, tensor.DimOp):
-                dim = memref.DimOp(op.source, op.index)
-                Rewriter.replace_op(op, dim)
+                Rewriter.replace_op(op, memref.DimOp(op.source, op.index))
+            elif isinstance(op, tensor.ExtractOp):
+                # A scalar read (an ONNX If's condition): a load of the memref.
+                Rewriter.replace_op(op, memref.LoadOp.get(op.tensor, op.indices))
             elif isinstance(op, bufferization.ToTensorOp):
                 # A constant read from a global (memplan-import-onnx): its
                 # memref is the tensor's memory already, never workspace.
@@ -405,6 +407,8 @@ class ManifestAllocPass(ModulePass):
     workspace. A `bufferization.to_tensor` of a `memref.get_global` (how
     `memplan-import-onnx` reads its weights) is dropped and its uses read the
     global's memref directly; `to_tensor` of anything else is rejected.
+    `tensor.extract` (a scalar read, e.g. an ONNX `If`'s condition) becomes
+    `memref.load` with the same indices.
 
     Kernel declarations are rewritten to the destination-passing signature
     `(ins..., outs...) -> ()` on memrefs (result attributes become the trailing

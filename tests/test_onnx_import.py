@@ -340,6 +340,38 @@ def test_graph_attributes_are_rejected() -> None:
         importer.encode_attribute(attribute, "node 'if' (If)")
 
 
+def test_loop_is_a_clear_error() -> None:
+    """Of the ops holding graphs only If is imported; a Loop names itself."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"])],
+        "body",
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+        ],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, [])],
+    )
+    graph = helper.make_graph(
+        [
+            helper.make_node("Relu", ["x"], ["r"], name="relu"),
+            helper.make_node("Loop", ["trips", "go"], [], name="loop", body=body),
+        ],
+        "loop",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("r", TensorProto.FLOAT, [2])],
+        initializer=[
+            onnx.numpy_helper.from_array(np.array(3, dtype=np.int64), "trips"),
+            onnx.numpy_helper.from_array(np.array(True), "go"),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    with pytest.raises(
+        importer.OnnxImportError,
+        match=r"node 'loop' \(Loop\): Loop is not supported \(of the ops holding graphs, only If",
+    ):
+        importer.import_model(model)
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -412,3 +444,46 @@ def test_console_entry_point_reports_without_traceback(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert result.stderr.startswith("memplan-import-onnx: error: ")
     assert "Traceback" not in result.stderr
+
+
+def test_model_local_functions_are_inlined(tmp_path: Path) -> None:
+    """A node calling a model-local function becomes the function's nodes:
+    kernels memplan can plan and run (the reference evaluator runs the
+    original model, function and all)."""
+    body = [
+        helper.make_node("Mul", ["a", "a"], ["squared"]),
+        helper.make_node("Relu", ["squared"], ["out"]),
+    ]
+    function = helper.make_function(
+        "local", "SquareRelu", ["a"], ["out"], body, [helper.make_opsetid("", 13)]
+    )
+    graph = helper.make_graph(
+        [
+            helper.make_node("SquareRelu", ["x"], ["h"], name="call", domain="local"),
+            helper.make_node("Neg", ["h"], ["y"], name="neg"),
+        ],
+        "functions",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+    )
+    model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("local", 1)],
+        functions=[function],
+    )
+    module = importer.import_model(model)
+    assert [call.callee.root_reference.data for call in _calls(module)] == [
+        "onnx.Mul",
+        "onnx.Relu",
+        "onnx.Neg",
+    ]
+    path = tmp_path / "functions.onnx"
+    path.write_bytes(model.SerializeToString())
+    run = subprocess.run(
+        [sys.executable, "-m", "memplan.tools.memplan_run", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "y       float32[2,3]  bit-identical         max |diff| 0" in run.stdout

@@ -396,6 +396,8 @@ class ValueSemanticProgram:
             _check_ranked(op, f"constant {describe(op.result)}", op.result.type)
         elif isinstance(op, tensor.DimOp):
             _check_ranked(op, f"tensor.dim operand {describe(op.source)}", op.source.type)
+        elif isinstance(op, tensor.ExtractOp):
+            _check_ranked(op, f"tensor.extract operand {describe(op.tensor)}", op.tensor.type)
         elif isinstance(op, bufferization.ToTensorOp):
             if not isinstance(op.memref.owner, memref.GetGlobalOp):
                 _fail(
@@ -438,7 +440,7 @@ class ValueSemanticProgram:
             op,
             f"{op.name}: {what} has tensor type {type_}; manifest-alloc handles "
             "tensors only in func.call of kernel declarations, arith.constant, "
-            "tensor.dim, scf.if, scf.yield and func.return",
+            "tensor.dim, tensor.extract, scf.if, scf.yield and func.return",
         )
 
     def _check_call(self, call: func.CallOp) -> None:

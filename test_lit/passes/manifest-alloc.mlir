@@ -302,6 +302,24 @@ func.func @regions(%x: tensor<4xf32>, %cond: i1, %n: index) -> tensor<4xf32> {
 
 // -----
 
+// A branch condition computed by a kernel (an ONNX `If`'s): `tensor.extract`
+// of its one element becomes a `memref.load` of the result's memref.
+func.func private @positive(tensor<4xf32>) -> tensor<1xi1>
+func.func @condition(%x: tensor<4xf32>) -> i1 {
+  %p = func.call @positive(%x) : (tensor<4xf32>) -> tensor<1xi1>
+  %c0 = arith.constant 0 : index
+  %b = tensor.extract %p[%c0] : tensor<1xi1>
+  func.return %b : i1
+}
+
+// CHECK-LABEL: func.func @condition(%x: memref<4xf32>) -> i1 {
+// CHECK:         memory.invoke @positive ins(%x : memref<4xf32>) outs(%p : memref<1xi1>)
+// CHECK-NEXT:    %c0 = arith.constant 0 : index
+// CHECK-NEXT:    %b = memref.load %p[%c0] : memref<1xi1>
+// CHECK-NEXT:    func.return %b : i1
+
+// -----
+
 // Calls without tensors are not kernel calls and stay as they are (scalar
 // helpers with or without a body); declarations without tensors keep their
 // signature.
@@ -493,7 +511,7 @@ func.func @other_tensor_op(%n: index) -> tensor<?xf32> {
   func.return %e : tensor<?xf32>
 }
 
-// CHECK-LABEL: tensor.empty: result %e has tensor type tensor<?xf32>; manifest-alloc handles tensors only in func.call of kernel declarations, arith.constant, tensor.dim, scf.if, scf.yield and func.return
+// CHECK-LABEL: tensor.empty: result %e has tensor type tensor<?xf32>; manifest-alloc handles tensors only in func.call of kernel declarations, arith.constant, tensor.dim, tensor.extract, scf.if, scf.yield and func.return
 
 // -----
 

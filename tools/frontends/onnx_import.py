@@ -21,7 +21,12 @@ What the importer does, in order (steps 1 to 3 in ``onnx_model.py``):
    --weights-from` reads it back); `--weights inline` embeds it as `dense<>`.
    `ConstantOfShape` outputs are kept as zero-copy splats, so the "light"
    test models (whose weights are all `ConstantOfShape`) import in
-   milliseconds.
+   milliseconds. Nodes inside `If` branches fold too (reading constants of
+   their branch or of an enclosing graph). An `If` whose condition folds is
+   replaced by the branch it takes; since exporters test shapes that way
+   (PyTorch's `squeeze` on a dim that may be 1, whose branches differ in
+   rank), a `Shape` whose input has a static inferred shape folds when a
+   model has an `If`, until nothing changes.
 3. Runs ONNX shape inference (strict) on what is left. Every tensor must get
    a static shape and a supported element type, or the import fails naming
    the tensor.
@@ -45,8 +50,13 @@ Choices where ONNX leaves room:
   ONNX positions of the operands that are present).
 * ONNX attributes map to builtin attributes: INT -> `i64`, FLOAT -> `f32`,
   STRING -> string, INTS -> `array<i64: ...>`, FLOATS -> `array<f32: ...>`,
-  STRINGS -> `["..."]`, TENSOR -> `dense<...>`. Graph-valued attributes
-  (`If`, `Loop`, `Scan`) are not supported.
+  STRINGS -> `["..."]`, TENSOR -> `dense<...>`.
+* An `If` decided at run time becomes `scf.if`: `tensor.extract` reads the
+  condition's one bool element, each branch graph becomes a region of
+  kernel calls ending in `scf.yield` of its outputs, and values of the
+  enclosing graphs are used directly. Constants a branch defines are read at
+  the top of that branch. Each output needs one static shape: when the
+  branches disagree, the error names both. `Loop` and `Scan` are rejected.
 * Element types: f16/f32/f64, signless i8..i64 for ONNX's signed integers,
   `ui8`..`ui64` for its unsigned ones, `i1` for BOOL. STRING, BFLOAT16,
   complex, 8-bit float and 4-bit types are rejected.
@@ -70,13 +80,14 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 import numpy as np
-from xdsl.dialects import bufferization, func, memref
+from xdsl.dialects import arith, bufferization, func, memref, scf, tensor
 from xdsl.dialects.builtin import (
     ArrayAttr,
     BytesAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     FloatAttr,
+    IndexType,
     IntegerAttr,
     IntegerType,
     ModuleOp,
@@ -84,6 +95,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnitAttr,
     f32,
+    i1,
     i64,
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
@@ -92,12 +104,14 @@ from memplan.dialect.interpreter import dense_array, numpy_dtype
 from memplan.dialect.ops import INPLACE_ATTR, VIEW_ATTR
 from memplan.tools.frontends.common import UniqueNames, sanitize_name
 from memplan.tools.frontends.onnx_model import (
+    FoldedConstants,
+    GraphPath,
     OnnxImportError,
     TensorInfo,
-    apply_input_shapes,
     describe_node,
     element_type_for,
     fold_constants,
+    has_subgraph,
     infer_types,
     load_model,
     node_domain,
@@ -105,6 +119,8 @@ from memplan.tools.frontends.onnx_model import (
     onnx_module,
     opset_versions,
     parse_input_shape,
+    prepare_model,
+    subgraphs,
     tensor_array,
     tensor_info,
 )
@@ -201,7 +217,7 @@ def encode_attribute(attribute: Any, where: str) -> Attribute:
             raise OnnxImportError(
                 f"{where}: attribute '{attribute.name}' of type "
                 f"{kind.AttributeType.Name(attribute.type)} is not supported "
-                "(graph-valued attributes, i.e. If/Loop/Scan, cannot be imported)"
+                "(graph-valued attributes are imported only for If, as scf.if)"
             )
 
 
@@ -434,21 +450,28 @@ def import_model_and_constants(
 ) -> tuple[ModuleOp, dict[str, np.ndarray]]:
     """``import_model``, plus the folded constants by ONNX tensor name
     (the data of the globals, see ``global_data``)."""
-    onnx = onnx_module()
-    model = onnx.ModelProto.FromString(model.SerializeToString())
+    model = prepare_model(model, input_shapes or {})
     graph = model.graph
     initializer_names = {init.name for init in graph.initializer}
-    apply_input_shapes(model, initializer_names, input_shapes or {})
     opsets = opset_versions(model)
     folded = fold_constants(model)
     constants = folded.values
 
-    live = [(i, node) for i, node in enumerate(graph.node) if i not in folded.folded_nodes]
+    live = [(i, node) for i, node in enumerate(graph.node) if (i,) not in folded.folded_nodes]
     graph_inputs = [i for i in graph.input if i.name not in initializer_names]
     for graph_input in graph_inputs:
         tensor_info(graph_input.name, graph_input.type, "graph input")
-    read_constants = _ordered_unique(n for _, node in live for n in node.input if n in constants)
-    inferred = infer_types(model, folded, [node for _, node in live], read_constants, graph_inputs)
+    # Names read by the live nodes, anywhere in the graphs they hold, and by
+    # those graphs' outputs: what shape inference and optional outputs see.
+    nested = [g for _, node in live if has_subgraph(node) for g in _graphs_of(node)]
+    read = _ordered_unique(
+        [
+            *(n for _, node in live for n in node.input if n),
+            *(n for g in nested for n in _names_read(g)),
+        ]
+    )
+    read_constants = [n for n in read if n in constants and folded.defined_in[n] == ()]
+    inferred = infer_types(model, folded, live, read_constants, graph_inputs)
 
     def info_of(name: str, what: str, advice: str | None = None) -> TensorInfo:
         if name in constants:
@@ -461,58 +484,21 @@ def import_model_and_constants(
             return TensorInfo(element, tuple(array.shape))
         return tensor_info(name, inferred.types.get(name), what, inferred.problem, advice)
 
-    consumed = {n for _, node in live for n in node.input if n} | {o.name for o in graph.output}
-    plans = _plan_nodes(live, opsets, consumed, info_of, constants)
-    # The constants the IR reads: operands of calls and constant graph outputs.
-    used_constants = _ordered_unique(
-        n
-        for n in [*(n for plan in plans for n in plan.operands), *(o.name for o in graph.output)]
-        if n in constants
+    importer = _GraphImporter(
+        _Emitter(weights, constants),
+        folded,
+        opsets,
+        consumed={*read, *(o.name for o in graph.output)},
+        info_of=info_of,
+        types=inferred.types,
     )
-
-    emitter = _Emitter(weights, constants)
     arg_infos = [info_of(i.name, "graph input") for i in graph_inputs]
     block = Block(arg_types=[info.tensor_type for info in arg_infos])
     values: dict[str, SSAValue] = {}
     for graph_input, argument in zip(graph_inputs, block.args):
         argument.name_hint = sanitize_name(graph_input.name)
         values[graph_input.name] = argument
-    for name in used_constants:
-        values[name] = emitter.constant(name, info_of(name, "constant"), block)
-
-    for plan in plans:
-        where = describe_node(plan.node, plan.index)
-        operands: list[SSAValue] = []
-        for name in plan.operands:
-            if name not in values:
-                raise OnnxImportError(
-                    f"{where} reads tensor '{name}', which nothing defines before it "
-                    "(the graph must be topologically sorted)"
-                )
-            operands.append(values[name])
-        advice = None
-        if _schema_outputs_optional(plan.node, plan.opset) is None:
-            domain = node_domain(plan.node)
-            advice = (
-                f"ONNX has no shape function for {domain + '.' if domain else ''}"
-                f"{plan.node.op_type}: give its outputs a value_info"
-            )
-        result_types = [info_of(n, f"output of {where}", advice).tensor_type for n in plan.results]
-        declaration = emitter.declaration(
-            plan.node,
-            plan.index,
-            plan.opset,
-            [o.type for o in operands],
-            result_types,
-            None if plan.view else _slots(plan.node.input),
-            _slots(plan.outputs),
-            plan.view,
-        )
-        call = func.CallOp(declaration.sym_name.data, operands, result_types)
-        for name, result in zip(plan.results, call.results):
-            result.name_hint = sanitize_name(name)
-            values[name] = result
-        block.add_op(call)
+    importer.emit(graph, (), block, values)
 
     returned: list[SSAValue] = []
     for output in graph.output:
@@ -531,7 +517,183 @@ def import_model_and_constants(
     main.attributes[ONNX_ATTR_PREFIX + "outputs"] = ArrayAttr(
         StringAttr(o.name) for o in graph.output
     )
+    emitter = importer.emitter
     return ModuleOp([*emitter.globals, main, *emitter.declarations]), constants
+
+
+def _graphs_of(node: Any) -> list[Any]:
+    """The graphs ``node`` holds, and every graph nested in them."""
+    held = [a.g for a in node.attribute if a.HasField("g")]
+    return [g for h in held for g in [h, *(inner for _, inner in subgraphs(h))]]
+
+
+def _names_read(graph: Any) -> list[str]:
+    """Tensor names the nodes and outputs of ``graph`` read (not of nested graphs)."""
+    return [*(n for node in graph.node for n in node.input if n), *(o.name for o in graph.output)]
+
+
+@dataclass
+class _GraphImporter:
+    """Emits a graph's live nodes into a block: kernel calls, and `scf.if` for `If`."""
+
+    emitter: _Emitter
+    folded: FoldedConstants
+    opsets: Mapping[str, int]
+    consumed: set[str]
+    info_of: Callable[..., TensorInfo]
+    types: Mapping[str, Any]
+
+    def emit(self, graph: Any, path: GraphPath, block: Block, values: dict[str, SSAValue]) -> None:
+        """Emit ``graph`` (at ``path``) into ``block``; ``values`` maps the ONNX
+        names visible there (the enclosing graphs') and gains this graph's."""
+        constants = self.folded.values
+        live = [
+            (i, node)
+            for i, node in enumerate(graph.node)
+            if (*path, i) not in self.folded.folded_nodes
+        ]
+        plans = _plan_nodes(live, self.opsets, self.consumed, self.info_of, constants)
+        # The constants this graph defines, read here or in a graph nested in
+        # it, are read once at its start (weights of the model's graph at the
+        # top of @main, a branch's own constants at the top of the branch).
+        read = [
+            *(n for plan in plans for n in plan.operands),
+            *(o.name for o in graph.output),
+            *(n for _, node in live for g in _graphs_of(node) for n in _names_read(g)),
+        ]
+        for name in _ordered_unique(read):
+            if name in constants and self.folded.defined_in[name] == path and name not in values:
+                values[name] = self.emitter.constant(name, self.info_of(name, "constant"), block)
+        for plan in plans:
+            where = describe_node(plan.node, plan.index)
+            operands: list[SSAValue] = []
+            for name in plan.operands:
+                if name not in values:
+                    raise OnnxImportError(
+                        f"{where} reads tensor '{name}', which nothing defines before it "
+                        "(the graph must be topologically sorted)"
+                    )
+                operands.append(values[name])
+            if plan.node.op_type == "If" and node_domain(plan.node) == "":
+                results = self._emit_if(plan, path, operands[0], block, values)
+            elif has_subgraph(plan.node):
+                raise OnnxImportError(
+                    f"{where}: {plan.node.op_type} is not supported (of the ops holding "
+                    "graphs, only If is imported, as scf.if)"
+                )
+            else:
+                results = self._emit_call(plan, operands, block)
+            for name, result in zip(plan.results, results):
+                result.name_hint = sanitize_name(name)
+                values[name] = result
+
+    def _emit_call(
+        self, plan: _NodePlan, operands: list[SSAValue], block: Block
+    ) -> Sequence[SSAValue]:
+        where = describe_node(plan.node, plan.index)
+        advice = None
+        if _schema_outputs_optional(plan.node, plan.opset) is None:
+            domain = node_domain(plan.node)
+            advice = (
+                f"ONNX has no shape function for {domain + '.' if domain else ''}"
+                f"{plan.node.op_type}: give its outputs a value_info"
+            )
+        result_types = [
+            self.info_of(n, f"output of {where}", advice).tensor_type for n in plan.results
+        ]
+        declaration = self.emitter.declaration(
+            plan.node,
+            plan.index,
+            plan.opset,
+            [o.type for o in operands],
+            result_types,
+            None if plan.view else _slots(plan.node.input),
+            _slots(plan.outputs),
+            plan.view,
+        )
+        call = func.CallOp(declaration.sym_name.data, operands, result_types)
+        block.add_op(call)
+        return call.results
+
+    def _emit_if(
+        self,
+        plan: _NodePlan,
+        path: GraphPath,
+        condition: SSAValue,
+        block: Block,
+        values: dict[str, SSAValue],
+    ) -> Sequence[SSAValue]:
+        """``If`` as `scf.if`: the condition's one element, both branches as regions."""
+        node = plan.node
+        where = describe_node(node, plan.index)
+        info = self.info_of(node.input[0], f"condition of {where}")
+        if info.element_type != i1 or int(np.prod(info.shape, dtype=np.int64)) != 1:
+            raise OnnxImportError(
+                f"{where}: condition '{node.input[0]}' is {info.tensor_type}; "
+                "an If needs one bool element"
+            )
+        indices: list[SSAValue] = []
+        if info.shape:
+            zero = arith.ConstantOp(IntegerAttr(0, IndexType()))
+            block.add_op(zero)
+            indices = [zero.result] * len(info.shape)
+        extract = tensor.ExtractOp(condition, indices, i1)
+        block.add_op(extract)
+        held = {a.name: a.g for a in node.attribute if a.HasField("g")}
+        if set(held) != {"then_branch", "else_branch"}:
+            raise OnnxImportError(f"{where} must hold a then_branch and an else_branch graph")
+        branches = {name: held[name] for name in ("then_branch", "else_branch")}
+        result_types: list[Attribute] = []
+        for k, name in enumerate(node.output):
+            shapes = " and ".join(
+                f"'{b.output[k].name}' {_type_text(self.types.get(b.output[k].name))}"
+                for b in branches.values()
+                if k < len(b.output)
+            )
+            advice = f"its branches give {shapes}; an If's output needs one static shape"
+            result_types.append(self.info_of(name, f"output of {where}", advice).tensor_type)
+        regions: list[Region] = []
+        for attribute, branch in branches.items():
+            if len(branch.output) != len(node.output):
+                raise OnnxImportError(
+                    f"{where}: {attribute} has {len(branch.output)} outputs, the If "
+                    f"{len(node.output)}"
+                )
+            branch_block = Block()
+            branch_values = dict(values)
+            self.emit(branch, (*path, plan.index, attribute), branch_block, branch_values)
+            yielded: list[SSAValue] = []
+            for output, result_type in zip(branch.output, result_types):
+                value = branch_values.get(output.name)
+                if value is None:
+                    raise OnnxImportError(
+                        f"{where}: {attribute} output '{output.name}' is not computed by any node"
+                    )
+                if value.type != result_type:
+                    raise OnnxImportError(
+                        f"{where}: {attribute} output '{output.name}' is {value.type}, "
+                        f"the If's output is {result_type}"
+                    )
+                yielded.append(value)
+            branch_block.add_op(scf.YieldOp(*yielded))
+            regions.append(Region(branch_block))
+        if_op = scf.IfOp(extract.result, result_types, regions[0], regions[1])
+        block.add_op(if_op)
+        return if_op.results
+
+
+def _type_text(type_proto: Any | None) -> str:
+    """An ONNX tensor type as ``2x?x8`` (``?`` unknown), ``unknown`` without a shape."""
+    if type_proto is None or not type_proto.HasField("tensor_type"):
+        return "unknown"
+    tensor_type = type_proto.tensor_type
+    if not tensor_type.HasField("shape"):
+        return "unknown rank"
+    dims = [
+        str(d.dim_value) if d.HasField("dim_value") else (d.dim_param or "?")
+        for d in tensor_type.shape.dim
+    ]
+    return "[" + ",".join(dims) + "]"
 
 
 def _ordered_unique(names: Iterable[str]) -> list[str]:
@@ -555,10 +717,7 @@ def constant_values(
     These are the data of the globals an import without inline weights
     declares; ``memory.onnx.name`` on each global names its entry.
     """
-    onnx = onnx_module()
-    model = onnx.ModelProto.FromString(model.SerializeToString())
-    apply_input_shapes(model, {i.name for i in model.graph.initializer}, input_shapes or {})
-    return fold_constants(model).values
+    return fold_constants(prepare_model(model, input_shapes or {})).values
 
 
 # ---------------------------------------------------------------------------

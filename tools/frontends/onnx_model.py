@@ -240,6 +240,24 @@ def apply_input_shapes(
             tensor_type.shape.dim.add().dim_value = given
 
 
+def prepare_model(model: Any, shapes: Mapping[str, Sequence[int]]) -> Any:
+    """A copy of ``model`` to import: model-local functions inlined (their
+    nodes become the graph's, so they plan and run like any other), the
+    graph inputs' shapes fixed from ``shapes``."""
+    onnx = onnx_module()
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    if model.functions:
+        import onnx.inliner
+
+        try:
+            model = onnx.inliner.inline_local_functions(model)
+        except Exception as error:  # noqa: BLE001 - the inliner's own errors
+            raise OnnxImportError(f"cannot inline the model's local functions: {error}") from None
+    initializers = {init.name for init in model.graph.initializer}
+    apply_input_shapes(model, initializers, shapes)
+    return model
+
+
 # ---------------------------------------------------------------------------
 # One-node evaluation (constant folding and runtime kernels)
 # ---------------------------------------------------------------------------
@@ -333,30 +351,171 @@ class CompiledNode:
     output_names: list[str]
 
 
+GraphPath = tuple[int | str, ...]
+"""Where a graph sits in a model: ``()`` is the model's graph, and each level
+of nesting adds the index of the node holding the subgraph and the name of
+its graph attribute (``(3, "then_branch")``)."""
+
+
+def subgraphs(graph: Any, path: GraphPath = ()) -> list[tuple[GraphPath, Any]]:
+    """The graphs held by ``graph``'s nodes (``If`` branches, ``Loop`` bodies),
+    each with its path, recursively, outermost first."""
+    onnx = onnx_module()
+    found: list[tuple[GraphPath, Any]] = []
+    for index, node in enumerate(graph.node):
+        for attribute in node.attribute:
+            if attribute.type == onnx.AttributeProto.GRAPH:
+                inner = (*path, index, attribute.name)
+                found.append((inner, attribute.g))
+                found.extend(subgraphs(attribute.g, inner))
+    return found
+
+
+def has_subgraph(node: Any) -> bool:
+    onnx = onnx_module()
+    graph_kinds = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+    return any(a.type in graph_kinds for a in node.attribute)
+
+
 @dataclass
 class FoldedConstants:
-    """Constant tensors by name, and which nodes were folded away."""
+    """Constant tensors by name, which nodes were folded away (by graph path
+    and index: ``(*path, index)``), and the graph that defines each constant
+    (an initializer or a folded node's output there)."""
 
     values: dict[str, np.ndarray]
-    folded_nodes: set[int]
+    folded_nodes: set[GraphPath]
+    defined_in: dict[str, GraphPath]
 
 
 def fold_constants(model: Any) -> FoldedConstants:
+    """Fold the model's graph and the graphs nested in it: a subgraph's node
+    folds when its inputs are constants of its own graph or an enclosing one.
+
+    An ``If`` whose condition folds is replaced by the branch it takes (its
+    nodes spliced in, an ``Identity`` per output), in ``model`` itself, and
+    folding runs again: exported models test shapes this way (PyTorch's
+    ``squeeze`` on a dim that may be 1), and the branches may not even agree
+    on a rank. ``If``s with a run-time condition stay.
+    """
+    while True:
+        folded = FoldedConstants({}, set(), {})
+        _fold_graph(model.graph, (), opset_versions(model), folded, {})
+        if _splice_constant_ifs(model.graph, folded.values):
+            continue
+        # A condition may test a shape (Shape -> Gather -> Equal): fold the
+        # Shape ops whose input has a static inferred shape, and go again.
+        if not _has_if(model.graph) or not _fold_static_shapes(model, folded):
+            return folded
+
+
+def _has_if(graph: Any) -> bool:
+    return any(
+        node.op_type == "If" and node_domain(node) == ""
+        for g in [graph, *(inner for _, inner in subgraphs(graph))]
+        for node in g.node
+    )
+
+
+def _fold_static_shapes(model: Any, folded: FoldedConstants) -> bool:
+    """Replace each live ``Shape`` (in the model's graph or a nested one) whose input has a static
+    inferred shape (the folded constants given by value) by a ``Constant``;
+    did anything change?"""
     onnx = onnx_module()
     graph = model.graph
-    opsets = opset_versions(model)
-    values: dict[str, np.ndarray] = {
-        init.name: tensor_array(init, f"initializer '{init.name}'") for init in graph.initializer
+    live = [(i, n) for i, n in enumerate(graph.node) if (i,) not in folded.folded_nodes]
+    read = {n for _, node in live for n in node.input} | {
+        n for _, g in subgraphs(graph) for node in g.node for n in node.input
     }
-    folded: set[int] = set()
-    evaluators: dict[tuple[Any, ...], CompiledNode] = {}
-    for index, node in enumerate(graph.node):
-        if node.op_type in NONDETERMINISTIC_OPS:
-            continue
-        if any(
-            a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
-            for a in node.attribute
+    constants = [n for n in read if n in folded.values and folded.defined_in[n] == ()]
+    initializers = {init.name for init in graph.initializer}
+    inputs = [i for i in graph.input if i.name not in initializers]
+    try:
+        types = infer_types(model, folded, live, sorted(constants), inputs).types
+    except OnnxImportError:
+        return False
+    changed = False
+    for path, index, node in [
+        (path, index, node)
+        for path, g in [((), graph), *subgraphs(graph)]
+        for index, node in enumerate(g.node)
+    ]:
+        if (
+            node.op_type != "Shape"
+            or node_domain(node) != ""
+            or (*path, index) in folded.folded_nodes
         ):
+            continue
+        type_proto = types.get(node.input[0])
+        if type_proto is None or not type_proto.tensor_type.HasField("shape"):
+            continue
+        dims = type_proto.tensor_type.shape.dim
+        if not all(d.HasField("dim_value") for d in dims):
+            continue
+        shape = np.array([d.dim_value for d in dims], dtype=np.int64)
+        bounds = {a.name: a.i for a in node.attribute}
+        start, end = bounds.get("start", 0), bounds.get("end", len(shape))
+        value = onnx.numpy_helper.from_array(shape[slice(start, end)])
+        constant = onnx.helper.make_node(
+            "Constant", [], list(node.output), name=node.name, value=value
+        )
+        node.CopyFrom(constant)
+        changed = True
+    return changed
+
+
+def _splice_constant_ifs(graph: Any, values: Mapping[str, np.ndarray]) -> bool:
+    """Replace each ``If`` of ``graph`` (and of its subgraphs) whose condition
+    is in ``values`` by the branch it takes; did anything change?"""
+    onnx = onnx_module()
+    changed = False
+    nodes: list[Any] = []
+    for node in graph.node:
+        condition = values.get(node.input[0]) if node.input else None
+        if node.op_type != "If" or node_domain(node) != "" or condition is None:
+            for attribute in node.attribute:
+                if attribute.HasField("g"):
+                    changed |= _splice_constant_ifs(attribute.g, values)
+            nodes.append(node)
+            continue
+        taken = "then_branch" if bool(np.asarray(condition).reshape(-1)[0]) else "else_branch"
+        [branch] = [a.g for a in node.attribute if a.name == taken]
+        graph.initializer.extend(branch.initializer)
+        nodes.extend(branch.node)
+        for inner, outer in zip(branch.output, node.output):
+            if outer:
+                nodes.append(
+                    onnx.helper.make_node(
+                        "Identity", [inner.name], [outer], name=f"{node.name}/{taken}"
+                    )
+                )
+        changed = True
+    if changed:
+        del graph.node[:]
+        graph.node.extend(nodes)
+    return changed
+
+
+def _fold_graph(
+    graph: Any,
+    path: GraphPath,
+    opsets: Mapping[str, int],
+    folded: FoldedConstants,
+    evaluators: dict[tuple[Any, ...], CompiledNode],
+) -> None:
+    values = folded.values
+    for init in graph.initializer:
+        values[init.name] = tensor_array(init, f"initializer '{init.name}'")
+        folded.defined_in[init.name] = path
+    for index, node in enumerate(graph.node):
+        if has_subgraph(node):
+            for attribute in node.attribute:
+                if attribute.HasField("g"):
+                    _fold_graph(
+                        attribute.g, (*path, index, attribute.name), opsets, folded, evaluators
+                    )
+            continue
+        if node.op_type in NONDETERMINISTIC_OPS:
             continue
         if not all(name == "" or name in values for name in node.input):
             continue
@@ -367,11 +526,11 @@ def fold_constants(model: Any) -> FoldedConstants:
             results = _fold_node(node, opsets[domain], values, evaluators)
         except Exception:  # noqa: BLE001 - not foldable: it stays a runtime kernel
             continue
-        folded.add(index)
+        folded.folded_nodes.add((*path, index))
         for name, result in zip(node.output, results):
             if name:
                 values[name] = result
-    return FoldedConstants(values, folded)
+                folded.defined_in[name] = path
 
 
 # ---------------------------------------------------------------------------
@@ -396,11 +555,13 @@ class TensorInfo:
 def infer_types(
     model: Any,
     folded: FoldedConstants,
-    live_nodes: Sequence[Any],
+    live: Sequence[tuple[int, Any]],
     constant_names: Iterable[str],
     graph_inputs: Sequence[Any],
 ) -> InferredTypes:
-    """ONNX ``TypeProto`` per tensor name, after shape inference."""
+    """ONNX ``TypeProto`` per tensor name, after shape inference of the
+    ``live`` (index, node) pairs of the model's graph, the ``constant_names``
+    they read given as initializers (by type only when large)."""
     onnx = onnx_module()
     helper = onnx.helper
     graph = model.graph
@@ -416,7 +577,7 @@ def infer_types(
         else:
             inputs.append(helper.make_tensor_value_info(name, elem_type, list(array.shape)))
     inference_graph = helper.make_graph(
-        list(live_nodes),
+        [_with_folded_subgraphs(node, (index,), folded) for index, node in live],
         graph.name or "main",
         inputs,
         list(graph.output),
@@ -444,11 +605,64 @@ def infer_types(
         except Exception:  # noqa: BLE001 - report the strict run's reason
             raise OnnxImportError(f"ONNX shape inference failed: {problem}") from error
     types: dict[str, Any] = {}
-    inferred_graph = inferred.graph
-    for info in [*inferred_graph.input, *inferred_graph.value_info, *inferred_graph.output]:
-        if info.type.HasField("tensor_type") or info.name not in types:
-            types[info.name] = info.type
+    inferred_graphs = [inferred.graph, *(g for _, g in subgraphs(inferred.graph))]
+    for graph_ in inferred_graphs:
+        for info in [*graph_.input, *graph_.value_info, *graph_.output]:
+            if info.type.HasField("tensor_type") or info.name not in types:
+                types[info.name] = info.type
     return InferredTypes(types, problem)
+
+
+def _with_folded_subgraphs(node: Any, path: GraphPath, folded: FoldedConstants) -> Any:
+    """``node`` (at ``path``), or a copy whose nested graphs hold a ``Constant``
+    in place of each small folded node (shape inference does not propagate
+    values through every op, and a branch's shapes may hang on them) and
+    whose nested graphs' outputs have no declared shape."""
+    if not has_subgraph(node):
+        return node
+    onnx = onnx_module()
+    copy = onnx.NodeProto()
+    copy.CopyFrom(node)
+    for attribute in copy.attribute:
+        if attribute.HasField("g"):
+            _fold_into_graph(attribute.g, (*path, attribute.name), folded)
+    return copy
+
+
+def _fold_into_graph(graph: Any, path: GraphPath, folded: FoldedConstants) -> None:
+    onnx = onnx_module()
+    # Exporters declare a subgraph's values and outputs with symbolic dims,
+    # which inference keeps over what it proves: let it infer them.
+    del graph.value_info[:]
+    for output in graph.output:
+        if output.type.HasField("tensor_type"):
+            output.type.tensor_type.ClearField("shape")
+    # A subgraph sees the types of the enclosing graphs' values but not their
+    # data: small outer constants get a local copy (under a name of its own).
+    copies: dict[str, str] = {}
+    nodes: list[Any] = []
+    for index, node in enumerate(graph.node):
+        if (*path, index) in folded.folded_nodes:
+            arrays = [np.asarray(folded.values[n]) for n in node.output if n]
+            if len(arrays) == 1 and arrays[0].size <= SMALL_CONSTANT_ELEMENTS:
+                value = onnx.numpy_helper.from_array(np.ascontiguousarray(arrays[0]))
+                node.CopyFrom(onnx.helper.make_node("Constant", [], [node.output[0]], value=value))
+            nodes.append(node)
+            continue
+        for slot, name in enumerate(node.input):
+            outer = name in folded.values and folded.defined_in[name] != path
+            if outer and np.asarray(folded.values[name]).size <= SMALL_CONSTANT_ELEMENTS:
+                if name not in copies:
+                    copies[name] = f"{name}::local{len(copies)}"
+                    value = onnx.numpy_helper.from_array(np.ascontiguousarray(folded.values[name]))
+                    nodes.append(onnx.helper.make_node("Constant", [], [copies[name]], value=value))
+                node.input[slot] = copies[name]
+        for attribute in node.attribute:
+            if attribute.HasField("g"):
+                _fold_into_graph(attribute.g, (*path, index, attribute.name), folded)
+        nodes.append(node)
+    del graph.node[:]
+    graph.node.extend(nodes)
 
 
 @dataclass(frozen=True)
@@ -466,9 +680,9 @@ def tensor_info(
     problem: str | None = None,
     advice: str | None = None,
 ) -> TensorInfo:
+    because = f" (shape inference: {problem})" if problem else ""
     if type_proto is None or not type_proto.HasField("tensor_type"):
         kind = "no type" if type_proto is None else f"a {type_proto.WhichOneof('value')} type"
-        because = f" (shape inference: {problem})" if problem else ""
         raise OnnxImportError(
             f"tensor '{name}' ({what}) has {kind} after shape inference{because}; "
             "only tensors with static shapes can be imported" + (f" ({advice})" if advice else "")
@@ -476,7 +690,10 @@ def tensor_info(
     tensor_type = type_proto.tensor_type
     element = element_type_for(tensor_type.elem_type, name)
     if not tensor_type.HasField("shape"):
-        raise OnnxImportError(f"tensor '{name}' ({what}) has an unknown rank after shape inference")
+        raise OnnxImportError(
+            f"tensor '{name}' ({what}) has an unknown rank after shape inference{because}"
+            + (f"; {advice}" if advice else "")
+        )
     dims: list[int] = []
     for axis, dim in enumerate(tensor_type.shape.dim):
         if dim.HasField("dim_value") and dim.dim_value >= 0:
@@ -492,6 +709,7 @@ def tensor_info(
             else "give the graph inputs static shapes with --input-shape"
         )
         raise OnnxImportError(
-            f"tensor '{name}' ({what}) has symbolic dim{symbol} at axis {axis}; {hint}"
+            f"tensor '{name}' ({what}) has symbolic dim{symbol} at axis {axis}{because}; "
+            + (advice or hint)
         )
     return TensorInfo(element, tuple(dims))
