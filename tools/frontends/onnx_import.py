@@ -240,7 +240,7 @@ def decode_attribute(name: str, value: Attribute) -> Any:
         strings = [s.data for s in value.data if isinstance(s, StringAttr)]
         return make(name, strings, attr_type=kind.STRINGS)
     if isinstance(value, DenseIntOrFPElementsAttr):
-        tensor = onnx.numpy_helper.from_array(np.ascontiguousarray(dense_array(value)))
+        tensor = onnx.numpy_helper.from_array(np.asarray(dense_array(value), order="C"))
         return make(name, tensor, attr_type=kind.TENSOR)
     raise ValueError(f"attribute {name} = {value} has no ONNX equivalent")
 

@@ -645,7 +645,7 @@ def _fold_into_graph(graph: Any, path: GraphPath, folded: FoldedConstants) -> No
         if (*path, index) in folded.folded_nodes:
             arrays = [np.asarray(folded.values[n]) for n in node.output if n]
             if len(arrays) == 1 and arrays[0].size <= SMALL_CONSTANT_ELEMENTS:
-                value = onnx.numpy_helper.from_array(np.ascontiguousarray(arrays[0]))
+                value = onnx.numpy_helper.from_array(np.asarray(arrays[0], order="C"))
                 node.CopyFrom(onnx.helper.make_node("Constant", [], [node.output[0]], value=value))
             nodes.append(node)
             continue
@@ -654,7 +654,7 @@ def _fold_into_graph(graph: Any, path: GraphPath, folded: FoldedConstants) -> No
             if outer and np.asarray(folded.values[name]).size <= SMALL_CONSTANT_ELEMENTS:
                 if name not in copies:
                     copies[name] = f"{name}::local{len(copies)}"
-                    value = onnx.numpy_helper.from_array(np.ascontiguousarray(folded.values[name]))
+                    value = onnx.numpy_helper.from_array(np.asarray(folded.values[name], order="C"))
                     nodes.append(onnx.helper.make_node("Constant", [], [copies[name]], value=value))
                 node.input[slot] = copies[name]
         for attribute in node.attribute:
