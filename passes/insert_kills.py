@@ -18,7 +18,8 @@ from memplan.passes.analysis import (
     Lifetime,
     analyze_function,
 )
-from memplan.passes.analysis.inplace import InPlacePairs, declared_in_place
+from memplan.passes.analysis.inplace import declared_in_place
+from memplan.passes.analysis.symbols import SymbolCache
 
 
 def _ordered_kills(lifetimes: FunctionLifetimes) -> list[tuple[KillPoint, list[Lifetime]]]:
@@ -28,14 +29,14 @@ def _ordered_kills(lifetimes: FunctionLifetimes) -> list[tuple[KillPoint, list[L
     storage kill ends its tensors: killing one afterwards is a use after kill).
     """
     groups: dict[Operation | Block, tuple[KillPoint, list[Lifetime]]] = {}
-    kernels = InPlacePairs()
+    symbols = SymbolCache()
     # A tensor whose bytes an in-place result took over lives on as that
     # result: killing it would end the result's bytes too.
     taken_over = {
         a.value
         for storage in lifetimes.storages
         for a in storage.tensors
-        if any(declared_in_place(a, b, kernels) for b in storage.tensors if b is not a)
+        if any(declared_in_place(a, b, symbols) for b in storage.tensors if b is not a)
     }
     for lifetime in [*lifetimes.tensors, *lifetimes.storages]:
         if lifetime.value in taken_over:

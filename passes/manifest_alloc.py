@@ -156,7 +156,7 @@ class _ManifestAlloc(ValueSemanticProgram):
             if isa(arg.type, TensorType[Attribute]):
                 Rewriter.replace_value_with_new_type(arg, to_memref(arg.type))
         constants = _ConstantNamer(
-            function, lambda name: self.lookup(function, SymbolRefAttr(name)) is not None
+            function, lambda name: self.symbols.lookup(function, SymbolRefAttr(name)) is not None
         )
         for op in list(function.body.walk()):
             if isinstance(op, func.CallOp):
@@ -183,7 +183,7 @@ class _ManifestAlloc(ValueSemanticProgram):
         )
 
     def _rewrite_call(self, call: func.CallOp) -> None:
-        callee = self.lookup(call, call.callee)
+        callee = self.symbols.lookup(call, call.callee)
         kernel = self.kernels.get(callee) if isinstance(callee, func.FuncOp) else None
         if kernel is None:
             # A scalar call or a shape-function call: operands were retyped

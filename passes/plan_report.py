@@ -26,7 +26,8 @@ from memplan.passes.analysis import (
     TensorLifetime,
     analyze_module,
 )
-from memplan.passes.analysis.inplace import InPlacePairs, declared_in_place
+from memplan.passes.analysis.inplace import declared_in_place
+from memplan.passes.analysis.symbols import SymbolCache
 from memplan.passes.planning.bounds import buffers_lower_bound, peak_live_bytes
 from memplan.passes.planning.model import Buffer, pool_base_alignment
 from memplan.passes.report_formats.c_header import format_c_header
@@ -115,13 +116,11 @@ def _function_report(lifetimes: ModuleLifetimes, function: FunctionLifetimes) ->
     if unplanned:
         pools.append(_pool_record(UNPLANNED, None, unplanned, None, 1))
 
-    in_place_pairs = InPlacePairs()
+    symbols = SymbolCache()
 
     def inplace_of(tensor: TensorLifetime) -> str | None:
         siblings = tensor.storage.tensors if tensor.storage is not None else []
-        return next(
-            (a.name for a in siblings if declared_in_place(a, tensor, in_place_pairs)), None
-        )
+        return next((a.name for a in siblings if declared_in_place(a, tensor, symbols)), None)
 
     tensors = tuple(
         TensorRecord(

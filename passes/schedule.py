@@ -11,13 +11,14 @@ from xdsl.dialects import arith, bufferization, func, memref, tensor
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.traits import IsTerminator, SymbolTable
+from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.hints import isa
 
 from memplan.dialect.diagnostics import emit_remark
 from memplan.dialect.ops import VIEW_ATTR
 from memplan.dialect.types import element_byte_size
+from memplan.passes.analysis.symbols import SymbolCache
 from memplan.passes.planning.schedule import (
     SCHEDULERS,
     ScheduleProblem,
@@ -91,11 +92,7 @@ class SchedulePass(ModulePass):
     """Emit `schedule: @f: peak ... -> ...` per function."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        # One name map instead of xDSL's lookup_symbol per call (a module scan
-        # each: quadratic on imported models).
-        kernels = {
-            f.sym_name.data: f for f in op.ops if isinstance(f, func.FuncOp) and f.is_declaration
-        }
+        symbols = SymbolCache()
         for function in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
             if function.is_declaration:
                 continue
@@ -103,8 +100,8 @@ class SchedulePass(ModulePass):
             chosen: set[str] = set()
             blocks = [b for o in function.walk() for r in o.regions for b in r.blocks]
             for block in blocks:
-                for segment in self._segments(block, kernels):
-                    b, a, name = self._schedule(segment, kernels)
+                for segment in self._segments(block, symbols):
+                    b, a, name = self._schedule(segment, symbols)
                     before, after = max(before, b), max(after, a)
                     chosen.add(name)
             if self.remarks:
@@ -115,25 +112,23 @@ class SchedulePass(ModulePass):
                 )
 
     @staticmethod
-    def _movable(op: Operation, kernels: dict[str, func.FuncOp]) -> bool:
+    def _movable(op: Operation, symbols: SymbolCache) -> bool:
         if isinstance(op, _MOVABLE):
             return True
         if isinstance(op, func.CallOp):
-            return _kernel(op, kernels) is not None
+            return _kernel(op, symbols) is not None
         return False
 
-    def _segments(self, block: Block, kernels: dict[str, func.FuncOp]) -> list[list[Operation]]:
+    def _segments(self, block: Block, symbols: SymbolCache) -> list[list[Operation]]:
         segments: list[list[Operation]] = [[]]
         for op in block.ops:
-            if op.has_trait(IsTerminator) or not self._movable(op, kernels):
+            if op.has_trait(IsTerminator) or not self._movable(op, symbols):
                 segments.append([])
             else:
                 segments[-1].append(op)
         return [s for s in segments if len(s) > 1]
 
-    def _schedule(
-        self, segment: list[Operation], kernels: dict[str, func.FuncOp]
-    ) -> tuple[int, int, str]:
+    def _schedule(self, segment: list[Operation], symbols: SymbolCache) -> tuple[int, int, str]:
         """Reorder ``segment`` in place; the peaks before and after, and the order's name."""
         index = {op: i for i, op in enumerate(segment)}
         producer: dict[SSAValue, int] = {}
@@ -147,7 +142,7 @@ class SchedulePass(ModulePass):
         for i, op in enumerate(segment):
             operands = tuple(dict.fromkeys(producer[v] for v in op.operands if v in producer))
             reads.append(operands)
-            view = isinstance(op, func.CallOp) and _is_view(op, kernels)
+            view = isinstance(op, func.CallOp) and _is_view(op, symbols)
             if view and operands:
                 source = operands[0]
                 alias_of.append(alias_of[source] if alias_of[source] is not None else source)
@@ -186,14 +181,12 @@ class SchedulePass(ModulePass):
         return before, after, name
 
 
-def _kernel(call: func.CallOp, kernels: dict[str, func.FuncOp]) -> func.FuncOp | None:
-    """The kernel declaration ``call`` calls (``kernels``: the module's, by name)."""
-    if not call.callee.nested_references.data:
-        return kernels.get(call.callee.root_reference.data)
-    callee = SymbolTable.lookup_symbol(call, call.callee)
+def _kernel(call: func.CallOp, symbols: SymbolCache) -> func.FuncOp | None:
+    """The kernel declaration ``call`` calls (``None`` for a function with a body)."""
+    callee = symbols.lookup(call, call.callee)
     return callee if isinstance(callee, func.FuncOp) and callee.is_declaration else None
 
 
-def _is_view(call: func.CallOp, kernels: dict[str, func.FuncOp]) -> bool:
-    kernel = _kernel(call, kernels)
+def _is_view(call: func.CallOp, symbols: SymbolCache) -> bool:
+    kernel = _kernel(call, symbols)
     return kernel is not None and VIEW_ATTR in kernel.attributes

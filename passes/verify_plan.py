@@ -18,7 +18,8 @@ from memplan.passes.analysis import (
     TensorLifetime,
     analyze_module,
 )
-from memplan.passes.analysis.inplace import InPlacePairs, declared_in_place
+from memplan.passes.analysis.inplace import declared_in_place
+from memplan.passes.analysis.symbols import SymbolCache
 from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution
 from memplan.passes.planning.validate import validate
 
@@ -92,7 +93,7 @@ def _pool_findings(lifetimes: ModuleLifetimes) -> list[PlanProblem]:
 
 
 def _storage_findings(
-    function: FunctionLifetimes, storage: StorageLifetime, kernels: InPlacePairs
+    function: FunctionLifetimes, storage: StorageLifetime, symbols: SymbolCache
 ) -> list[PlanProblem]:
     """Tensors of one static storage: overlaps of conflicting tensors, bounds, alignment."""
     size = storage.size
@@ -116,8 +117,8 @@ def _storage_findings(
         ops = [by_name[name].op for name in finding.buffers if name in by_name] or [storage.op]
         if finding.kind == "overlap" and len(finding.buffers) == 2:
             first, second = (by_name[name] for name in finding.buffers)
-            if declared_in_place(first, second, kernels) or declared_in_place(
-                second, first, kernels
+            if declared_in_place(first, second, symbols) or declared_in_place(
+                second, first, symbols
             ):
                 continue
         if finding.kind == "overlap":
@@ -145,7 +146,7 @@ def _storage_findings(
 def plan_problems(lifetimes: ModuleLifetimes, *, require_pinned: bool = False) -> list[PlanProblem]:
     """Every way the plan in the IR breaks the rules, with the ops involved."""
     problems = _pool_findings(lifetimes)
-    kernels = InPlacePairs()
+    symbols = SymbolCache()
     for function in lifetimes.functions:
         for storage in function.static_storages:
             if require_pinned and storage.pinned is None:
@@ -158,7 +159,7 @@ def plan_problems(lifetimes: ModuleLifetimes, *, require_pinned: bool = False) -
                 )
             if storage.pinned is not None and storage.carried_across_iterations:
                 problems.append(PlanProblem(function.carried_diagnostic(storage), storage.op))
-            problems.extend(_storage_findings(function, storage, kernels))
+            problems.extend(_storage_findings(function, storage, symbols))
     return problems
 
 

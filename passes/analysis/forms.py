@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.traits import SymbolTable
 
 from memplan.dialect.ops import AllocStorageOp
+from memplan.passes.analysis.symbols import SymbolCache
 
 
 def value_semantic_functions(module: ModuleOp) -> list[func.FuncOp]:
@@ -14,6 +14,7 @@ def value_semantic_functions(module: ModuleOp) -> list[func.FuncOp]:
     storage: the input form of ``manifest-alloc``, on which the passes that
     plan storages (``coalesce``, ``reuse``, ``usmp``) have nothing to do."""
     found: list[func.FuncOp] = []
+    symbols = SymbolCache()
     for function in module.ops:
         if not isinstance(function, func.FuncOp) or function.is_declaration:
             continue
@@ -24,7 +25,7 @@ def value_semantic_functions(module: ModuleOp) -> list[func.FuncOp]:
             if isinstance(op, func.CallOp) and any(
                 isinstance(value.type, TensorType) for value in (*op.operands, *op.results)
             ):
-                callee = SymbolTable.lookup_symbol(module, op.callee)
+                callee = symbols.lookup(op, op.callee)
                 calls_on_tensors |= isinstance(callee, func.FuncOp) and callee.is_declaration
         else:
             if calls_on_tensors:

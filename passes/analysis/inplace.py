@@ -13,49 +13,21 @@ from __future__ import annotations
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr
 from xdsl.ir import Operation
-from xdsl.traits import SymbolTable
 
 from memplan.dialect.ops import INPLACE_ATTR, INPLACE_OF_ATTR, InvokeOp
 from memplan.passes.analysis.flow import UseKind
 from memplan.passes.analysis.lifetimes import TensorLifetime
-
-
-class InPlacePairs:
-    """The `memory.inplace` pairs of the kernels invokes call, by kernel name.
-
-    One instance serves one analysis of an unchanging module: each symbol
-    table's declarations are read once (a model has thousands of invokes of
-    hundreds of kernels, and `SymbolTable.lookup_symbol` scans the table).
-    """
-
-    def __init__(self) -> None:
-        self._tables: dict[int, dict[str, frozenset[tuple[int, int]]]] = {}
-
-    def of(self, invoke: InvokeOp) -> frozenset[tuple[int, int]]:
-        """The (result, operand) pairs of ``invoke``'s kernel (empty without any)."""
-        if invoke.callee.nested_references.data:
-            return _pairs(SymbolTable.lookup_symbol(invoke, invoke.callee))
-        table: Operation | None = invoke.parent_op()
-        while table is not None and not table.has_trait(SymbolTable):
-            table = table.parent_op()
-        if table is None:
-            return frozenset()
-        if id(table) not in self._tables:
-            self._tables[id(table)] = {
-                op.sym_name.data: _pairs(op)
-                for op in table.regions[0].ops
-                if isinstance(op, func.FuncOp)
-            }
-        return self._tables[id(table)].get(invoke.callee.root_reference.data, frozenset())
+from memplan.passes.analysis.symbols import SymbolCache
 
 
 def _pairs(decl: Operation | None) -> frozenset[tuple[int, int]]:
+    """The (result, operand) pairs ``decl``'s `memory.inplace` lists."""
     pairs = decl.attributes.get(INPLACE_ATTR) if isinstance(decl, func.FuncOp) else None
     values = [int(v) for v in pairs.get_values()] if isinstance(pairs, DenseArrayBase) else []
     return frozenset(zip(values[::2], values[1::2]))
 
 
-def declared_in_place(a: TensorLifetime, b: TensorLifetime, kernels: InPlacePairs) -> bool:
+def declared_in_place(a: TensorLifetime, b: TensorLifetime, symbols: SymbolCache) -> bool:
     """Is ``b`` carved in place of ``a`` as a kernel allows?
 
     ``b`` carries ``memory.inplace_of = o``, is result ``r`` of an invoke
@@ -72,7 +44,7 @@ def declared_in_place(a: TensorLifetime, b: TensorLifetime, kernels: InPlacePair
         if not isinstance(invoke, InvokeOp) or use.index < len(invoke.ins):
             continue
         r = use.index - len(invoke.ins)
-        if (r, o) not in kernels.of(invoke):
+        if (r, o) not in _pairs(symbols.lookup(invoke, invoke.callee)):
             return False
         block = invoke.parent_block()
         # Kills end the storage, which ``b`` keeps: they are not reads of ``a``.

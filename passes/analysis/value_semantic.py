@@ -27,7 +27,6 @@ from xdsl.dialects.builtin import (
     UnrankedTensorType,
 )
 from xdsl.ir import Attribute, Block, Operation
-from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 from xdsl.utils.hints import isa
 
@@ -42,6 +41,7 @@ from memplan.dialect.ops import (
     describe,
 )
 from memplan.dialect.types import static_byte_size
+from memplan.passes.analysis.symbols import SymbolCache
 
 
 def _fail(op: Operation, message: str) -> NoReturn:
@@ -142,32 +142,7 @@ class ValueSemanticProgram:
         self.functions = [op for op in module.walk() if isinstance(op, func.FuncOp)]
         self.kernels: dict[func.FuncOp, Kernel] = {}
         self.shape_fns: list[func.FuncOp] = []
-        self._symbols: dict[Operation, dict[str, Operation]] = {}
-
-    def lookup(self, op: Operation, ref: SymbolRefAttr) -> Operation | None:
-        """``SymbolTable.lookup_symbol`` with one name map per symbol table.
-
-        xDSL's lookup scans the table's ops on every call, which made the pass
-        quadratic on imported models (thousands of calls, globals and kernel
-        declarations); the symbols looked up here (kernels, shape functions)
-        exist before the pass and are never renamed by it.
-        """
-        table = op.parent_op()
-        while table is not None and not table.has_trait(SymbolTable):
-            table = table.parent_op()
-        if table is None or ref.nested_references.data:
-            return SymbolTable.lookup_symbol(op, ref)
-        symbols = self._symbols.get(table)
-        if symbols is None:
-            symbols = {}
-            for region in table.regions:
-                for block in region.blocks:
-                    for child in block.ops:
-                        name = child.get_attr_or_prop("sym_name")
-                        if isinstance(name, StringAttr):
-                            symbols.setdefault(name.data, child)
-            self._symbols[table] = symbols
-        return symbols.get(ref.root_reference.data)
+        self.symbols = SymbolCache()
 
     # -- validation --------------------------------------------------------
 
@@ -196,7 +171,7 @@ class ValueSemanticProgram:
         name = f"@{decl.sym_name.data}"
         if not isinstance(ref, SymbolRefAttr):
             _fail(decl, f"{name}: {SHAPE_FN_ATTR} must be a symbol like @f, got {ref}")
-        found = self.lookup(decl, ref)
+        found = self.symbols.lookup(decl, ref)
         if not isinstance(found, func.FuncOp):
             what = "no such symbol" if found is None else f"it is a {found.name}"
             _fail(decl, f"{name}: shape function {ref} is not a func.func ({what})")
@@ -446,7 +421,7 @@ class ValueSemanticProgram:
     def _check_call(self, call: func.CallOp) -> None:
         callee_name = f"@{call.callee.string_value()}"
         where = f"call to {callee_name}"
-        callee = self.lookup(call, call.callee)
+        callee = self.symbols.lookup(call, call.callee)
         if callee is None:
             _fail(call, f"{where}: unknown callee (no such symbol)")
         if not isinstance(callee, func.FuncOp):

@@ -1,0 +1,39 @@
+"""Symbol lookup with one name map per symbol table."""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import StringAttr, SymbolRefAttr
+from xdsl.ir import Operation
+from xdsl.traits import SymbolTable
+
+
+class SymbolCache:
+    """``SymbolTable.lookup_symbol`` with one name map per symbol table.
+
+    xDSL's lookup scans the table's ops on every call, which makes a walk
+    over an imported model's calls quadratic (thousands of calls, hundreds
+    of kernel declarations). One cache serves one analysis or rewrite during
+    which the symbols it looks up are neither added, renamed nor erased.
+    """
+
+    def __init__(self) -> None:
+        self._tables: dict[Operation, dict[str, Operation]] = {}
+
+    def lookup(self, op: Operation, ref: SymbolRefAttr) -> Operation | None:
+        """The op ``ref`` names, seen from ``op`` (``None`` if nothing does)."""
+        table = op.parent_op()
+        while table is not None and not table.has_trait(SymbolTable):
+            table = table.parent_op()
+        if table is None or ref.nested_references.data:
+            return SymbolTable.lookup_symbol(op, ref)
+        symbols = self._tables.get(table)
+        if symbols is None:
+            symbols = {}
+            for region in table.regions:
+                for block in region.blocks:
+                    for child in block.ops:
+                        name = child.get_attr_or_prop("sym_name")
+                        if isinstance(name, StringAttr):
+                            symbols.setdefault(name.data, child)
+            self._tables[table] = symbols
+        return symbols.get(ref.root_reference.data)
