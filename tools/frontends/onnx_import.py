@@ -111,9 +111,12 @@ from memplan.tools.frontends.onnx_model import (
     describe_node,
     element_type_for,
     fold_constants,
+    graph_inputs,
     has_subgraph,
     infer_types,
+    live_nodes,
     load_model,
+    names_read_inside,
     node_domain,
     onnx_elem_type,
     onnx_module,
@@ -452,26 +455,13 @@ def import_model_and_constants(
     (the data of the globals, see ``global_data``)."""
     model = prepare_model(model, input_shapes or {})
     graph = model.graph
-    initializer_names = {init.name for init in graph.initializer}
     opsets = opset_versions(model)
     folded = fold_constants(model)
     constants = folded.values
-
-    live = [(i, node) for i, node in enumerate(graph.node) if (i,) not in folded.folded_nodes]
-    graph_inputs = [i for i in graph.input if i.name not in initializer_names]
-    for graph_input in graph_inputs:
+    inputs = graph_inputs(model)
+    for graph_input in inputs:
         tensor_info(graph_input.name, graph_input.type, "graph input")
-    # Names read by the live nodes, anywhere in the graphs they hold, and by
-    # those graphs' outputs: what shape inference and optional outputs see.
-    nested = [g for _, node in live if has_subgraph(node) for g in _graphs_of(node)]
-    read = _ordered_unique(
-        [
-            *(n for _, node in live for n in node.input if n),
-            *(n for g in nested for n in _names_read(g)),
-        ]
-    )
-    read_constants = [n for n in read if n in constants and folded.defined_in[n] == ()]
-    inferred = infer_types(model, folded, live, read_constants, graph_inputs)
+    inferred = infer_types(model, folded)
 
     def info_of(name: str, what: str, advice: str | None = None) -> TensorInfo:
         if name in constants:
@@ -488,14 +478,23 @@ def import_model_and_constants(
         _Emitter(weights, constants),
         folded,
         opsets,
-        consumed={*read, *(o.name for o in graph.output)},
+        # Optional outputs are kept when anything reads them, in any graph.
+        consumed={
+            *(
+                n
+                for _, g in [((), graph), *subgraphs(graph)]
+                for node in g.node
+                for n in node.input
+            ),
+            *(o.name for o in graph.output),
+        },
         info_of=info_of,
         types=inferred.types,
     )
-    arg_infos = [info_of(i.name, "graph input") for i in graph_inputs]
+    arg_infos = [info_of(i.name, "graph input") for i in inputs]
     block = Block(arg_types=[info.tensor_type for info in arg_infos])
     values: dict[str, SSAValue] = {}
-    for graph_input, argument in zip(graph_inputs, block.args):
+    for graph_input, argument in zip(inputs, block.args):
         argument.name_hint = sanitize_name(graph_input.name)
         values[graph_input.name] = argument
     importer.emit(graph, (), block, values)
@@ -511,25 +510,12 @@ def import_model_and_constants(
         ([info.tensor_type for info in arg_infos], [v.type for v in returned]),
         Region(block),
     )
-    main.attributes[ONNX_ATTR_PREFIX + "inputs"] = ArrayAttr(
-        StringAttr(i.name) for i in graph_inputs
-    )
+    main.attributes[ONNX_ATTR_PREFIX + "inputs"] = ArrayAttr(StringAttr(i.name) for i in inputs)
     main.attributes[ONNX_ATTR_PREFIX + "outputs"] = ArrayAttr(
         StringAttr(o.name) for o in graph.output
     )
     emitter = importer.emitter
     return ModuleOp([*emitter.globals, main, *emitter.declarations]), constants
-
-
-def _graphs_of(node: Any) -> list[Any]:
-    """The graphs ``node`` holds, and every graph nested in them."""
-    held = [a.g for a in node.attribute if a.HasField("g")]
-    return [g for h in held for g in [h, *(inner for _, inner in subgraphs(h))]]
-
-
-def _names_read(graph: Any) -> list[str]:
-    """Tensor names the nodes and outputs of ``graph`` read (not of nested graphs)."""
-    return [*(n for node in graph.node for n in node.input if n), *(o.name for o in graph.output)]
 
 
 @dataclass
@@ -547,11 +533,7 @@ class _GraphImporter:
         """Emit ``graph`` (at ``path``) into ``block``; ``values`` maps the ONNX
         names visible there (the enclosing graphs') and gains this graph's."""
         constants = self.folded.values
-        live = [
-            (i, node)
-            for i, node in enumerate(graph.node)
-            if (*path, i) not in self.folded.folded_nodes
-        ]
+        live = live_nodes(graph, path, self.folded)
         plans = _plan_nodes(live, self.opsets, self.consumed, self.info_of, constants)
         # The constants this graph defines, read here or in a graph nested in
         # it, are read once at its start (weights of the model's graph at the
@@ -559,7 +541,7 @@ class _GraphImporter:
         read = [
             *(n for plan in plans for n in plan.operands),
             *(o.name for o in graph.output),
-            *(n for _, node in live for g in _graphs_of(node) for n in _names_read(g)),
+            *names_read_inside(live),
         ]
         for name in _ordered_unique(read):
             if name in constants and self.folded.defined_in[name] == path and name not in values:

@@ -8,7 +8,7 @@ element types as builtin types.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -398,9 +398,10 @@ def fold_constants(model: Any) -> FoldedConstants:
     ``squeeze`` on a dim that may be 1), and the branches may not even agree
     on a rank. ``If``s with a run-time condition stay.
     """
+    evaluators: dict[tuple[Any, ...], CompiledNode] = {}
     while True:
         folded = FoldedConstants({}, set(), {})
-        _fold_graph(model.graph, (), opset_versions(model), folded, {})
+        _fold_graph(model.graph, (), opset_versions(model), folded, evaluators)
         if _splice_constant_ifs(model.graph, folded.values):
             continue
         # A condition may test a shape (Shape -> Gather -> Equal): fold the
@@ -423,15 +424,8 @@ def _fold_static_shapes(model: Any, folded: FoldedConstants) -> bool:
     did anything change?"""
     onnx = onnx_module()
     graph = model.graph
-    live = [(i, n) for i, n in enumerate(graph.node) if (i,) not in folded.folded_nodes]
-    read = {n for _, node in live for n in node.input} | {
-        n for _, g in subgraphs(graph) for node in g.node for n in node.input
-    }
-    constants = [n for n in read if n in folded.values and folded.defined_in[n] == ()]
-    initializers = {init.name for init in graph.initializer}
-    inputs = [i for i in graph.input if i.name not in initializers]
     try:
-        types = infer_types(model, folded, live, sorted(constants), inputs).types
+        types = infer_types(model, folded).types
     except OnnxImportError:
         return False
     changed = False
@@ -552,22 +546,48 @@ class TensorInfo:
         return MemRefType(self.element_type, self.shape)
 
 
-def infer_types(
-    model: Any,
-    folded: FoldedConstants,
-    live: Sequence[tuple[int, Any]],
-    constant_names: Iterable[str],
-    graph_inputs: Sequence[Any],
-) -> InferredTypes:
-    """ONNX ``TypeProto`` per tensor name, after shape inference of the
-    ``live`` (index, node) pairs of the model's graph, the ``constant_names``
-    they read given as initializers (by type only when large)."""
+def live_nodes(graph: Any, path: GraphPath, folded: FoldedConstants) -> list[tuple[int, Any]]:
+    """The (index, node) pairs of ``graph`` (at ``path``) that did not fold."""
+    return [(i, node) for i, node in enumerate(graph.node) if (*path, i) not in folded.folded_nodes]
+
+
+def graphs_held(node: Any) -> list[Any]:
+    """The graphs ``node`` holds, and every graph nested in them."""
+    held = [a.g for a in node.attribute if a.HasField("g")]
+    return [g for h in held for g in [h, *(inner for _, inner in subgraphs(h))]]
+
+
+def names_read_inside(live: Sequence[tuple[int, Any]]) -> list[str]:
+    """Tensor names read by the nodes and outputs of the graphs ``live`` holds."""
+    return [
+        n
+        for _, node in live
+        for g in graphs_held(node)
+        for n in [*(n for inner in g.node for n in inner.input if n), *(o.name for o in g.output)]
+    ]
+
+
+def graph_inputs(model: Any) -> list[Any]:
+    """The graph's inputs that are not initializers (IR < 4 lists those too)."""
+    initializers = {init.name for init in model.graph.initializer}
+    return [i for i in model.graph.input if i.name not in initializers]
+
+
+def infer_types(model: Any, folded: FoldedConstants) -> InferredTypes:
+    """ONNX ``TypeProto`` per tensor name, after shape inference of the live
+    nodes of the model's graph (and the graphs they hold), given the
+    constants of the model's graph they read as initializers (by type only
+    when large)."""
     onnx = onnx_module()
     helper = onnx.helper
     graph = model.graph
-    inputs = list(graph_inputs)
+    live = live_nodes(graph, (), folded)
+    read = [*(n for _, node in live for n in node.input if n), *names_read_inside(live)]
+    inputs = graph_inputs(model)
     initializers = []
-    for name in constant_names:
+    for name in dict.fromkeys(read):
+        if name not in folded.values or folded.defined_in[name] != ():
+            continue
         array = np.asarray(folded.values[name])
         if array.dtype == object:
             continue  # string constants: no element type we support anyway
