@@ -56,6 +56,10 @@ import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memplan.tools.frontends.tflite_model import TfliteSubgraph
 
 MEDIAPIPE = "mediapipe==0.10.14"
 DEFAULT_CACHE = Path.home() / ".cache" / "memplan" / "mediapipe-0.10.14"
@@ -102,9 +106,9 @@ class Row:
 
 
 def _plan(
-    path: Path, inputs_in_arena: bool, pipeline: str = PLANNING
+    subgraph: TfliteSubgraph, inputs_in_arena: bool, pipeline: str = PLANNING
 ) -> tuple[int, int, int, float]:
-    """Storages, lower bound and pool bytes of ``path`` planned by memplan,
+    """Storages, lower bound and pool bytes of ``subgraph`` planned by memplan,
     and the planning seconds."""
     from xdsl.passes import PassPipeline
 
@@ -112,9 +116,9 @@ def _plan(
     from memplan.dialect.context import memplan_context
     from memplan.passes import get_all_passes
     from memplan.passes.plan_report import gather_report
-    from memplan.tools.frontends.tflite_import import import_tflite
+    from memplan.tools.frontends.tflite_import import import_subgraph
 
-    module = import_tflite(path, inputs_in_arena=inputs_in_arena)
+    module = import_subgraph(subgraph, inputs_in_arena=inputs_in_arena)
     started = time.perf_counter()
     PassPipeline.parse_spec(get_all_passes(), pipeline).apply(memplan_context(), module)
     seconds = time.perf_counter() - started
@@ -129,9 +133,9 @@ def measure(path: Path) -> Row:
     from memplan.tools.frontends.tflite_model import load_model, read_subgraph
 
     subgraph = read_subgraph(*load_model(path))
-    tensors, lower_bound, used, seconds = _plan(path, inputs_in_arena=False)
-    _, arena_lower_bound, arena, _ = _plan(path, inputs_in_arena=True)
-    _, fixed_lower_bound, _, _ = _plan(path, inputs_in_arena=True, pipeline=FIXED_ORDER)
+    tensors, lower_bound, used, seconds = _plan(subgraph, inputs_in_arena=False)
+    _, arena_lower_bound, arena, _ = _plan(subgraph, inputs_in_arena=True)
+    _, fixed_lower_bound, _, _ = _plan(subgraph, inputs_in_arena=True, pipeline=FIXED_ORDER)
     return Row(
         path.stem,
         len(subgraph.operators),
@@ -152,7 +156,7 @@ from memplan.tools.frontends.tflite_import import fold_constants
 from memplan.tools.frontends.tflite_model import load_model, read_subgraph
 path = sys.argv[1]
 subgraph = read_subgraph(*load_model(path))
-folded = fold_constants(subgraph)
+folded = fold_constants(subgraph, values=False)
 try:
     it = Interpreter(model_path=path,
         experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)

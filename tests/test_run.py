@@ -27,7 +27,7 @@ from memplan.tools.memplan_run import (
     plan,
     run_onnx,
 )
-from memplan.tools.run_compare import RunReport, compare, view_kernels
+from memplan.tools.run_compare import RunReport, compare, view_kernel_names
 from memplan_testing import parse_module
 
 REPO = Path(__file__).resolve().parent.parent
@@ -125,7 +125,7 @@ def _compare(
         planned, inputs, kernels, global_data(planned, constants), "planned", poison=poison
     )
     names = memplan_run.output_names(unplanned)
-    return compare(names, before, after, None, view_kernels(unplanned), 0.0)
+    return compare(names, before, after, None, view_kernel_names(unplanned), 0.0)
 
 
 def _compare_without_poison(

@@ -91,13 +91,15 @@ from memplan.tools.frontends.onnx_import import (
 )
 from memplan.tools.frontends.onnx_kernels import OnnxKernelResolver
 from memplan.tools.frontends.onnx_model import OnnxImportError, load_model
-from memplan.tools.frontends.tflite_import import TFLITE_ATTR_PREFIX
+from memplan.tools.frontends.tflite_import import TFLITE_ATTR_PREFIX, import_subgraph
+from memplan.tools.frontends.tflite_import import global_data as tflite_global_data
 from memplan.tools.frontends.tflite_kernels import TfliteKernelResolver
-from memplan.tools.frontends.tflite_model import TfliteImportError
+from memplan.tools.frontends.tflite_model import TfliteImportError, read_subgraph
+from memplan.tools.frontends.tflite_model import load_model as load_tflite
 from memplan.tools.run_compare import (
     RunReport,
     compare,
-    view_kernels,
+    view_kernel_names,
 )
 
 PROG = "memplan-run"
@@ -389,11 +391,6 @@ def run_tflite(
 ) -> RunReport:
     """Import, plan and run a TFLite model three ways: unplanned, planned,
     and TFLite's own interpreter (ai-edge-litert) as the reference."""
-    from memplan.tools.frontends.tflite_import import global_data as tflite_global_data
-    from memplan.tools.frontends.tflite_import import import_subgraph
-    from memplan.tools.frontends.tflite_model import load_model as load_tflite
-    from memplan.tools.frontends.tflite_model import read_subgraph
-
     subgraph = read_subgraph(*load_tflite(model_path))
     module = import_subgraph(subgraph)
     globals_data = tflite_global_data(module, subgraph)
@@ -471,7 +468,7 @@ def _plan_run_compare(
         unplanned_run,
         planned_run,
         reference_outputs,
-        view_kernels(module),
+        view_kernel_names(module),
         atol,
         rtol,
     )

@@ -21,8 +21,6 @@ from memplan.dialect.interpreter import (
 )
 from memplan.dialect.ops import VIEW_ATTR
 
-# ---------------------------------------------------------------------------
-
 
 def max_abs_diff(a: np.ndarray, b: np.ndarray) -> float:
     """Largest ``|a - b|``; ``inf`` for mismatched shapes or NaN positions."""
@@ -89,7 +87,7 @@ def trace_divergence(
     return None
 
 
-def view_kernels(module: ModuleOp) -> set[str]:
+def view_kernel_names(module: ModuleOp) -> set[str]:
     return {
         op.sym_name.data
         for op in module.ops
@@ -191,7 +189,7 @@ def compare(
                 max_abs_diff(new, old),
                 bit_identical(new, old),
                 None if reference is None else max_abs_diff(new, reference[index]),
-                0.0 if reference is None else magnitude(reference[index]),
+                0.0 if reference is None else _magnitude(reference[index]),
             )
         )
     problem = trace_divergence(unplanned.calls or [], planned.calls or [], view_kernels)
@@ -208,6 +206,6 @@ def compare(
     )
 
 
-def magnitude(array: np.ndarray) -> float:
+def _magnitude(array: np.ndarray) -> float:
     values = np.abs(np.asarray(array, dtype=np.float64))
     return float(values.max()) if values.size else 0.0

@@ -60,6 +60,7 @@ Choices where TFLite leaves room:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,7 +93,6 @@ from memplan.tools.frontends.tflite_model import (
     densify,
     load_model,
     read_subgraph,
-    snake_case,
 )
 
 TFLITE_ATTR_PREFIX = "memory.tflite."
@@ -223,6 +223,11 @@ def fold_constants(subgraph: TfliteSubgraph, values: bool = True) -> _Folded:
 # ---------------------------------------------------------------------------
 
 
+def _snake(name: str) -> str:
+    """``FusedActivationFunction`` -> ``fused_activation_function``."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
 def _encode(value: Any) -> Attribute:
     if isinstance(value, bool):
         return IntegerAttr(int(value), i1)
@@ -294,7 +299,7 @@ class _Emitter:
                     i8, np.frombuffer(operator.custom_options, dtype=np.int8).tolist()
                 )
         for name, value in operator.options.items():
-            attributes[TFLITE_ATTR_PREFIX + snake_case(name)] = _encode(value)
+            attributes[TFLITE_ATTR_PREFIX + _snake(name)] = _encode(value)
         if not view and -1 in operator.inputs:
             slots = [i for i, t in enumerate(operator.inputs) if t != -1]
             attributes[TFLITE_ATTR_PREFIX + "input_slots"] = DenseArrayBase.from_list(i64, slots)
@@ -432,7 +437,7 @@ def import_tflite(
 
 def global_data(module: ModuleOp, subgraph: TfliteSubgraph) -> dict[str, np.ndarray]:
     """The data of each constant global of ``module`` (imported from
-    ``subgraph``), by symbol; a DENSIFY output has none (not computed)."""
+    ``subgraph``), by symbol: DEQUANTIZE and DENSIFY outputs computed."""
     values = fold_constants(subgraph).values
     data: dict[str, np.ndarray] = {}
     for op in module.ops:

@@ -10,7 +10,6 @@ rest of the import.
 
 from __future__ import annotations
 
-import re
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,10 +66,6 @@ def _tflite() -> Any:
 
 def _enum_names(enum_class: type) -> dict[int, str]:
     return {v: k for k, v in vars(enum_class).items() if not k.startswith("_")}
-
-
-def snake_case(name: str) -> str:
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
 
 
 # ---------------------------------------------------------------------------
