@@ -25,9 +25,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.utils.exceptions import PassFailedException
 
 ErrorT = TypeVar("ErrorT", bound=BaseException)
 
@@ -43,6 +44,12 @@ def at_op(error: ErrorT, op: Operation, *notes: tuple[IRLocus, str]) -> ErrorT:
     setattr(error, _OP, op)
     setattr(error, _NOTES, notes)
     return error
+
+
+def fail_pass(op: Operation, message: str) -> NoReturn:
+    """Fail the running pass with ``message``, pointing at ``op`` (``emit_error``
+    also attaches the module with ``op`` marked, shown with ``--debug``)."""
+    op.emit_error(message, at_op(PassFailedException(message), op))
 
 
 def error_op(error: BaseException) -> Operation | None:

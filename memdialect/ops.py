@@ -62,6 +62,7 @@ from memplan.dialect.regions import (
     common_if,
     happens_after,
     reachable_blocks,
+    symbol_table_of,
 )
 from memplan.dialect.types import StorageType, element_byte_size, static_byte_size
 
@@ -124,17 +125,10 @@ def describe(value: SSAValue) -> str:
     return f"result #{value.index} of {value.owner.name}"
 
 
-def _symbol_table_op(op: Operation) -> Operation | None:
-    anchor = op.parent_op()
-    while anchor is not None and not anchor.has_trait(SymbolTable):
-        anchor = anchor.parent_op()
-    return anchor
-
-
 def in_symbol_table(op: Operation) -> bool:
     """True when ``op`` sits inside a symbol table (a module): detached ops
     skip the checks that look symbols up."""
-    return _symbol_table_op(op) is not None
+    return symbol_table_of(op) is not None
 
 
 def lookup_pool(op: Operation, name: SymbolRefAttr) -> PoolOp | None:
@@ -470,20 +464,21 @@ class AllocStorageOp(IRDLOperation):
             references.append(self.pool)
         if not in_symbol_table(self):
             return
+        pools: dict[SymbolRefAttr, PoolOp] = {}
         for reference in references:
-            pool = lookup_pool(self, reference)
-            if pool is None:
+            found = SymbolTable.lookup_symbol(self, reference)
+            if not isinstance(found, PoolOp):
                 raise VerifyException(f"{name}: unknown pool {reference}")
+            pool = pools[reference] = found
             if not pool.accepts_device(self.device_name):
                 raise VerifyException(
                     f'{name}: device "{self.device_name}" is not among the targets '
                     f"{list(pool.target_names or ())} of pool @{pool.pool_name}"
                 )
         pinned = self.pinned
-        if pinned is None:
+        if pinned is None or self.pool is None:
             return
-        pool = lookup_pool(self, SymbolRefAttr(pinned[0]))
-        assert pool is not None  # pinned implies a known pool, checked above
+        pool = pools[self.pool]
         offset = pinned[1]
         if offset % pool.alignment_value:
             raise VerifyException(

@@ -7,6 +7,21 @@ across an ``scf.if``) and by the lifetime and value-flow analyses.
 from __future__ import annotations
 
 from xdsl.ir import Block, Operation, Region
+from xdsl.traits import SymbolTable
+
+
+def symbol_table_of(op: Operation) -> Operation | None:
+    """The innermost op above ``op`` that is a symbol table (a module), if any."""
+    anchor = op.parent_op()
+    while anchor is not None and not anchor.has_trait(SymbolTable):
+        anchor = anchor.parent_op()
+    return anchor
+
+
+def has_one_block(region: Region) -> bool:
+    """True when ``region`` has exactly one block (O(1): ``len(region.blocks)`` walks them)."""
+    first = region.first_block
+    return first is not None and first.next_block is None
 
 
 def ancestor_in_region(op: Operation, region: Region) -> Operation | None:

@@ -29,8 +29,8 @@ from xdsl.utils.exceptions import PassFailedException
 from memplan.dialect.ops import (
     AllocStorageOp,
     KillOp,
-    ancestor_in_region,
 )
+from memplan.dialect.regions import ancestor_in_region
 from memplan.passes.analysis import FunctionLifetimes, StorageLifetime, analyze_function
 from memplan.passes.analysis.forms import remark_value_semantic
 from memplan.passes.planning.algorithms import (

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, NoReturn
+from typing import Literal
 
 from xdsl.context import Context
 from xdsl.dialects import arith, cf, func, memref
@@ -35,9 +35,8 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
-from xdsl.utils.exceptions import PassFailedException
 
-from memplan.dialect.diagnostics import at_op
+from memplan.dialect.diagnostics import fail_pass
 from memplan.dialect.ops import (
     AllocStorageOp,
     AllocTensorOp,
@@ -51,13 +50,6 @@ from memplan.passes.analysis.value_flow import trace_flow
 from memplan.passes.planning.model import pool_base_alignment
 
 PoolMode = Literal["alloc", "arg", "global"]
-
-
-def _fail(op: Operation, message: str) -> NoReturn:
-    """Fail the pass with ``message``, pointing at ``op``."""
-    # The op for memplan's diagnostics; emit_error adds the module with the
-    # op marked (shown with --debug).
-    op.emit_error(message, at_op(PassFailedException(message), op))
 
 
 @dataclass(frozen=True)
@@ -85,7 +77,7 @@ def _pool_buffers(module: ModuleOp, functions: Sequence[func.FuncOp]) -> dict[st
     storage_alignments: dict[str, list[int]] = {}
     for storage, (name, _) in pinned:
         if name not in pools:
-            _fail(storage, f"storage {describe(storage.storage)}: unknown pool @{name}")
+            fail_pass(storage, f"storage {describe(storage.storage)}: unknown pool @{name}")
         storage_alignments.setdefault(name, []).append(storage.alignment_value)
     alignment = {
         name: pool_base_alignment(pools[name].alignment_value, alignments)
@@ -99,7 +91,7 @@ def _pool_buffers(module: ModuleOp, functions: Sequence[func.FuncOp]) -> dict[st
         if size is None and pool.used is not None:
             size = pool.used.value.data
         if size is None:
-            _fail(
+            fail_pass(
                 pool,
                 f"pool @{name} has neither a size nor a used size: "
                 "run usmp first, or give the pool a size",
@@ -109,7 +101,7 @@ def _pool_buffers(module: ModuleOp, functions: Sequence[func.FuncOp]) -> dict[st
         byte_size = storage.size_bound
         assert byte_size is not None  # the verifier rejects pinned unbounded storages
         if offset + byte_size > buffers[name].size:
-            _fail(
+            fail_pass(
                 storage,
                 f"storage {describe(storage.storage)} of {byte_size} bytes at offset "
                 f"{offset} overflows the {buffers[name].size} bytes of pool @{name}",
@@ -293,13 +285,13 @@ def _plan_invokes(module: ModuleOp) -> list[_KernelCalls]:
         kernel = SymbolTable.lookup_symbol(module, name)
         first = group[0]
         if not isinstance(kernel, func.FuncOp):
-            _fail(first, f"invoke of @{name}: no func.func @{name} in the module")
+            fail_pass(first, f"invoke of @{name}: no func.func @{name} in the module")
         operand_types = [v.type for v in (*first.ins, *first.outs)]
         signature = kernel.function_type
         new_type = None
         if len(signature.inputs) != len(operand_types) or signature.outputs.data:
             if kernel.body.blocks or name in called:
-                _fail(
+                fail_pass(
                     first,
                     f"invoke of @{name} passes {len(operand_types)} operands (ins then outs) "
                     f"but @{name} has type {signature}",
@@ -307,7 +299,7 @@ def _plan_invokes(module: ModuleOp) -> list[_KernelCalls]:
             for invoke in group[1:]:
                 types = [v.type for v in (*invoke.ins, *invoke.outs)]
                 if types != operand_types:
-                    _fail(
+                    fail_pass(
                         invoke,
                         f"invokes of @{name} disagree on the kernel's signature: "
                         f"{FunctionType.from_lists(types, [])} vs "
@@ -320,7 +312,7 @@ def _plan_invokes(module: ModuleOp) -> list[_KernelCalls]:
                 if value.type != expected and not (
                     isinstance(value.type, MemRefType) and isinstance(expected, MemRefType)
                 ):
-                    _fail(
+                    fail_pass(
                         invoke,
                         f"invoke of @{name}: operand {describe(value)} has type "
                         f"{value.type} but the kernel takes {expected}",
@@ -387,7 +379,7 @@ def _check_storage_uses(functions: Sequence[func.FuncOp]) -> None:
                 continue
             for use in storage.storage.uses:
                 if not isinstance(use.operation, AllocTensorOp | KillOp):
-                    _fail(
+                    fail_pass(
                         use.operation,
                         f"storage {describe(storage.storage)} is used by "
                         f"{use.operation.name}, which lower-to-memref cannot rewrite",
@@ -478,13 +470,13 @@ def _check_lowerable(module: ModuleOp, functions: Sequence[func.FuncOp]) -> None
         if isinstance(op, PoolOp):
             continue
         if op.name.startswith("memory.") and op not in inside:
-            _fail(op, f"{op.name} outside a func.func of the module cannot be lowered")
+            fail_pass(op, f"{op.name} outside a func.func of the module cannot be lowered")
         if isinstance(op, AllocStorageOp):
             continue
         values = [*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)]
         for value in values:
             if isinstance(value.type, StorageType):
-                _fail(
+                fail_pass(
                     op,
                     f"{describe(value)} of type {value.type} is not a memory.alloc_storage "
                     "result: lower-to-memref cannot lower it",

@@ -37,7 +37,7 @@ from memplan.dialect.ops import (
     KillOp,
     PoolOp,
 )
-from memplan.dialect.regions import ancestor_in_region, reachable_blocks
+from memplan.dialect.regions import ancestor_in_region, has_one_block, reachable_blocks
 from memplan.passes.analysis.flow import (
     EXCLUSIVE_OPS,
     UseKind,
@@ -56,7 +56,7 @@ from memplan.passes.analysis.lifetimes import (
     escape_kind,
 )
 from memplan.passes.analysis.numbering import OpNumbering
-from memplan.passes.analysis.region_liveness import RegionLiveness, defining_block, has_one_block
+from memplan.passes.analysis.region_liveness import RegionLiveness, defining_block
 from memplan.passes.planning.model import Pool
 
 

@@ -20,14 +20,14 @@ from memplan.dialect.ops import (
     AllocStorageOp,
     AllocTensorOp,
     KillOp,
-    ancestor_in_region,
 )
+from memplan.dialect.regions import ancestor_in_region, has_one_block
 from memplan.dialect.types import element_byte_size, static_byte_size
 from memplan.passes.analysis.flow import (
     UseKind,
 )
 from memplan.passes.analysis.numbering import OpNumbering
-from memplan.passes.analysis.region_liveness import RegionLiveness, has_one_block
+from memplan.passes.analysis.region_liveness import RegionLiveness
 from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution
 
 BranchPath = tuple[tuple[int, int], ...]

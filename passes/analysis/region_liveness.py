@@ -11,10 +11,8 @@ from collections.abc import Iterable, Sequence
 
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
-from memplan.dialect.ops import (
-    KillOp,
-    ancestor_in_region,
-)
+from memplan.dialect.ops import KillOp
+from memplan.dialect.regions import ancestor_in_region
 from memplan.passes.analysis.numbering import OpNumbering
 
 
@@ -97,12 +95,6 @@ class RegionLiveness:
             if bit is not None:
                 result |= 1 << bit
         return result
-
-
-def has_one_block(region: Region) -> bool:
-    """True when ``region`` has exactly one block (O(1): ``len(region.blocks)`` walks them)."""
-    first = region.first_block
-    return first is not None and first.next_block is None
 
 
 def _bits(vector: int) -> Iterable[int]:

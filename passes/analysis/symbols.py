@@ -6,6 +6,8 @@ from xdsl.dialects.builtin import StringAttr, SymbolRefAttr
 from xdsl.ir import Operation
 from xdsl.traits import SymbolTable
 
+from memplan.dialect.regions import symbol_table_of
+
 
 class SymbolCache:
     """``SymbolTable.lookup_symbol`` with one name map per symbol table.
@@ -21,9 +23,7 @@ class SymbolCache:
 
     def lookup(self, op: Operation, ref: SymbolRefAttr) -> Operation | None:
         """The op ``ref`` names, seen from ``op`` (``None`` if nothing does)."""
-        table = op.parent_op()
-        while table is not None and not table.has_trait(SymbolTable):
-            table = table.parent_op()
+        table = symbol_table_of(op)
         if table is None or ref.nested_references.data:
             return SymbolTable.lookup_symbol(op, ref)
         symbols = self._tables.get(table)

@@ -27,10 +27,9 @@ from xdsl.dialects.builtin import (
     UnrankedTensorType,
 )
 from xdsl.ir import Attribute, Block, Operation
-from xdsl.utils.exceptions import PassFailedException
 from xdsl.utils.hints import isa
 
-from memplan.dialect.diagnostics import at_op
+from memplan.dialect.diagnostics import fail_pass
 from memplan.dialect.ops import (
     DEVICE_ATTR,
     INPLACE_ATTR,
@@ -42,13 +41,6 @@ from memplan.dialect.ops import (
 )
 from memplan.dialect.types import static_byte_size
 from memplan.passes.analysis.symbols import SymbolCache
-
-
-def _fail(op: Operation, message: str) -> NoReturn:
-    """Raise a PassFailedException carrying ``message``, annotated at ``op``."""
-    # The op for memplan's diagnostics; emit_error adds the module with the
-    # op marked (shown with --debug).
-    op.emit_error(message, at_op(PassFailedException(message), op))
 
 
 def is_tensor(type_: Attribute) -> bool:
@@ -76,14 +68,14 @@ def memref_or_same(type_: Attribute) -> Attribute:
 def _check_ranked(op: Operation, where: str, type_: Attribute) -> TensorType[Attribute]:
     """``type_`` as a ranked tensor without encoding, or a diagnostic at ``op``."""
     if isinstance(type_, UnrankedTensorType):
-        _fail(
+        fail_pass(
             op,
             f"{where} has unranked tensor type {type_}: manifest-alloc needs ranked "
             "tensors to size their storage",
         )
     assert isa(type_, TensorType[Attribute])
     if not isinstance(type_.encoding, NoneAttr):
-        _fail(op, f"{where} has type {type_}: tensor encodings are not supported")
+        fail_pass(op, f"{where} has type {type_}: tensor encodings are not supported")
     return type_
 
 
@@ -91,7 +83,7 @@ def _check_fixed_width(op: Operation, where: str, type_: TensorType[Attribute]) 
     """A diagnostic at ``op`` unless ``type_``'s elements have a byte size."""
     element = type_.element_type
     if not isinstance(element, FixedBitwidthType):
-        _fail(
+        fail_pass(
             op,
             f"{where} has type {type_}: element type {element} has no fixed bit "
             "width, so its byte size is unknown",
@@ -126,7 +118,7 @@ def device_of(op: Operation, where: str) -> str | None:
     if device is None:
         return None
     if not isinstance(device, StringAttr):
-        _fail(op, f'{where}: {DEVICE_ATTR} must be a string like "npu", got {device}')
+        fail_pass(op, f'{where}: {DEVICE_ATTR} must be a string like "npu", got {device}')
     return device.data
 
 
@@ -170,14 +162,14 @@ class ValueSemanticProgram:
     def _resolve_shape_fn(self, decl: func.FuncOp, ref: Attribute) -> func.FuncOp:
         name = f"@{decl.sym_name.data}"
         if not isinstance(ref, SymbolRefAttr):
-            _fail(decl, f"{name}: {SHAPE_FN_ATTR} must be a symbol like @f, got {ref}")
+            fail_pass(decl, f"{name}: {SHAPE_FN_ATTR} must be a symbol like @f, got {ref}")
         found = self.symbols.lookup(decl, ref)
         if not isinstance(found, func.FuncOp):
             what = "no such symbol" if found is None else f"it is a {found.name}"
-            _fail(decl, f"{name}: shape function {ref} is not a func.func ({what})")
+            fail_pass(decl, f"{name}: shape function {ref} is not a func.func ({what})")
         outputs = found.function_type.outputs.data
         if not all(isinstance(t, IndexType) for t in outputs):
-            _fail(
+            fail_pass(
                 decl,
                 f"{name}: shape function {ref} must return index values only, got "
                 f"({', '.join(map(str, outputs))})",
@@ -195,7 +187,7 @@ class ValueSemanticProgram:
             if is_tensor(type_):
                 _check_ranked(decl, where, type_)
             elif not _is_scalar(type_):
-                _fail(
+                fail_pass(
                     decl,
                     f"{where} has type {type_}, which is neither a ranked tensor nor a "
                     "scalar (integer, index, float)",
@@ -204,7 +196,7 @@ class ValueSemanticProgram:
         for index, type_ in enumerate(decl.function_type.outputs.data):
             where = f"kernel {name}: result #{index}"
             if not is_tensor(type_):
-                _fail(
+                fail_pass(
                     decl,
                     f"{where} has type {type_}: kernel results must be ranked tensors "
                     "(a destination-passing kernel cannot return a scalar)",
@@ -212,12 +204,12 @@ class ValueSemanticProgram:
             result = _check_ranked(decl, where, type_)
             _check_fixed_width(decl, where, result)
             if static_byte_size(to_memref(result)) == 0:
-                _fail(decl, f"{where} has type {result}: a storage of 0 bytes")
+                fail_pass(decl, f"{where} has type {result}: a storage of 0 bytes")
             results.append(result)
 
         view = decl.attributes.get(VIEW_ATTR)
         if view is not None and not isinstance(view, UnitAttr):
-            _fail(decl, f"{name}: {VIEW_ATTR} is a unit attribute, got {view}")
+            fail_pass(decl, f"{name}: {VIEW_ATTR} is a unit attribute, got {view}")
         kernel = Kernel(
             decl=decl,
             inputs=inputs,
@@ -235,7 +227,7 @@ class ValueSemanticProgram:
         ref = decl.attributes.get(SHAPE_FN_ATTR)
         if ref is None:
             index, dynamic = next((i, r) for i, r in enumerate(results) if not r.has_static_shape())
-            _fail(
+            fail_pass(
                 decl,
                 f"kernel {name}: result #{index} of type {dynamic} has dynamic dims but "
                 f"{name} has no {SHAPE_FN_ATTR}",
@@ -257,31 +249,31 @@ class ValueSemanticProgram:
         if attr is None:
             return ()
         if not isa(attr, DenseArrayBase[IntegerType]) or len(attr) % 2:
-            _fail(
+            fail_pass(
                 decl,
                 f"{name}: {INPLACE_ATTR} must be array<i64: result, operand, ...> "
                 f"(index pairs), got {attr}",
             )
         values = [int(v) for v in attr.get_values()]
         if is_view:
-            _fail(decl, f"{name}: a {VIEW_ATTR} kernel allocates nothing to share in place")
+            fail_pass(decl, f"{name}: a {VIEW_ATTR} kernel allocates nothing to share in place")
         pairs: list[tuple[int, int]] = []
         for result, operand in zip(values[::2], values[1::2]):
             where = f"{name}: {INPLACE_ATTR} pair ({result}, {operand})"
             if not 0 <= result < len(results):
-                _fail(decl, f"{where}: result {result} out of range ({len(results)} results)")
+                fail_pass(decl, f"{where}: result {result} out of range ({len(results)} results)")
             if not 0 <= operand < len(inputs) or not is_tensor(inputs[operand]):
-                _fail(decl, f"{where}: operand {operand} is not a tensor operand of {name}")
+                fail_pass(decl, f"{where}: operand {operand} is not a tensor operand of {name}")
             out_bytes = static_byte_size(to_memref(results[result]))
             in_bytes = static_byte_size(to_memref(_check_ranked(decl, where, inputs[operand])))
             if out_bytes is None or in_bytes is None or out_bytes > in_bytes:
-                _fail(
+                fail_pass(
                     decl,
                     f"{where}: result {results[result]} ({out_bytes} bytes) does not fit in "
                     f"operand {inputs[operand]} ({in_bytes} bytes)",
                 )
             if any(result == r or operand == o for r, o in pairs):
-                _fail(decl, f"{where}: each result and operand may appear in one pair")
+                fail_pass(decl, f"{where}: each result and operand may appear in one pair")
             pairs.append((result, operand))
         return tuple(pairs)
 
@@ -289,7 +281,7 @@ class ValueSemanticProgram:
         name = f"view kernel @{kernel.name}"
         tensors = [t for t in kernel.inputs if is_tensor(t)]
         if len(tensors) != 1 or len(kernel.results) != 1:
-            _fail(
+            fail_pass(
                 kernel.decl,
                 f"{name} must take exactly one tensor and return one tensor, got "
                 f"{len(tensors)} tensor operands and {len(kernel.results)} results",
@@ -298,9 +290,9 @@ class ValueSemanticProgram:
         assert isa(source, TensorType[Attribute])
         result = kernel.results[0]
         if not source.has_static_shape() or not result.has_static_shape():
-            _fail(kernel.decl, f"{name}: {source} -> {result} needs static shapes")
+            fail_pass(kernel.decl, f"{name}: {source} -> {result} needs static shapes")
         if source.element_type != result.element_type:
-            _fail(
+            fail_pass(
                 kernel.decl,
                 f"{name}: element type {source.element_type} of {source} differs from "
                 f"{result.element_type} of {result}",
@@ -308,7 +300,7 @@ class ValueSemanticProgram:
         source_count = math.prod(source.get_shape())
         result_count = math.prod(result.get_shape())
         if source_count != result_count:
-            _fail(
+            fail_pass(
                 kernel.decl,
                 f"{name}: {source} has {source_count} elements but {result} has {result_count}",
             )
@@ -318,7 +310,7 @@ class ValueSemanticProgram:
         expected = [memref_or_same(t) for t in kernel.inputs]
         actual = [memref_or_same(t) for t in shape_fn.function_type.inputs.data]
         if expected != actual:
-            _fail(
+            fail_pass(
                 kernel.decl,
                 f"{name} takes ({', '.join(map(str, actual))}) but the kernel's operands "
                 f"are ({', '.join(map(str, expected))})",
@@ -326,7 +318,7 @@ class ValueSemanticProgram:
         outputs = shape_fn.function_type.outputs.data
         count = kernel.dynamic_dim_count
         if len(outputs) != count or any(not isinstance(t, IndexType) for t in outputs):
-            _fail(
+            fail_pass(
                 kernel.decl,
                 f"{name} must return {count} index values (one per dynamic dim of the "
                 f"results), got ({', '.join(map(str, outputs))})",
@@ -351,7 +343,7 @@ class ValueSemanticProgram:
     def _check_block_args(self, owner: Operation, block: Block) -> None:
         for arg in block.args:
             if is_tensor(arg.type):
-                _fail(
+                fail_pass(
                     owner,
                     f"{owner.name}: block argument #{arg.index} has tensor type "
                     f"{arg.type}: tensors flowing into block arguments (loop-carried or "
@@ -363,7 +355,7 @@ class ValueSemanticProgram:
             self._check_call(op)
         elif isinstance(op, arith.ConstantOp) and is_tensor(op.result.type):
             if not isinstance(op.value, DenseIntOrFPElementsAttr):
-                _fail(
+                fail_pass(
                     op,
                     f"constant {describe(op.result)} of type {op.result.type}: only "
                     "dense<...> tensor constants are supported",
@@ -375,7 +367,7 @@ class ValueSemanticProgram:
             _check_ranked(op, f"tensor.extract operand {describe(op.tensor)}", op.tensor.type)
         elif isinstance(op, bufferization.ToTensorOp):
             if not isinstance(op.memref.owner, memref.GetGlobalOp):
-                _fail(
+                fail_pass(
                     op,
                     f"bufferization.to_tensor {describe(op.tensor)}: only tensors of a "
                     "memref.get_global (an imported constant) are supported",
@@ -405,13 +397,13 @@ class ValueSemanticProgram:
     @staticmethod
     def _reject(op: Operation, what: str, type_: Attribute) -> NoReturn:
         if op.name in LOOP_OPS:
-            _fail(
+            fail_pass(
                 op,
                 f"{op.name} carries tensor {what} of type {type_} across iterations: "
                 "not supported (one static storage cannot hold a value alive in two "
                 "iterations)",
             )
-        _fail(
+        fail_pass(
             op,
             f"{op.name}: {what} has tensor type {type_}; manifest-alloc handles "
             "tensors only in func.call of kernel declarations, arith.constant, "
@@ -423,14 +415,14 @@ class ValueSemanticProgram:
         where = f"call to {callee_name}"
         callee = self.symbols.lookup(call, call.callee)
         if callee is None:
-            _fail(call, f"{where}: unknown callee (no such symbol)")
+            fail_pass(call, f"{where}: unknown callee (no such symbol)")
         if not isinstance(callee, func.FuncOp):
-            _fail(call, f"{where}: callee is a {callee.name}, not a func.func")
+            fail_pass(call, f"{where}: callee is a {callee.name}, not a func.func")
         types = (*call.arguments.types, *call.result_types)
         if not _has_tensor(types) or callee in self.shape_fns:
             return
         if not callee.is_declaration:
-            _fail(
+            fail_pass(
                 call,
                 f"{where}: not a kernel declaration (it has a body); manifest-alloc "
                 f"rewrites calls of bodiless kernel declarations only, inline "
@@ -443,7 +435,7 @@ class ValueSemanticProgram:
             or tuple(call.result_types) != kernel.results
         ):
             call_type = FunctionType.from_lists(call.arguments.types, call.result_types)
-            _fail(
+            fail_pass(
                 call,
                 f"{where}: call type {call_type} does not match {callee_name}'s "
                 f"{callee.function_type}",
@@ -451,7 +443,7 @@ class ValueSemanticProgram:
         self._check_max_shapes(call, where, kernel)
         call_device = device_of(call, where)
         if call_device is not None and kernel.device is not None and call_device != kernel.device:
-            _fail(
+            fail_pass(
                 call,
                 f'{where}: call-site {DEVICE_ATTR} "{call_device}" conflicts with '
                 f'"{kernel.device}" on the declaration of {callee_name}',
@@ -464,7 +456,7 @@ class ValueSemanticProgram:
         if bounds is None:
             return
         if not isinstance(bounds, ArrayAttr) or len(bounds.data) != len(kernel.results):
-            _fail(
+            fail_pass(
                 call,
                 f"{where}: {MAX_SHAPES_ATTR} must be an array of {len(kernel.results)} "
                 f"array<i64: ...> shapes (one per result), got {bounds}",
@@ -477,11 +469,9 @@ class ValueSemanticProgram:
                 or len(dims) != len(shape)
                 or any(d < 0 or (s >= 0 and d != s) for d, s in zip(dims, shape))
             ):
-                _fail(
+                fail_pass(
                     call,
                     f"{where}: {MAX_SHAPES_ATTR} #{index} is {bound}: it must be an "
                     f"array<i64: ...> of {len(shape)} non-negative dims, equal to the "
                     f"static dims of the result type {result}",
                 )
-
-    # -- rewriting ---------------------------------------------------------
