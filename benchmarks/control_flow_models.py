@@ -24,47 +24,31 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
-import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from wheels import wheel_files
+
 SILERO = "silero-vad==6.2.3"
 DEFAULT_CACHE = Path.home() / ".cache" / "memplan" / "silero-vad-6.2.3"
 PLANNING = "manifest-alloc,insert-kills,usmp,verify-plan"
-CHUNK = ["--input-shape", "input=1x512", "--input-shape", "state=2x1x128"]
-SHAPES: dict[str, list[str]] = {
+RUN_PIPELINE = "manifest-alloc,insert-kills,usmp"
+CHUNK = {"input": (1, 512), "state": (2, 1, 128)}
+SHAPES: dict[str, dict[str, tuple[int, ...]]] = {
     "silero_vad": CHUNK,
     "silero_vad_16k_op15": CHUNK,
     "silero_vad_half": CHUNK,
     "silero_vad_op18_ifless": CHUNK,
-    "silero_vad_openvino_16k": [],
-    "silero_vad_16k_sequence": ["--input-shape", "input=8x576"],
+    "silero_vad_openvino_16k": {},
+    "silero_vad_16k_sequence": {"input": (8, 576)},
 }
 
 
 def fetch_models(cache: Path) -> list[Path]:
     """The silero-vad models, downloading and extracting the wheel once."""
-    models = cache / "models"
-    if not models.is_dir() or not any(models.glob("*.onnx")):
-        cache.mkdir(parents=True, exist_ok=True)
-        wheels = sorted(cache.glob("silero_vad-*.whl"))
-        if not wheels:
-            subprocess.run(
-                [sys.executable, "-m", "pip", "download", "-q", "--no-deps", SILERO]
-                + ["-d", str(cache)],
-                check=True,
-            )
-            wheels = sorted(cache.glob("silero_vad-*.whl"))
-        with zipfile.ZipFile(wheels[0]) as wheel:
-            for name in wheel.namelist():
-                if name.startswith("silero_vad/data/") and name.endswith(".onnx"):
-                    target = models / Path(name).name
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    target.write_bytes(wheel.read(name))
-    return sorted(models.glob("*.onnx"))
+    return wheel_files(SILERO, cache, "silero_vad/data/", ".onnx")
 
 
 @dataclass
@@ -79,85 +63,63 @@ class Row:
     run: str | None = None
 
 
-def _tool(name: str) -> list[str]:
-    return [sys.executable, "-m", f"memplan.tools.{name.replace('-', '_')}"]
-
-
-def measure(path: Path, work: Path) -> Row:
-    from xdsl.parser import Parser
+def measure(path: Path) -> Row:
     from xdsl.passes import PassPipeline
 
     from memplan.dialect.context import memplan_context
     from memplan.passes import get_all_passes
     from memplan.passes.plan_report import gather_report
+    from memplan.tools.frontends.onnx_import import import_onnx
+    from memplan.tools.frontends.onnx_model import OnnxImportError
 
-    shapes = SHAPES.get(path.stem, [])
-    row = Row(path.stem, " ".join(s for s in shapes if s != "--input-shape") or "as given", "")
-    mlir = work / f"{path.stem}.mlir"
-    imported = subprocess.run(
-        [*_tool("memplan-import-onnx"), str(path), *shapes, "-o", str(mlir)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if imported.returncode != 0:
-        row.imported = "error: " + imported.stderr.strip().removeprefix(
-            "memplan-import-onnx: error: "
-        )
+    shapes = SHAPES.get(path.stem, {})
+    described = " ".join(f"{n}={'x'.join(map(str, d))}" for n, d in shapes.items())
+    row = Row(path.stem, described or "as given", "")
+    try:
+        module = import_onnx(path, shapes)
+    except OnnxImportError as error:
+        row.imported = f"error: {error}"
         return row
     row.imported = "yes"
-    ctx = memplan_context()
-    module = Parser(ctx, mlir.read_text()).parse_module()
     row.ifs = sum(1 for op in module.walk() if op.name == "scf.if")
     row.calls = sum(1 for op in module.walk() if op.name == "func.call")
-    PassPipeline.parse_spec(get_all_passes(), PLANNING).apply(ctx, module)
+    PassPipeline.parse_spec(get_all_passes(), PLANNING).apply(memplan_context(), module)
     [pool] = [p for f in gather_report(module).functions for p in f.pools]
     row.pool, row.lower_bound = pool.used, pool.lower_bound
-    row.run = "; ".join(_run(path, shapes, work))
+    row.run = "; ".join(_run(path, shapes))
     return row
 
 
-def _run(path: Path, shapes: list[str], work: Path) -> list[str]:
+def _run(path: Path, shapes: dict[str, tuple[int, ...]]) -> list[str]:
     """memplan-run's verdicts: once with random inputs, or, for a model with a
     sample-rate input ``sr``, once per rate (each takes its own branch)."""
     import numpy as np
-    import onnx
 
-    inputs = {i.name for i in onnx.load(path, load_external_data=False).graph.input}
-    runs: list[tuple[str, list[str]]] = [("", [])]
-    if "sr" in inputs:
+    from memplan.tools.memplan_run import run_onnx
+
+    runs: list[tuple[str, dict[str, np.ndarray] | None]] = [("", None)]
+    if path.stem in SHAPES and "sr" in _input_names(path):
         runs = []
-        dims = dict(s.split("=") for s in shapes if "=" in s)
         for rate in (16000, 8000):
             rng = np.random.default_rng(rate)
-            arrays: dict[str, np.ndarray] = {
-                name: rng.uniform(-1, 1, [int(d) for d in dims[name].split("x")]).astype(np.float32)
-                for name in dims
-            }
-            arrays["sr"] = np.array(rate, dtype=np.int64)
-            npz = work / f"{path.stem}-{rate}.npz"
-            np.savez(npz, **arrays)  # pyright: ignore[reportArgumentType] (numpy stubs: **kwds vs allow_pickle)
-            runs.append((f"sr={rate}: ", ["--inputs", str(npz)]))
+            arrays = {n: rng.uniform(-1, 1, d).astype(np.float32) for n, d in shapes.items()}
+            runs.append((f"sr={rate}: ", {**arrays, "sr": np.array(rate, dtype=np.int64)}))
     verdicts: list[str] = []
-    for label, extra in runs:
-        run = subprocess.run(
-            [*_tool("memplan-run"), str(path), *shapes, *extra],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        outputs = [line.split()[2:] for line in run.stdout.splitlines()[4:] if "[" in line]
-        identical = all(v[:1] == ["bit-identical"] for v in outputs)
-        worst = max((float(v[-1]) for v in outputs), default=0.0)
+    for label, inputs in runs:
+        report = run_onnx(str(path), RUN_PIPELINE, input_shapes=shapes, inputs=inputs)
+        identical = all(o.identical for o in report.outputs) and report.trace_problem is None
+        worst = max((o.planned_vs_reference or 0.0 for o in report.outputs), default=0.0)
         verdicts.append(
-            label
-            + (
-                f"{'bit-identical' if identical else 'DIFFERS'}, reference max abs diff {worst:.2g}"
-                if run.returncode == 0
-                else "FAILED: " + (run.stderr.strip().splitlines() or ["?"])[-1]
-            )
+            f"{label}{'bit-identical' if identical else 'DIFFERS'}, "
+            f"reference max abs diff {worst:.2g}{'' if report.ok else ' (FAILED)'}"
         )
     return verdicts
+
+
+def _input_names(path: Path) -> set[str]:
+    import onnx
+
+    return {i.name for i in onnx.load(path, load_external_data=False).graph.input}
 
 
 def table(rows: Sequence[Row]) -> str:
@@ -181,11 +143,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--markdown", type=Path, help="also write the table here")
     args = parser.parse_args(argv)
-    work = args.cache / "work"
-    work.mkdir(parents=True, exist_ok=True)
     rows = []
     for path in fetch_models(args.cache):
-        rows.append(measure(path, work))
+        rows.append(measure(path))
         print(f"{path.stem}: {rows[-1].imported[:60]}", file=sys.stderr, flush=True)
     text = table(rows)
     print(text)

