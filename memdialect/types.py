@@ -77,8 +77,9 @@ def element_byte_size(memref: MemRefType | TensorType) -> int:
     return (element.bitwidth + 7) // 8
 
 
-def static_byte_size(memref: MemRefType) -> int | None:
-    """Bytes of a tensor of type ``memref``, or ``None`` if a dim is dynamic."""
+def static_byte_size(memref: MemRefType | TensorType) -> int | None:
+    """Bytes of a tensor of type ``memref`` (or of a memref holding one),
+    ``None`` if a dim is dynamic."""
     if any(dim < 0 for dim in memref.get_shape()):
         return None
     count = 1

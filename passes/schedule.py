@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from math import prod
-from typing import Literal
 
 from xdsl.context import Context
 from xdsl.dialects import arith, bufferization, func, memref, tensor
@@ -17,10 +15,11 @@ from xdsl.utils.hints import isa
 
 from memplan.dialect.diagnostics import emit_remark
 from memplan.dialect.ops import VIEW_ATTR
-from memplan.dialect.types import element_byte_size
+from memplan.dialect.types import static_byte_size
 from memplan.passes.analysis.symbols import SymbolCache
 from memplan.passes.planning.schedule import (
     SCHEDULERS,
+    ScheduleAlgorithm,
     ScheduleProblem,
     best_schedule,
     is_topological,
@@ -30,7 +29,7 @@ from memplan.passes.planning.schedule import (
 # Ops without effects or regions that a reorder may move (besides calls of
 # kernel declarations, which are pure in the value-semantic form).
 _MOVABLE = (arith.ConstantOp, memref.GetGlobalOp, bufferization.ToTensorOp, tensor.EmptyOp)
-_CONSTANT_OPS = (arith.ConstantOp, memref.GetGlobalOp, bufferization.ToTensorOp)
+_CONSTANT_OPS = (arith.ConstantOp, bufferization.ToTensorOp)
 """Movable ops whose tensors `manifest-alloc` leaves in read-only globals:
 they take no workspace, so they count 0 bytes."""
 
@@ -38,10 +37,10 @@ they take no workspace, so they count 0 bytes."""
 def _tensor_bytes(value: SSAValue) -> int:
     """What `manifest-alloc` will allocate for ``value``: 0 unless a static tensor."""
     type_: Attribute = value.type
-    if not isa(type_, TensorType[Attribute]) or not type_.has_static_shape():
+    if not isa(type_, TensorType[Attribute]):
         return 0
     try:
-        return prod(type_.get_shape()) * element_byte_size(type_)
+        return static_byte_size(type_) or 0
     except VerifyException:  # no fixed bit width: manifest-alloc will say so
         return 0
 
@@ -86,7 +85,7 @@ class SchedulePass(ModulePass):
 
     name = "schedule"
 
-    algorithm: Literal["best", "post-order", "list", "dfs", "exact"] = "best"
+    algorithm: ScheduleAlgorithm = "best"
     """`best`, or the name of one scheduler."""
     remarks: bool = True
     """Emit `schedule: @f: peak ... -> ...` per function."""
@@ -116,7 +115,7 @@ class SchedulePass(ModulePass):
         if isinstance(op, _MOVABLE):
             return True
         if isinstance(op, func.CallOp):
-            return _kernel(op, symbols) is not None
+            return symbols.declaration(op) is not None
         return False
 
     def _segments(self, block: Block, symbols: SymbolCache) -> list[list[Operation]]:
@@ -181,12 +180,6 @@ class SchedulePass(ModulePass):
         return before, after, name
 
 
-def _kernel(call: func.CallOp, symbols: SymbolCache) -> func.FuncOp | None:
-    """The kernel declaration ``call`` calls (``None`` for a function with a body)."""
-    callee = symbols.lookup(call, call.callee)
-    return callee if isinstance(callee, func.FuncOp) and callee.is_declaration else None
-
-
 def _is_view(call: func.CallOp, symbols: SymbolCache) -> bool:
-    kernel = _kernel(call, symbols)
+    kernel = symbols.declaration(call)
     return kernel is not None and VIEW_ATTR in kernel.attributes

@@ -25,8 +25,7 @@ def value_semantic_functions(module: ModuleOp) -> list[func.FuncOp]:
             if isinstance(op, func.CallOp) and any(
                 isinstance(value.type, TensorType) for value in (*op.operands, *op.results)
             ):
-                callee = symbols.lookup(op, op.callee)
-                calls_on_tensors |= isinstance(callee, func.FuncOp) and callee.is_declaration
+                calls_on_tensors |= symbols.declaration(op) is not None
         else:
             if calls_on_tensors:
                 found.append(function)

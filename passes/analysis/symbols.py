@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from xdsl.dialects import func
 from xdsl.dialects.builtin import StringAttr, SymbolRefAttr
 from xdsl.ir import Operation
 from xdsl.traits import SymbolTable
@@ -37,3 +38,8 @@ class SymbolCache:
                             symbols.setdefault(name.data, child)
             self._tables[table] = symbols
         return symbols.get(ref.root_reference.data)
+
+    def declaration(self, call: func.CallOp) -> func.FuncOp | None:
+        """The declaration (a ``func.func`` without body) ``call`` calls, if it is one."""
+        callee = self.lookup(call, call.callee)
+        return callee if isinstance(callee, func.FuncOp) and callee.is_declaration else None

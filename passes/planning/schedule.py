@@ -21,8 +21,9 @@ over the sets of nodes already run (the live bytes after a set do not depend
 on the order that ran it), layer by layer, pruning every state whose peak
 exceeds the best heuristic's; past ``max_states`` moves it gives up.
 
-``best_schedule`` returns the order with the lowest ``simulate_peak`` (ties:
-the given order first, then list, then DFS, then exact). Everything is
+``best_schedule`` returns the heuristics' order with the lowest
+``simulate_peak`` (ties: the given order first, then list, then DFS), or the
+exact search's when it finds a strictly lower peak. Everything is
 deterministic.
 """
 
@@ -30,6 +31,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
+from typing import Literal
 
 
 @dataclass(frozen=True)
@@ -48,33 +51,37 @@ class ScheduleProblem:
         alias = self.alias_of[node]
         return node if alias is None else alias
 
-    def owners_read(self, node: int) -> set[int]:
-        """The nodes whose bytes ``node`` reads: its operands' owners and,
+    @cached_property
+    def owners_read(self) -> tuple[tuple[int, ...], ...]:
+        """Per node, the nodes whose bytes it reads: its operands' owners and,
         for a view, the owner it aliases (it keeps those bytes live)."""
-        owners = {self.owner(read) for read in self.reads[node]}
-        alias = self.alias_of[node]
-        if alias is not None:
-            owners.add(alias)
-        return owners
+        owners: list[tuple[int, ...]] = []
+        for node, reads in enumerate(self.reads):
+            alias = self.alias_of[node]
+            found = [self.owner(read) for read in reads] + ([] if alias is None else [alias])
+            owners.append(tuple(dict.fromkeys(found)))
+        return tuple(owners)
 
-
-def _readers_of_owner(problem: ScheduleProblem) -> list[set[int]]:
-    readers: list[set[int]] = [set() for _ in problem.sizes]
-    for node in range(len(problem.sizes)):
-        for owner in problem.owners_read(node):
-            readers[owner].add(node)
-    return readers
+    @cached_property
+    def readers(self) -> tuple[frozenset[int], ...]:
+        """Per node, the nodes that read its bytes (``owners_read`` inverted)."""
+        readers: list[set[int]] = [set() for _ in self.sizes]
+        for node, owners in enumerate(self.owners_read):
+            for owner in owners:
+                readers[owner].add(node)
+        return tuple(frozenset(r) for r in readers)
 
 
 def simulate_peak(problem: ScheduleProblem, order: Sequence[int]) -> int:
     """The peak of live bytes when the nodes run in ``order``."""
-    readers = _readers_of_owner(problem)
+    readers = problem.readers
+    owners_read = problem.owners_read
     remaining = [len(r) for r in readers]
     live = peak = 0
     for node in order:
         live += problem.sizes[node]
         peak = max(peak, live)
-        for owner in problem.owners_read(node):
+        for owner in owners_read[node]:
             remaining[owner] -= 1
             if remaining[owner] == 0 and owner not in problem.kept:
                 live -= problem.sizes[owner]
@@ -88,8 +95,8 @@ def post_order(problem: ScheduleProblem) -> list[int]:
 
 
 def list_schedule(problem: ScheduleProblem) -> list[int]:
-    readers = _readers_of_owner(problem)
-    remaining = [len(r) for r in readers]
+    owners_read = problem.owners_read
+    remaining = [len(r) for r in problem.readers]
     waiting = [len(set(reads)) for reads in problem.reads]
     successors: list[list[int]] = [[] for _ in problem.sizes]
     for node, reads in enumerate(problem.reads):
@@ -98,7 +105,7 @@ def list_schedule(problem: ScheduleProblem) -> list[int]:
 
     def gain(node: int) -> int:
         freed = 0
-        for owner in problem.owners_read(node):
+        for owner in owners_read[node]:
             if remaining[owner] == 1 and owner not in problem.kept:
                 freed += problem.sizes[owner]
         return problem.sizes[node] - freed
@@ -112,7 +119,7 @@ def list_schedule(problem: ScheduleProblem) -> list[int]:
         node = min(zero) if zero else min(ready, key=lambda n: (gain(n), n))
         ready.remove(node)
         order.append(node)
-        for owner in problem.owners_read(node):
+        for owner in owners_read[node]:
             remaining[owner] -= 1
         for successor in successors[node]:
             waiting[successor] -= 1
@@ -172,12 +179,11 @@ def exact_schedule(
     count = len(problem.sizes)
     if upper_bound is None:
         upper_bound = simulate_peak(problem, list_schedule(problem))
-    readers = _readers_of_owner(problem)
-    reader_masks = [sum(1 << r for r in rs) for rs in readers]
+    reader_masks = [sum(1 << r for r in rs) for rs in problem.readers]
     needs = [0] * count
     freed_by: list[tuple[int, ...]] = []
     for node in range(count):
-        owners = problem.owners_read(node)
+        owners = problem.owners_read[node]
         alias = problem.alias_of[node]
         needs[node] = sum(1 << read for read in problem.reads[node]) | (
             0 if alias is None else 1 << alias
@@ -204,6 +210,8 @@ def exact_schedule(
             free = ready & zero_mask
             candidates = _bits(free & -free) if free else _bits(ready)
             visited += len(candidates)
+            if visited > max_states:
+                return None
             for node in candidates:
                 step_peak = max(peak, live + problem.sizes[node])
                 if step_peak > upper_bound:
@@ -226,7 +234,7 @@ def exact_schedule(
                     mask,
                     node,
                 )
-        if not following or visited > max_states:
+        if not following:
             return None
         layer = following
         history.append(layer)
@@ -256,6 +264,9 @@ def _exact_or_list(problem: ScheduleProblem) -> list[int]:
     return exact_schedule(problem, simulate_peak(problem, fallback)) or fallback
 
 
+ScheduleAlgorithm = Literal["best", "post-order", "list", "dfs", "exact"]
+"""The `schedule` pass's `algorithm`: ``best_schedule`` or a name in ``SCHEDULERS``."""
+
 SCHEDULERS: dict[str, Callable[[ScheduleProblem], list[int]]] = {
     "post-order": post_order,
     "list": list_schedule,
@@ -265,30 +276,25 @@ SCHEDULERS: dict[str, Callable[[ScheduleProblem], list[int]]] = {
 """The orders ``best_schedule`` compares, by name (the pass's `algorithm`)."""
 
 
-def best_schedule(
-    problem: ScheduleProblem, names: Sequence[str] = tuple(SCHEDULERS)
-) -> tuple[list[int], int, str]:
-    """The order with the lowest peak among ``names``: (order, peak, name).
+HEURISTICS = ("post-order", "list", "dfs")
+"""The orders ``best_schedule`` compares, in its tie order."""
 
-    ``exact`` searches only below the best peak the others found (it is
-    skipped when that search gives up).
+
+def best_schedule(problem: ScheduleProblem) -> tuple[list[int], int, str]:
+    """The order with the lowest peak: (order, peak, name).
+
+    The heuristics' best (ties: the given order, then list, then DFS), unless
+    ``exact_schedule`` finds a strictly lower peak below it (when its search
+    gives up, the heuristics' order stands).
     """
     results = []
-    for rank, name in enumerate(names):
-        if name == "exact":
-            continue
+    for rank, name in enumerate(HEURISTICS):
         order = SCHEDULERS[name](problem)
         results.append((simulate_peak(problem, order), rank, name, order))
-    if "exact" in names:
-        bound = min((r[0] for r in results), default=None)
-        # Only a strictly lower peak can win against the heuristics' tie order.
-        order = exact_schedule(problem, None if bound is None else bound - 1)
-        if order is not None:
-            results.append((simulate_peak(problem, order), len(names), "exact", order))
-        elif not results:
-            order = list_schedule(problem)
-            results.append((simulate_peak(problem, order), 0, "list", order))
     peak, _, name, order = min(results, key=lambda r: (r[0], r[1]))
+    exact = exact_schedule(problem, peak - 1)
+    if exact is not None:
+        return exact, simulate_peak(problem, exact), "exact"
     return order, peak, name
 
 
@@ -305,8 +311,10 @@ def is_topological(problem: ScheduleProblem, order: Sequence[int]) -> bool:
 
 
 __all__ = [
+    "HEURISTICS",
     "SCHEDULERS",
     "ScheduleProblem",
+    "ScheduleAlgorithm",
     "best_schedule",
     "dfs_schedule",
     "exact_schedule",

@@ -6,12 +6,14 @@ never worse than the given one."""
 from __future__ import annotations
 
 import itertools
+from typing import get_args
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memplan.passes.planning.schedule import (
     SCHEDULERS,
+    ScheduleAlgorithm,
     ScheduleProblem,
     best_schedule,
     exact_schedule,
@@ -132,3 +134,17 @@ def test_exact_gives_up_past_its_state_budget() -> None:
     problem = ScheduleProblem((1,) * 10, ((),) * 10, (None,) * 10, frozenset(range(10)))
     assert exact_schedule(problem, max_states=100) is None
     assert exact_schedule(problem) is not None
+
+
+def test_algorithm_option_lists_the_schedulers() -> None:
+    """The pass's `algorithm` option is `best` or exactly a registered scheduler."""
+    assert set(get_args(ScheduleAlgorithm)) == {"best", *SCHEDULERS}
+
+
+def test_exact_gives_up_past_its_move_budget() -> None:
+    """30 independent kept nodes: every subset is a state within the bound,
+    so the search gives up; 4 of them are searched within the same budget."""
+    wide = ScheduleProblem((1,) * 30, ((),) * 30, (None,) * 30, frozenset(range(30)))
+    assert exact_schedule(wide, max_states=1_000) is None
+    small = ScheduleProblem((1,) * 4, ((),) * 4, (None,) * 4, frozenset(range(4)))
+    assert exact_schedule(small, max_states=1_000) == [0, 1, 2, 3]
