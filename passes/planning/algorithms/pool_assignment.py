@@ -275,11 +275,7 @@ class PoolAssigner:
         status, found = search.decide(capacity, self.deadline, ASSIGNMENT_NODES)
         self.assignment.nodes += search.visited
         if status != SearchStatus.FOUND:
-            return (
-                SearchStatus.NOT_FOUND
-                if status == SearchStatus.NOT_FOUND
-                else SearchStatus.TIMED_OUT
-            ), None
+            return status, None
         offsets = dict.fromkeys(indices, 0)  # zero-size buffers sit at 0
         offsets.update(zip(searched, found))
         return SearchStatus.FOUND, offsets
