@@ -572,3 +572,53 @@ def test_nested_if_runs_every_path(tmp_path: Path, x: list[float], calls: int) -
     assert run.returncode == 0, run.stderr
     assert f"kernel calls: {calls} unplanned, {calls} planned" in run.stdout
     assert re.search(r"\ny +float32\[4\] +bit-identical +max \|diff\| 0\n", run.stdout)
+
+
+def _if_model(condition: int, else_outputs: int = 1, else_branch: bool = True) -> onnx.ModelProto:
+    """``If`` on input ``c`` whose branches negate or keep ``x``."""
+    then = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["n"])],
+        "then",
+        [],
+        [helper.make_tensor_value_info("n", TensorProto.FLOAT, [2])],
+    )
+    other = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"])],
+        "else",
+        [],
+        [helper.make_tensor_value_info("r", TensorProto.FLOAT, [2])] * else_outputs,
+    )
+    branches = {"then_branch": then, **({"else_branch": other} if else_branch else {})}
+    graph = helper.make_graph(
+        [helper.make_node("If", ["c"], ["y"], name="choose", **branches)],
+        "bad_if",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+            helper.make_tensor_value_info("c", condition, []),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+@pytest.mark.parametrize(
+    ("model", "message"),
+    [
+        (
+            _if_model(TensorProto.FLOAT),
+            r"node 'choose' \(If\): condition 'c' is tensor<f32>; an If needs one bool element",
+        ),
+        (
+            _if_model(TensorProto.BOOL, else_branch=False),
+            r"node 'choose' \(If\) must hold a then_branch and an else_branch graph",
+        ),
+        (
+            _if_model(TensorProto.BOOL, else_outputs=2),
+            r"node 'choose' \(If\): else_branch has 2 outputs, the If 1",
+        ),
+    ],
+    ids=["float-condition", "one-branch", "output-count"],
+)
+def test_malformed_if_is_a_clear_error(model: onnx.ModelProto, message: str) -> None:
+    with pytest.raises(importer.OnnxImportError, match=message):
+        importer.import_model(model)

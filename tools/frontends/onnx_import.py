@@ -665,7 +665,7 @@ class _GraphImporter:
 
 
 def _type_text(type_proto: Any | None) -> str:
-    """An ONNX tensor type as ``2x?x8`` (``?`` unknown), ``unknown`` without a shape."""
+    """An ONNX tensor type's shape as ``[2,?,8]`` (``?``: unknown dim), or ``unknown``."""
     if type_proto is None or not type_proto.HasField("tensor_type"):
         return "unknown"
     tensor_type = type_proto.tensor_type
