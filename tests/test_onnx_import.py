@@ -588,9 +588,11 @@ def _if_model(condition: int, else_outputs: int = 1, else_branch: bool = True) -
         [],
         [helper.make_tensor_value_info("r", TensorProto.FLOAT, [2])] * else_outputs,
     )
-    branches = {"then_branch": then, **({"else_branch": other} if else_branch else {})}
+    node = helper.make_node("If", ["c"], ["y"], name="choose", then_branch=then)
+    if else_branch:
+        node.attribute.append(helper.make_attribute("else_branch", other))
     graph = helper.make_graph(
-        [helper.make_node("If", ["c"], ["y"], name="choose", **branches)],
+        [node],
         "bad_if",
         [
             helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
