@@ -496,6 +496,15 @@ class MemoryFunctions(InterpreterFunctions):
     ) -> PythonValues:
         return (_element(args[0], args[1:]),)
 
+    @impl(tensor.FromElementsOp)
+    def run_from_elements(
+        self, interpreter: Interpreter, op: tensor.FromElementsOp, args: PythonValues
+    ) -> PythonValues:
+        spec = _shaped_spec(op.result.type)
+        assert spec is not None
+        dtype, shape = spec
+        return (np.array(args, dtype=dtype).reshape(shape),)
+
     # -- memref ops that planned modules may contain -------------------------
 
     @impl(memref.LoadOp)
@@ -503,6 +512,14 @@ class MemoryFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: memref.LoadOp, args: PythonValues
     ) -> PythonValues:
         return (_element(args[0], args[1:]),)
+
+    @impl(memref.StoreOp)
+    def run_memref_store(
+        self, interpreter: Interpreter, op: memref.StoreOp, args: PythonValues
+    ) -> PythonValues:
+        value, target, *indices = args
+        target[tuple(int(i) for i in indices)] = value
+        return ()
 
     @impl(memref.AllocOp)
     def run_memref_alloc(

@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnitAttr,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, OpResult, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.hints import isa
@@ -98,6 +98,15 @@ def _name_values(
         size.name_hint = f"{hint}_bytes"
 
 
+def _row_major_index(flat: int, shape: Sequence[int]) -> list[int]:
+    """The multi-dimensional index of element ``flat`` of a row-major ``shape``."""
+    index: list[int] = []
+    for dim in reversed(shape):
+        flat, position = divmod(flat, dim)
+        index.append(position)
+    return index[::-1]
+
+
 class _ConstantNamer:
     """Deterministic, unique names ``__constant_<func>_<n>`` for constant globals.
 
@@ -135,6 +144,8 @@ class _ManifestAlloc(ValueSemanticProgram):
         # what an in-place result may take over.
         self.storage_of: dict[SSAValue, AllocStorageOp] = {}
         self.aliases: dict[AllocStorageOp, list[SSAValue]] = {}
+        # Results of calls in scf.for bodies that write into a carried buffer.
+        self.destinations: dict[SSAValue, SSAValue] = {}
 
     def rewrite(self) -> None:
         for function in self.functions:
@@ -173,10 +184,14 @@ class _ManifestAlloc(ValueSemanticProgram):
                 # memref is the tensor's memory already, never workspace.
                 op.tensor.replace_all_uses_with(op.memref)
                 Rewriter.erase_op(op)
+            elif isinstance(op, tensor.FromElementsOp):
+                self._rewrite_from_elements(op)
             elif isinstance(op, scf.IfOp):
                 for result in op.results:
                     if isa(result.type, TensorType[Attribute]):
                         Rewriter.replace_value_with_new_type(result, to_memref(result.type))
+            elif isinstance(op, scf.ForOp):
+                _CarriedTensors(self, op).rewrite()
         function.function_type = FunctionType.from_lists(
             entry.arg_types,
             [memref_or_same(t) for t in function.function_type.outputs.data],
@@ -208,6 +223,11 @@ class _ManifestAlloc(ValueSemanticProgram):
         outs: list[SSAValue] = []
         for index, (result, result_type) in enumerate(zip(call.results, kernel.results)):
             memref_type = to_memref(result_type)
+            destination = self.destinations.pop(result, None)
+            if destination is not None:
+                # Yielded by an scf.for body: written straight into its carried buffer.
+                outs.append(destination)
+                continue
             if index in shared:
                 operand, storage = shared[index]
                 tensor_op = AllocTensorOp(storage, 0, memref_type, [])
@@ -245,6 +265,43 @@ class _ManifestAlloc(ValueSemanticProgram):
         for result, out in zip(call.results, outs):
             result.replace_all_uses_with(out)
         Rewriter.erase_op(call)
+
+    def _new_tensor(
+        self, memref_type: MemRefType[Attribute], name: str, device: str | None = None
+    ) -> tuple[AllocStorageOp, AllocTensorOp]:
+        """A storage of ``memref_type``'s static size and its one tensor, named after ``name``."""
+        size = static_byte_size(memref_type)
+        assert size is not None
+        storage = AllocStorageOp(size, alignment=default_alignment(memref_type), device=device)
+        tensor_op = AllocTensorOp(storage, 0, memref_type, [])
+        if name:
+            storage.storage.name_hint = f"{name}_storage"
+            tensor_op.tensor.name_hint = name
+        self._carved(storage, tensor_op.tensor)
+        return storage, tensor_op
+
+    def _rewrite_from_elements(self, op: tensor.FromElementsOp) -> None:
+        """A tensor built from scalars (an ONNX Loop's iteration number): a
+        storage of its own and one `memref.store` per element, in row-major order."""
+        result_type = op.result.type
+        assert isa(result_type, TensorType[Attribute])
+        memref_type = to_memref(result_type)
+        storage, tensor_op = self._new_tensor(memref_type, op.result.name_hint or "")
+        new_ops: list[Operation] = [storage, tensor_op]
+        shape = memref_type.get_shape()
+        constants: dict[int, SSAValue] = {}
+        for flat, element in enumerate(op.elements):
+            indices: list[SSAValue] = []
+            for position in _row_major_index(flat, shape):
+                if position not in constants:
+                    constant = arith.ConstantOp.from_int_and_width(position, IndexType())
+                    new_ops.append(constant)
+                    constants[position] = constant.result
+                indices.append(constants[position])
+            new_ops.append(memref.StoreOp.get(element, tensor_op.tensor, indices))
+        Rewriter.insert_op(new_ops, InsertPoint.before(op))
+        op.result.replace_all_uses_with(tensor_op.tensor)
+        Rewriter.erase_op(op)
 
     def _carved(self, storage: AllocStorageOp, value: SSAValue) -> None:
         self.storage_of[value] = storage
@@ -350,6 +407,154 @@ class _ManifestAlloc(ValueSemanticProgram):
             res_attrs = list(decl.res_attrs.data) if decl.res_attrs else [empty] * len(outs)
             decl.arg_attrs = ArrayAttr([*arg_attrs, *res_attrs])
             decl.res_attrs = None
+
+
+class _CarriedTensors:
+    """The tensors one `scf.for` carries from an iteration to the next.
+
+    Each gets storages allocated before the loop (see `ManifestAllocPass`):
+    a first buffer holding the initial value, and a second one only when the
+    body cannot write its new value over the previous one. With two, an
+    extra iteration argument carries the second buffer and the yield swaps
+    them, so no storage is allocated inside the loop for a carried value and
+    one static place per storage is sound.
+    """
+
+    def __init__(self, run: _ManifestAlloc, loop: scf.ForOp) -> None:
+        self.run = run
+        self.loop = loop
+        self.body = loop.body.block
+
+    def rewrite(self) -> None:
+        loop, body, run = self.loop, self.body, self.run
+        terminator = body.last_op
+        block = loop.parent_block()
+        assert isinstance(terminator, scf.YieldOp) and block is not None
+        for result, carried in zip(loop.res, body.args[1:]):
+            if isa(result.type, TensorType[Attribute]):
+                Rewriter.replace_value_with_new_type(carried, to_memref(result.type))
+        before: list[Operation] = []
+        inits = list(loop.iter_args)
+        yielded: list[SSAValue] = list(terminator.arguments)
+        spare_inits: list[SSAValue] = []
+        swapped: list[SSAValue] = []
+        taken: set[AllocStorageOp] = set()
+        for k, result in enumerate(loop.res):
+            if not isa(result.type, TensorType[Attribute]):
+                continue
+            memref_type = to_memref(result.type)
+            carried = body.args[k + 1]
+            name = result.name_hint or carried.name_hint or f"carried{k}"
+            if not self._takes_over(inits[k], memref_type, taken):
+                storage, first = run._new_tensor(memref_type, f"{name}_in")
+                storage.storage.name_hint = f"{name}_storage"
+                before.extend((storage, first, memref.CopyOp(inits[k], first.tensor)))
+                inits[k] = first.tensor
+            new = yielded[k]
+            if new is carried:
+                continue
+            producer = self._producer(new)
+            if producer is not None and self._last_read_before(carried, producer, new):
+                # The new value is written over the old one: one buffer.
+                run.destinations[new] = carried
+                continue
+            storage, second = run._new_tensor(memref_type, f"{name}_spare")
+            before.extend((storage, second))
+            spare_inits.append(second.tensor)
+            spare = body.insert_arg(memref_type, len(body.args))
+            spare.name_hint = f"{carried.name_hint or name}_spare"
+            swapped.append(carried)
+            if producer is not None:
+                run.destinations[new] = spare
+            else:
+                Rewriter.insert_op(memref.CopyOp(new, spare), InsertPoint.before(terminator))
+                yielded[k] = spare
+        Rewriter.replace_op(terminator, scf.YieldOp(*yielded, *swapped))
+        new_loop = scf.ForOp(
+            loop.lb, loop.ub, loop.step, [*inits, *spare_inits], loop.detach_region(loop.body)
+        )
+        Rewriter.insert_op([*before, new_loop], InsertPoint.before(loop))
+        for old, new_result in zip(loop.res, new_loop.res):
+            new_result.name_hint = old.name_hint
+            old.replace_all_uses_with(new_result)
+        Rewriter.erase_op(loop)
+
+    def _takes_over(
+        self, init: SSAValue, memref_type: MemRefType[Attribute], taken: set[AllocStorageOp]
+    ) -> bool:
+        """May the loop carry ``init`` in its own storage (no copy)?
+
+        Yes when this pass carved it in the loop's block, its storage holds
+        exactly one value of ``memref_type``, and nothing uses it (or another
+        tensor or view of that storage) after the loop or inside it.
+        """
+        storage = self.run.storage_of.get(init)
+        block = self.loop.parent_block()
+        if (
+            storage is None
+            or storage in taken
+            or block is None
+            or storage.parent_block() is not block
+            or init.type != memref_type
+            or storage.byte_size != static_byte_size(memref_type)
+            or storage.alignment_value < default_alignment(memref_type)
+        ):
+            return False
+        if not all(
+            self.run._used_before(use.operation, self.loop, block)
+            for alias in self.run.aliases[storage]
+            for use in alias.uses
+        ):
+            return False
+        taken.add(storage)
+        return True
+
+    def _producer(self, value: SSAValue) -> func.CallOp | None:
+        """The kernel call in the body's block whose result ``value`` is, if it
+        is one and no other carried tensor takes that result already."""
+        call = value.owner
+        if (
+            not isinstance(call, func.CallOp)
+            or call.parent_block() is not self.body
+            or value in self.run.destinations
+        ):
+            return None
+        kernel = self._kernel(call)
+        return call if kernel is not None and not kernel.is_view else None
+
+    def _kernel(self, call: func.CallOp) -> Kernel | None:
+        callee = self.run.symbols.lookup(call, call.callee)
+        return self.run.kernels.get(callee) if isinstance(callee, func.FuncOp) else None
+
+    def _last_read_before(self, carried: SSAValue, call: func.CallOp, new: SSAValue) -> bool:
+        """Is every read of ``carried`` (and of its views) before ``call``, or at
+        ``call`` as the operand of a `memory.inplace` pair with ``new``?
+
+        A value that flows anywhere but into kernel calls (a yield, an
+        `scf.if`) counts as read at the end of the body.
+        """
+        kernel = self._kernel(call)
+        assert kernel is not None and isinstance(new, OpResult)
+        pairs = set(kernel.inplace) if self.run.inplace else set()
+        values = [carried]
+        while values:
+            value = values.pop()
+            for use in value.uses:
+                user = use.operation
+                if isinstance(user, func.CallOp) and user is not call:
+                    view = self._kernel(user)
+                    if view is not None and view.is_view:
+                        values.append(user.results[0])
+                        continue
+                if user is call:
+                    if value is carried and (new.index, use.index) in pairs:
+                        continue
+                    return False
+                if isinstance(user, scf.YieldOp) or not self.run._used_before(
+                    user, call, self.body
+                ):
+                    return False
+        return True
 
 
 @dataclass(frozen=True)

@@ -372,16 +372,37 @@ class ValueSemanticProgram:
                     f"bufferization.to_tensor {describe(op.tensor)}: only tensors of a "
                     "memref.get_global (an imported constant) are supported",
                 )
+        elif isinstance(op, tensor.FromElementsOp):
+            where = f"tensor.from_elements {describe(op.result)}"
+            _check_fixed_width(op, where, _check_ranked(op, where, op.result.type))
         elif isinstance(op, scf.IfOp):
             for result in op.results:
                 if is_tensor(result.type):
                     _check_ranked(op, f"scf.if result {describe(result)}", result.type)
+        elif isinstance(op, scf.ForOp):
+            self._check_carried(op)
         elif isinstance(op, func.ReturnOp) or (
-            isinstance(op, scf.YieldOp) and isinstance(op.parent_op(), scf.IfOp)
+            isinstance(op, scf.YieldOp) and isinstance(op.parent_op(), scf.IfOp | scf.ForOp)
         ):
             return
         else:
             self._reject_tensors(op)
+
+    @staticmethod
+    def _check_carried(loop: scf.ForOp) -> None:
+        """Tensors carried by an `scf.for`: ranked, static shape, fixed-width elements."""
+        for result in loop.results:
+            if not is_tensor(result.type):
+                continue
+            where = f"scf.for carried tensor {describe(result)}"
+            carried = _check_ranked(loop, where, result.type)
+            if not carried.has_static_shape():
+                fail_pass(
+                    loop,
+                    f"{where} has type {carried}: a carried tensor needs a static shape "
+                    "(its storages are allocated once, before the loop)",
+                )
+            _check_fixed_width(loop, where, carried)
 
     def _reject_tensors(self, op: Operation) -> None:
         for index, operand in enumerate(op.operands):
@@ -400,14 +421,15 @@ class ValueSemanticProgram:
             fail_pass(
                 op,
                 f"{op.name} carries tensor {what} of type {type_} across iterations: "
-                "not supported (one static storage cannot hold a value alive in two "
-                "iterations)",
+                "only scf.for carries tensors (its storages are allocated before the "
+                "loop)",
             )
         fail_pass(
             op,
             f"{op.name}: {what} has tensor type {type_}; manifest-alloc handles "
             "tensors only in func.call of kernel declarations, arith.constant, "
-            "tensor.dim, tensor.extract, scf.if, scf.yield and func.return",
+            "tensor.dim, tensor.extract, tensor.from_elements, scf.if, scf.for, "
+            "scf.yield and func.return",
         )
 
     def _check_call(self, call: func.CallOp) -> None:

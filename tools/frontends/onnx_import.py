@@ -431,6 +431,10 @@ def _plan_nodes(
         while outputs and not outputs[-1]:
             outputs.pop()
         operands = [n for n in node.input if n]
+        if node.op_type == "Loop" and domain == "":
+            # The trip count and the condition must fold: only the carried
+            # values' initial tensors are operands of the scf.for.
+            operands = list(node.input[2:])
         view = bool(operands) and _is_view(node, len([n for n in outputs if n]), constants)
         if view:
             source = info_of(operands[0], f"input of {where}")
@@ -529,9 +533,17 @@ class _GraphImporter:
     info_of: Callable[..., TensorInfo]
     types: Mapping[str, Any]
 
-    def emit(self, graph: Any, path: GraphPath, block: Block, values: dict[str, SSAValue]) -> None:
+    def emit(
+        self,
+        graph: Any,
+        path: GraphPath,
+        block: Block,
+        values: dict[str, SSAValue],
+        outputs: Sequence[str] | None = None,
+    ) -> None:
         """Emit ``graph`` (at ``path``) into ``block``; ``values`` maps the ONNX
-        names visible there (the enclosing graphs') and gains this graph's."""
+        names visible there (the enclosing graphs') and gains this graph's.
+        ``outputs`` are the graph outputs the caller reads (default: all)."""
         constants = self.folded.values
         live = live_nodes(graph, path, self.folded)
         plans = _plan_nodes(live, self.opsets, self.consumed, self.info_of, constants)
@@ -540,7 +552,7 @@ class _GraphImporter:
         # top of @main, a branch's own constants at the top of the branch).
         read = [
             *(n for plan in plans for n in plan.operands),
-            *(o.name for o in graph.output),
+            *(outputs if outputs is not None else (o.name for o in graph.output)),
             *names_read_inside(live),
         ]
         for name in _ordered_unique(read):
@@ -558,10 +570,13 @@ class _GraphImporter:
                 operands.append(values[name])
             if plan.node.op_type == "If" and node_domain(plan.node) == "":
                 results = self._emit_if(plan, path, operands[0], block, values)
+            elif plan.node.op_type == "Loop" and node_domain(plan.node) == "":
+                results = self._emit_loop(plan, path, operands, block, values)
             elif has_subgraph(plan.node):
                 raise OnnxImportError(
                     f"{where}: {plan.node.op_type} is not supported (of the ops holding "
-                    "graphs, only If is imported, as scf.if)"
+                    "graphs, If imports as scf.if and Loop with a constant trip count as "
+                    "scf.for)"
                 )
             else:
                 results = self._emit_call(plan, operands, block)
@@ -663,6 +678,118 @@ class _GraphImporter:
         block.add_op(if_op)
         return if_op.results
 
+
+    def _emit_loop(
+        self,
+        plan: _NodePlan,
+        path: GraphPath,
+        initial: list[SSAValue],
+        block: Block,
+        values: dict[str, SSAValue],
+    ) -> Sequence[SSAValue]:
+        """``Loop`` with a constant trip count as `scf.for` carrying its tensors.
+
+        The body's iteration number (an int64 tensor) is built from the
+        induction variable with `arith.index_cast` and `tensor.from_elements`
+        when the body reads it.
+        """
+        node = plan.node
+        where = describe_node(node, plan.index)
+        constants = self.folded.values
+        trip_name = node.input[0] if node.input else ""
+        if trip_name not in constants:
+            what = f"'{trip_name}' is computed at run time" if trip_name else "is not given"
+            raise OnnxImportError(
+                f"{where}: its trip count {what}; only a Loop with a constant trip count "
+                "imports (as scf.for): one that runs until a condition would need "
+                "scf.while, which memplan does not import"
+            )
+        trips = int(np.asarray(constants[trip_name]).reshape(-1)[0])
+        condition = node.input[1] if len(node.input) > 1 else ""
+        if condition and condition not in constants:
+            raise OnnxImportError(
+                f"{where}: its condition '{condition}' is computed at run time; only a "
+                "Loop that runs its whole trip count imports (as scf.for)"
+            )
+        if condition and not bool(np.asarray(constants[condition]).all()):
+            trips = 0
+        [body] = [a.g for a in node.attribute if a.name == "body" and a.HasField("g")] or [None]
+        carried = len(initial)
+        if body is None or len(body.input) != carried + 2 or len(body.output) < carried + 1:
+            raise OnnxImportError(
+                f"{where} must hold a body graph with {carried + 2} inputs (iteration "
+                f"number, condition, {carried} carried values) and at least {carried + 1} "
+                "outputs"
+            )
+        if len(body.output) > carried + 1:
+            raise OnnxImportError(
+                f"{where}: scan output '{body.output[carried + 1].name}' is not supported "
+                "(a Loop imports with carried values only)"
+            )
+        keep_going = body.output[0].name
+        if keep_going != body.input[1].name and not (
+            keep_going in constants and bool(np.asarray(constants[keep_going]).all())
+        ):
+            raise OnnxImportError(
+                f"{where}: the body computes its condition '{keep_going}' at run time; "
+                "a Loop that may stop early would need scf.while, which memplan does not "
+                "import"
+            )
+        result_types: list[Attribute] = []
+        for k, name in enumerate(node.output):
+            body_output = body.output[k + 1].name
+            advice = (
+                f"it starts as {initial[k].type} and the body gives "
+                f"'{body_output}' {_type_text(self.types.get(body_output))}; a carried "
+                "value needs one static shape"
+            )
+            result_type = self.info_of(name, f"output of {where}", advice).tensor_type
+            if result_type != initial[k].type:
+                raise OnnxImportError(
+                    f"{where}: carried value '{name}' is {result_type} after the loop but "
+                    f"starts as '{node.input[k + 2]}' {initial[k].type}; a carried value "
+                    "needs one static shape"
+                )
+            result_types.append(result_type)
+        body_path = (*path, plan.index, "body")
+        body_block = Block(arg_types=[IndexType(), *result_types])
+        body_values = dict(values)
+        induction = body_block.args[0]
+        induction.name_hint = "iteration"
+        iteration = body.input[0].name
+        for graph_input, argument in zip(body.input[2:], body_block.args[1:]):
+            argument.name_hint = sanitize_name(graph_input.name)
+            body_values[graph_input.name] = argument
+        live = live_nodes(body, body_path, self.folded)
+        if iteration in [*(n for _, inner in live for n in inner.input), *names_read_inside(live)]:
+            info = self.info_of(iteration, f"iteration number of {where}")
+            cast = arith.IndexCastOp(induction, info.element_type)
+            cast.result.name_hint = "iteration_i64"
+            number = tensor.FromElementsOp(cast.result, result_type=info.tensor_type)
+            number.result.name_hint = sanitize_name(iteration)
+            body_block.add_ops([cast, number])
+            body_values[iteration] = number.result
+        outputs = [o.name for o in body.output[1:]]
+        self.emit(body, body_path, body_block, body_values, outputs)
+        yielded: list[SSAValue] = []
+        for name, result_type in zip(outputs, result_types):
+            value = body_values.get(name)
+            if value is None:
+                raise OnnxImportError(f"{where}: body output '{name}' is not computed by any node")
+            if value.type != result_type:
+                raise OnnxImportError(
+                    f"{where}: body output '{name}' is {value.type}, the carried value "
+                    f"{result_type}"
+                )
+            yielded.append(value)
+        body_block.add_op(scf.YieldOp(*yielded))
+        bounds = [arith.ConstantOp(IntegerAttr(n, IndexType())) for n in (0, trips, 1)]
+        for bound, name in zip(bounds, ("c0", "trips", "c1")):
+            bound.result.name_hint = name
+        block.add_ops(bounds)
+        loop = scf.ForOp(*(b.result for b in bounds), initial, Region(body_block))
+        block.add_op(loop)
+        return loop.results
 
 def _type_text(type_proto: Any | None) -> str:
     """An ONNX tensor type's shape as ``[2,?,8]`` (``?``: unknown dim), or ``unknown``."""

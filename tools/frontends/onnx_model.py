@@ -8,7 +8,7 @@ element types as builtin types.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -503,6 +503,7 @@ def _fold_graph(
         folded.defined_in[init.name] = path
     for index, node in enumerate(graph.node):
         if has_subgraph(node):
+            _assume_loop_continues(node, (*path, index), folded)
             for attribute in node.attribute:
                 if attribute.HasField("g"):
                     _fold_graph(
@@ -525,6 +526,29 @@ def _fold_graph(
             if name:
                 values[name] = result
                 folded.defined_in[name] = path
+
+
+def _assume_loop_continues(node: Any, path: GraphPath, folded: FoldedConstants) -> None:
+    """Fold a ``Loop`` body's condition input as ``True`` when the loop starts
+    with a constant true (or no) condition.
+
+    By induction this is sound exactly when the body's condition output then
+    folds to ``True`` too, which the importer requires of a Loop (else it
+    would need ``scf.while``): PyTorch's ``for`` loops pass it through an
+    ``Identity``, which then folds.
+    """
+    if node.op_type != "Loop" or node_domain(node) != "" or len(node.input) < 2:
+        return
+    condition = node.input[1]
+    if condition and not (
+        condition in folded.values and bool(np.asarray(folded.values[condition]).all())
+    ):
+        return
+    for attribute in node.attribute:
+        if attribute.name == "body" and attribute.HasField("g") and len(attribute.g.input) > 1:
+            name = attribute.g.input[1].name
+            folded.values[name] = np.array(True)
+            folded.defined_in[name] = (*path, "body")
 
 
 # ---------------------------------------------------------------------------
@@ -577,7 +601,62 @@ def infer_types(model: Any, folded: FoldedConstants) -> InferredTypes:
     """ONNX ``TypeProto`` per tensor name, after shape inference of the live
     nodes of the model's graph (and the graphs they hold), given the
     constants of the model's graph they read as initializers (by type only
-    when large)."""
+    when large).
+
+    ONNX types a ``Loop``'s carried values by element type only (their shape
+    may change from one iteration to the next). So inference runs again with
+    each body's carried inputs declared with the types of the loop's
+    initial values, and each loop output with that type when the body gives
+    it back unchanged, until nothing more is learned (once per level of
+    nested loops).
+    """
+    declared: dict[str, Any] = {}
+    while True:
+        inferred = _infer_once(model, folded, declared)
+        learned = _carried_types(model, folded, inferred.types)
+        if learned == declared:
+            return inferred
+        declared = learned
+
+
+def _carried_types(
+    model: Any, folded: FoldedConstants, types: Mapping[str, Any]
+) -> dict[str, Any]:
+    """For each live ``Loop``: its body's carried inputs typed like the
+    initial values (when those have a shape), and its outputs when the body
+    output has that same type."""
+    learned: dict[str, Any] = {}
+    graphs = [((), model.graph), *subgraphs(model.graph)]
+    for path, graph in graphs:
+        for _, node in live_nodes(graph, path, folded):
+            if node.op_type != "Loop" or node_domain(node) != "":
+                continue
+            body = next((a.g for a in node.attribute if a.name == "body"), None)
+            if body is None:
+                continue
+            for k, initial in enumerate(node.input[2:]):
+                start = types.get(initial)
+                if initial in folded.values:
+                    array = np.asarray(folded.values[initial])
+                    if array.dtype == object:
+                        continue
+                    start = onnx_module().helper.make_tensor_type_proto(
+                        onnx_elem_type(array.dtype), list(array.shape)
+                    )
+                if (
+                    start is None
+                    or not start.tensor_type.HasField("shape")
+                    or k + 2 >= len(body.input)
+                ):
+                    continue
+                learned[body.input[k + 2].name] = start
+                end = types.get(body.output[k + 1].name) if k + 1 < len(body.output) else None
+                if end is not None and end == start and k < len(node.output):
+                    learned[node.output[k]] = start
+    return learned
+
+
+def _infer_once(model: Any, folded: FoldedConstants, declared: Mapping[str, Any]) -> InferredTypes:
     onnx = onnx_module()
     helper = onnx.helper
     graph = model.graph
@@ -597,12 +676,15 @@ def infer_types(model: Any, folded: FoldedConstants) -> InferredTypes:
         else:
             inputs.append(helper.make_tensor_value_info(name, elem_type, list(array.shape)))
     inference_graph = helper.make_graph(
-        [_with_folded_subgraphs(node, (index,), folded) for index, node in live],
+        [_with_folded_subgraphs(node, (index,), folded, declared) for index, node in live],
         graph.name or "main",
         inputs,
         list(graph.output),
         initializer=initializers,
-        value_info=list(graph.value_info),
+        value_info=[
+            *(v for v in graph.value_info if v.name not in declared),
+            *_declared_outputs([node for _, node in live], declared),
+        ],
     )
     inference_model = helper.make_model(inference_graph, opset_imports=list(model.opset_import))
     inference_model.ir_version = max(model.ir_version, 4)
@@ -633,11 +715,27 @@ def infer_types(model: Any, folded: FoldedConstants) -> InferredTypes:
     return InferredTypes(types, problem)
 
 
-def _with_folded_subgraphs(node: Any, path: GraphPath, folded: FoldedConstants) -> Any:
+def _declared_outputs(nodes: Iterable[Any], declared: Mapping[str, Any]) -> list[Any]:
+    """A ``ValueInfoProto`` for each output of ``nodes`` that ``declared`` types."""
+    onnx = onnx_module()
+    infos = []
+    for node in nodes:
+        for name in node.output:
+            if name in declared:
+                info = onnx.ValueInfoProto(name=name)
+                info.type.CopyFrom(declared[name])
+                infos.append(info)
+    return infos
+
+
+def _with_folded_subgraphs(
+    node: Any, path: GraphPath, folded: FoldedConstants, declared: Mapping[str, Any]
+) -> Any:
     """``node`` (at ``path``), or a copy whose nested graphs hold a ``Constant``
     in place of each small folded node (shape inference does not propagate
-    values through every op, and a branch's shapes may hang on them) and
-    whose nested graphs' outputs have no declared shape."""
+    values through every op, and a branch's shapes may hang on them), whose
+    nested graphs' outputs have no declared shape, and whose inputs and
+    values are typed as in ``declared``."""
     if not has_subgraph(node):
         return node
     onnx = onnx_module()
@@ -645,11 +743,13 @@ def _with_folded_subgraphs(node: Any, path: GraphPath, folded: FoldedConstants) 
     copy.CopyFrom(node)
     for attribute in copy.attribute:
         if attribute.HasField("g"):
-            _fold_into_graph(attribute.g, (*path, attribute.name), folded)
+            _fold_into_graph(attribute.g, (*path, attribute.name), folded, declared)
     return copy
 
 
-def _fold_into_graph(graph: Any, path: GraphPath, folded: FoldedConstants) -> None:
+def _fold_into_graph(
+    graph: Any, path: GraphPath, folded: FoldedConstants, declared: Mapping[str, Any]
+) -> None:
     onnx = onnx_module()
     # Exporters declare a subgraph's values and outputs with symbolic dims,
     # which inference keeps over what it proves: let it infer them.
@@ -657,6 +757,10 @@ def _fold_into_graph(graph: Any, path: GraphPath, folded: FoldedConstants) -> No
     for output in graph.output:
         if output.type.HasField("tensor_type"):
             output.type.tensor_type.ClearField("shape")
+    for graph_input in graph.input:
+        if graph_input.name in declared:
+            graph_input.type.CopyFrom(declared[graph_input.name])
+    graph.value_info.extend(_declared_outputs(graph.node, declared))
     # A subgraph sees the types of the enclosing graphs' values but not their
     # data: small outer constants get a local copy (under a name of its own).
     copies: dict[str, str] = {}
@@ -679,7 +783,7 @@ def _fold_into_graph(graph: Any, path: GraphPath, folded: FoldedConstants) -> No
                 node.input[slot] = copies[name]
         for attribute in node.attribute:
             if attribute.HasField("g"):
-                _fold_into_graph(attribute.g, (*path, index, attribute.name), folded)
+                _fold_into_graph(attribute.g, (*path, index, attribute.name), folded, declared)
         nodes.append(node)
     del graph.node[:]
     graph.node.extend(nodes)
