@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnitAttr,
 )
-from xdsl.ir import Attribute, Block, OpResult, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.hints import isa
@@ -446,7 +446,7 @@ class _CarriedTensors:
             carried = body.args[k + 1]
             name = result.name_hint or carried.name_hint or f"carried{k}"
             if not self._takes_over(inits[k], memref_type, taken):
-                storage, first = run._new_tensor(memref_type, f"{name}_in")
+                storage, first = run._new_tensor(memref_type, f"{name}_buffer")
                 storage.storage.name_hint = f"{name}_storage"
                 before.extend((storage, first, memref.CopyOp(inits[k], first.tensor)))
                 inits[k] = first.tensor

@@ -320,6 +320,29 @@ func.func @condition(%x: tensor<4xf32>) -> i1 {
 
 // -----
 
+// A tensor built from scalars (an ONNX Loop's iteration number) gets a
+// storage of its own (2x2xi64: 32 bytes), filled by one `memref.store` per
+// element in row-major order.
+func.func private @gather(tensor<2x2xi64>) -> tensor<4xf32>
+func.func @from_scalars(%a: i64, %b: i64) -> tensor<4xf32> {
+  %t = tensor.from_elements %a, %b, %b, %a : tensor<2x2xi64>
+  %g = func.call @gather(%t) : (tensor<2x2xi64>) -> tensor<4xf32>
+  func.return %g : tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @from_scalars(%a: i64, %b: i64) -> memref<4xf32> {
+// CHECK-NEXT:    %t_storage = memory.alloc_storage : !memory.storage<32>
+// CHECK-NEXT:    %t = memory.alloc_tensor %t_storage[0] : !memory.storage<32> -> memref<2x2xi64>
+// CHECK-NEXT:    %0 = arith.constant 0 : index
+// CHECK-NEXT:    memref.store %a, %t[%0, %0] : memref<2x2xi64>
+// CHECK-NEXT:    %1 = arith.constant 1 : index
+// CHECK-NEXT:    memref.store %b, %t[%0, %1] : memref<2x2xi64>
+// CHECK-NEXT:    memref.store %b, %t[%1, %0] : memref<2x2xi64>
+// CHECK-NEXT:    memref.store %a, %t[%1, %1] : memref<2x2xi64>
+// CHECK-NEXT:    %g_storage = memory.alloc_storage
+
+// -----
+
 // Calls without tensors are not kernel calls and stay as they are (scalar
 // helpers with or without a body); declarations without tensors keep their
 // signature.
@@ -504,31 +527,119 @@ func.func @view_type(%x: tensor<4xf32>) -> tensor<4xi32> {
 
 // -----
 
-// Error: ops other than kernel calls, constants, tensor.dim, scf.if and
-// returns must not produce or consume tensors.
+// Error: ops other than kernel calls, constants, tensor.dim, tensor.extract,
+// tensor.from_elements, scf.if, scf.for and returns must not produce or
+// consume tensors.
 func.func @other_tensor_op(%n: index) -> tensor<?xf32> {
   %e = tensor.empty(%n) : tensor<?xf32>
   func.return %e : tensor<?xf32>
 }
 
-// CHECK-LABEL: tensor.empty: result %e has tensor type tensor<?xf32>; manifest-alloc handles tensors only in func.call of kernel declarations, arith.constant, tensor.dim, tensor.extract, scf.if, scf.yield and func.return
+// CHECK-LABEL: tensor.empty: result %e has tensor type tensor<?xf32>; manifest-alloc handles tensors only in func.call of kernel declarations, arith.constant, tensor.dim, tensor.extract, tensor.from_elements, scf.if, scf.for, scf.yield and func.return
 
 // -----
 
-// Error: a tensor carried across loop iterations would need two live
-// buffers from one static storage.
-func.func private @step(tensor<4xf32>) -> tensor<4xf32>
-func.func @loop_carried(%x: tensor<4xf32>, %n: index) -> tensor<4xf32> {
+// Tensors carried by an scf.for get storages allocated before the loop, so
+// that no storage inside it holds a value alive in two iterations. %acc's
+// new value is written after the last read of the old one (@double reads
+// it, then @add_inplace is its last reader and declares the pair in place):
+// one buffer, written over. %acc starts in @relu's storage, since the loop
+// is the last use of %init: no copy. %p's old value is read by @mul, which
+// writes its new value: a second buffer, carried as an extra iteration
+// argument (%p_spare) and swapped with the first by the yield. %p starts as
+// the argument %x, which is copied into its first buffer.
+func.func private @add_inplace(tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> attributes {memory.inplace = array<i64: 0, 0>}
+func.func private @mul(tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+func.func private @double(tensor<4xf32>) -> tensor<4xf32>
+func.func private @relu(tensor<4xf32>) -> tensor<4xf32>
+func.func @loop_carried(%x: tensor<4xf32>, %n: index) -> (tensor<4xf32>, tensor<4xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %x) -> (tensor<4xf32>) {
-    %next = func.call @step(%acc) : (tensor<4xf32>) -> tensor<4xf32>
+  %init = func.call @relu(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %r, %q = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %init, %p = %x) -> (tensor<4xf32>, tensor<4xf32>) {
+    %d = func.call @double(%acc) : (tensor<4xf32>) -> tensor<4xf32>
+    %s = func.call @add_inplace(%acc, %d) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %m = func.call @mul(%p, %p) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    scf.yield %s, %m : tensor<4xf32>, tensor<4xf32>
+  }
+  func.return %r, %q : tensor<4xf32>, tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @loop_carried(%x: memref<4xf32>, %n: index) -> (memref<4xf32>, memref<4xf32>) {
+// CHECK:         %init_storage = memory.alloc_storage : !memory.storage<16>
+// CHECK-NEXT:    %init = memory.alloc_tensor %init_storage[0] : !memory.storage<16> -> memref<4xf32>
+// CHECK-NEXT:    memory.invoke @relu ins(%x : memref<4xf32>) outs(%init : memref<4xf32>)
+// CHECK-NEXT:    %q_storage = memory.alloc_storage : !memory.storage<16>
+// CHECK-NEXT:    %q_buffer = memory.alloc_tensor %q_storage[0] : !memory.storage<16> -> memref<4xf32>
+// CHECK-NEXT:    "memref.copy"(%x, %q_buffer) : (memref<4xf32>, memref<4xf32>) -> ()
+// CHECK-NEXT:    %q_spare_storage = memory.alloc_storage : !memory.storage<16>
+// CHECK-NEXT:    %q_spare = memory.alloc_tensor %q_spare_storage[0] : !memory.storage<16> -> memref<4xf32>
+// CHECK-NEXT:    %r, %q, %0 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %init, %p = %q_buffer, %p_spare = %q_spare) -> (memref<4xf32>, memref<4xf32>, memref<4xf32>) {
+// CHECK-NEXT:      %d_storage = memory.alloc_storage : !memory.storage<16>
+// CHECK-NEXT:      %d = memory.alloc_tensor %d_storage[0] : !memory.storage<16> -> memref<4xf32>
+// CHECK-NEXT:      memory.invoke @double ins(%acc : memref<4xf32>) outs(%d : memref<4xf32>)
+// CHECK-NEXT:      memory.invoke @add_inplace ins(%acc, %d : memref<4xf32>, memref<4xf32>) outs(%acc : memref<4xf32>)
+// CHECK-NEXT:      memory.invoke @mul ins(%p, %p : memref<4xf32>, memref<4xf32>) outs(%p_spare : memref<4xf32>)
+// CHECK-NEXT:      scf.yield %acc, %p_spare, %p : memref<4xf32>, memref<4xf32>, memref<4xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %r, %q : memref<4xf32>, memref<4xf32>
+
+// -----
+
+// A yielded value that no kernel call of the body computes (here a view of
+// the old value, and another carried value: the two are swapped) is copied
+// into the second buffer before the yield. A value yielded unchanged needs
+// neither a second buffer nor a copy (%keep).
+func.func private @flat(tensor<4xf32>) -> tensor<2x2xf32> attributes {memory.view}
+func.func private @unflat(tensor<2x2xf32>) -> tensor<4xf32> attributes {memory.view}
+func.func @loop_copies(%x: tensor<4xf32>, %y: tensor<4xf32>, %n: index) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %a, %b, %k = scf.for %i = %c0 to %n step %c1 iter_args(%u = %x, %v = %y, %keep = %x) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+    %f = func.call @flat(%v) : (tensor<4xf32>) -> tensor<2x2xf32>
+    %g = func.call @unflat(%f) : (tensor<2x2xf32>) -> tensor<4xf32>
+    scf.yield %g, %u, %keep : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  }
+  func.return %a, %b, %k : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @loop_copies
+// CHECK:         %a, %b, %k, %0, %1 = scf.for %i = %c0 to %n step %c1 iter_args(%u = %a_buffer, %v = %b_buffer, %keep = %k_buffer, %u_spare = %a_spare, %v_spare = %b_spare)
+// CHECK-NEXT:      %f = memref.reinterpret_cast %v
+// CHECK-NEXT:      %g = memref.reinterpret_cast %f
+// CHECK-NEXT:      "memref.copy"(%g, %u_spare) : (memref<4xf32>, memref<4xf32>) -> ()
+// CHECK-NEXT:      "memref.copy"(%u, %v_spare) : (memref<4xf32>, memref<4xf32>) -> ()
+// CHECK-NEXT:      scf.yield %u_spare, %v_spare, %keep, %u, %v : memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<4xf32>
+
+// -----
+
+// Error: a carried tensor's storages are allocated once, before the loop,
+// so its shape must be static.
+func.func @loop_carried_dynamic(%x: tensor<?xf32>, %n: index) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %x) -> (tensor<?xf32>) {
+    scf.yield %acc : tensor<?xf32>
+  }
+  func.return %r : tensor<?xf32>
+}
+
+// CHECK-LABEL: scf.for carried tensor %r has type tensor<?xf32>: a carried tensor needs a static shape (its storages are allocated once, before the loop)
+
+// -----
+
+// Error: of the loops, only scf.for carries tensors.
+func.func @while_carried(%x: tensor<4xf32>, %go: i1) -> tensor<4xf32> {
+  %r = scf.while (%acc = %x) : (tensor<4xf32>) -> tensor<4xf32> {
+    scf.condition(%go) %acc : tensor<4xf32>
+  } do {
+  ^bb0(%next: tensor<4xf32>):
     scf.yield %next : tensor<4xf32>
   }
   func.return %r : tensor<4xf32>
 }
 
-// CHECK-LABEL: scf.for carries tensor operand #3 (%x) of type tensor<4xf32> across iterations: not supported (one static storage cannot hold a value alive in two iterations)
+// CHECK-LABEL: scf.while carries tensor operand #0 (%x) of type tensor<4xf32> across iterations: only scf.for carries tensors (its storages are allocated before the loop)
 
 // -----
 

@@ -678,7 +678,6 @@ class _GraphImporter:
         block.add_op(if_op)
         return if_op.results
 
-
     def _emit_loop(
         self,
         plan: _NodePlan,
@@ -701,8 +700,9 @@ class _GraphImporter:
             what = f"'{trip_name}' is computed at run time" if trip_name else "is not given"
             raise OnnxImportError(
                 f"{where}: its trip count {what}; only a Loop with a constant trip count "
-                "imports (as scf.for): one that runs until a condition would need "
-                "scf.while, which memplan does not import"
+                "imports (as scf.for): a trip count known at run time only, or a loop "
+                "that runs until a condition, would need scf.while, which memplan does "
+                "not import"
             )
         trips = int(np.asarray(constants[trip_name]).reshape(-1)[0])
         condition = node.input[1] if len(node.input) > 1 else ""
@@ -787,9 +787,11 @@ class _GraphImporter:
         for bound, name in zip(bounds, ("c0", "trips", "c1")):
             bound.result.name_hint = name
         block.add_ops(bounds)
-        loop = scf.ForOp(*(b.result for b in bounds), initial, Region(body_block))
+        start, stop, step = bounds
+        loop = scf.ForOp(start, stop, step, initial, Region(body_block))
         block.add_op(loop)
         return loop.results
+
 
 def _type_text(type_proto: Any | None) -> str:
     """An ONNX tensor type's shape as ``[2,?,8]`` (``?``: unknown dim), or ``unknown``."""

@@ -619,9 +619,7 @@ def infer_types(model: Any, folded: FoldedConstants) -> InferredTypes:
         declared = learned
 
 
-def _carried_types(
-    model: Any, folded: FoldedConstants, types: Mapping[str, Any]
-) -> dict[str, Any]:
+def _carried_types(model: Any, folded: FoldedConstants, types: Mapping[str, Any]) -> dict[str, Any]:
     """For each live ``Loop``: its body's carried inputs typed like the
     initial values (when those have a shape), and its outputs when the body
     output has that same type."""
@@ -651,9 +649,19 @@ def _carried_types(
                     continue
                 learned[body.input[k + 2].name] = start
                 end = types.get(body.output[k + 1].name) if k + 1 < len(body.output) else None
-                if end is not None and end == start and k < len(node.output):
+                if k < len(node.output) and _static_dims(end) == _static_dims(start):
                     learned[node.output[k]] = start
     return learned
+
+
+def _static_dims(type_proto: Any | None) -> tuple[int, tuple[int, ...]] | None:
+    """(element type, shape) of a tensor type with a static shape, else ``None``."""
+    if type_proto is None or not type_proto.tensor_type.HasField("shape"):
+        return None
+    dims = type_proto.tensor_type.shape.dim
+    if not all(d.HasField("dim_value") for d in dims):
+        return None
+    return type_proto.tensor_type.elem_type, tuple(d.dim_value for d in dims)
 
 
 def _infer_once(model: Any, folded: FoldedConstants, declared: Mapping[str, Any]) -> InferredTypes:
@@ -679,7 +687,7 @@ def _infer_once(model: Any, folded: FoldedConstants, declared: Mapping[str, Any]
         [_with_folded_subgraphs(node, (index,), folded, declared) for index, node in live],
         graph.name or "main",
         inputs,
-        list(graph.output),
+        [_declared(output, declared) for output in graph.output],
         initializer=initializers,
         value_info=[
             *(v for v in graph.value_info if v.name not in declared),
@@ -713,6 +721,16 @@ def _infer_once(model: Any, folded: FoldedConstants, declared: Mapping[str, Any]
             if info.type.HasField("tensor_type") or info.name not in types:
                 types[info.name] = info.type
     return InferredTypes(types, problem)
+
+
+def _declared(info: Any, declared: Mapping[str, Any]) -> Any:
+    """``info`` (a ``ValueInfoProto``), or a copy typed as ``declared`` says."""
+    if info.name not in declared:
+        return info
+    copy = onnx_module().ValueInfoProto()
+    copy.CopyFrom(info)
+    copy.type.CopyFrom(declared[info.name])
+    return copy
 
 
 def _declared_outputs(nodes: Iterable[Any], declared: Mapping[str, Any]) -> list[Any]:
@@ -755,11 +773,11 @@ def _fold_into_graph(
     # which inference keeps over what it proves: let it infer them.
     del graph.value_info[:]
     for output in graph.output:
-        if output.type.HasField("tensor_type"):
+        if output.name not in declared and output.type.HasField("tensor_type"):
             output.type.tensor_type.ClearField("shape")
-    for graph_input in graph.input:
-        if graph_input.name in declared:
-            graph_input.type.CopyFrom(declared[graph_input.name])
+    for info in [*graph.input, *graph.output]:
+        if info.name in declared:
+            info.type.CopyFrom(declared[info.name])
     graph.value_info.extend(_declared_outputs(graph.node, declared))
     # A subgraph sees the types of the enclosing graphs' values but not their
     # data: small outer constants get a local copy (under a name of its own).
