@@ -613,7 +613,9 @@ class ManifestAllocPass(ModulePass):
     `memplan-import-onnx` reads its weights) is dropped and its uses read the
     global's memref directly; `to_tensor` of anything else is rejected.
     `tensor.extract` (a scalar read, e.g. an ONNX `If`'s condition) becomes
-    `memref.load` with the same indices.
+    `memref.load` with the same indices; `tensor.from_elements` (e.g. an ONNX
+    `Loop`'s iteration number) becomes a storage of its own filled by one
+    `memref.store` per element.
 
     Kernel declarations are rewritten to the destination-passing signature
     `(ins..., outs...) -> ()` on memrefs (result attributes become the trailing
@@ -628,10 +630,36 @@ class ManifestAllocPass(ModulePass):
     Control flow: calls nested in `scf.if`/`scf.for`/... regions are rewritten
     in place (their storages live in that region). `scf.if` results of tensor
     type become memref results: each branch yields its own storage's tensor,
-    which then escapes its region. Tensors carried across loop iterations
-    (`scf.for`/`scf.while` iteration arguments or results) and tensors passed
-    through `cf` branches to block arguments are rejected: one static storage
-    cannot hold a value that is alive in two iterations at once.
+    which then escapes its region.
+
+    Tensors carried by an `scf.for` (iteration arguments, which must have
+    static shapes) live in storages allocated before the loop, because a
+    storage allocated in the body and yielded would need two instances alive
+    at once (the next iteration's and the one it reads), which one static
+    place cannot hold. Per carried tensor (iteration argument `%old`, yielded
+    `%new`):
+
+    - a first buffer holds the initial value: the initial tensor's own
+      storage when this pass carved it in the loop's block, it holds exactly
+      that tensor and the loop is its last use; otherwise a new storage
+      (`%<result>_storage`, tensor `%<result>_buffer`) that the initial value
+      is copied into with `memref.copy` before the loop;
+    - `%new` is `%old`: nothing more;
+    - `%new` is a result of a kernel call in the body's block (not a view),
+      and every read of `%old` and of its views is before that call, or at
+      it as the operand of a `memory.inplace` pair with `%new`: the call
+      writes `%new` over `%old` (one buffer);
+    - otherwise a second buffer (`%<result>_spare`) is allocated before the
+      loop and carried as an extra iteration argument appended after the
+      others; the call writes `%new` there (or, when no kernel call of the
+      body computes `%new` — a view, an `scf.if` result, another carried or
+      an outer value — `%new` is copied there right before the yield), and
+      the yield gives the second buffer as the new value and the first as
+      the next spare: double buffering, no copy per iteration.
+
+    The extra results of the loop (the spares) are unused. `scf.while`
+    iteration arguments and tensors passed through `cf` branches to block
+    arguments are rejected.
 
     The pass fails with a diagnostic naming the call, the value and the type
     for: a call to an unknown symbol; a call with tensors to a function with a
@@ -643,7 +671,7 @@ class ManifestAllocPass(ModulePass):
     tensor nor a scalar; a zero-byte result; a dynamic result without
     `memory.shape_fn`, or a shape function whose signature does not fit;
     conflicting devices; an invalid view kernel; a non-`dense` tensor constant;
-    and any other op that produces or consumes a tensor. All checks run before
+    a tensor carried by an `scf.for` with a dynamic shape; and any other op that produces or consumes a tensor. All checks run before
     the first rewrite, so the diagnostic shows the input IR.
 
     In place: a kernel declaration may carry `memory.inplace = array<i64: r,

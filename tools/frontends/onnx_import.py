@@ -56,7 +56,15 @@ Choices where ONNX leaves room:
   kernel calls ending in `scf.yield` of its outputs, and values of the
   enclosing graphs are used directly. Constants a branch defines are read at
   the top of that branch. Each output needs one static shape: when the
-  branches disagree, the error names both. `Loop` and `Scan` are rejected.
+  branches disagree, the error names both.
+* A ``Loop`` whose trip count and condition fold and whose body passes its
+  condition through (or computes a constant true) becomes `scf.for` from 0
+  to the trip count, its carried values the iteration arguments; the body's
+  iteration number, when read, is ``tensor.from_elements`` of the induction
+  variable's ``arith.index_cast``. Each carried value keeps its initial
+  value's static type (the error names both shapes otherwise). Loops that
+  need ``scf.while`` (a run-time trip count or condition), scan outputs and
+  ``Scan`` are rejected.
 * Element types: f16/f32/f64, signless i8..i64 for ONNX's signed integers,
   `ui8`..`ui64` for its unsigned ones, `i1` for BOOL. STRING, BFLOAT16,
   complex, 8-bit float and 4-bit types are rejected.
