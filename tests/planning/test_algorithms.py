@@ -203,14 +203,30 @@ def test_searches_never_lose_to_greedy(problem: Problem) -> None:
         assert sum(solve(problem, name, FAST).used(problem).values()) <= greedy
 
 
-def test_exact_reports_timeout_with_the_best_partial_plan() -> None:
-    suite = Path("/work/shared/benchmarks/minimalloc/A.1048576.csv")
-    if not suite.is_file():
-        suite = Path(__file__).resolve().parents[3] / "shared/benchmarks/minimalloc/A.1048576.csv"
+def _minimalloc_problem(name: str) -> Problem:
+    """One of MiniMalloc's challenging problems at its 1 MiB capacity (from
+    ``../shared`` beside the repository)."""
+    suite = Path(__file__).resolve().parents[3] / f"shared/benchmarks/minimalloc/{name}.1048576.csv"
     if not suite.is_file():
         pytest.skip("MiniMalloc suite not available")
-    problem = read_csv(suite, 1048576)
+    return read_csv(suite, 1048576)
+
+
+def test_exact_reports_timeout_with_the_best_partial_plan() -> None:
+    problem = _minimalloc_problem("A")
     solution = solve(problem, "exact", PlanOptions(timeout=0.2, minimize=False))
     assert solution.status == "timeout"
     # What the greedy could place is kept, and is valid as far as it goes.
     assert {f.kind for f in validate(problem, solution)} == {"unplaced"}
+
+
+def test_feasibility_tries_the_lower_bound_first() -> None:
+    """Asked only for a plan within 1 MiB, `exact` first decides the lower
+    bound (1,039,360 on MiniMalloc's C) with a small node budget: a plan there
+    is found in a few hundred nodes, where deciding 1 MiB itself takes tens
+    of thousands, and it is optimal."""
+    problem = _minimalloc_problem("C")
+    solution = solve(problem, "exact", PlanOptions(timeout=60, minimize=False))
+    assert solution.status == "optimal"
+    assert solution.used(problem) == {"workspace": 1039360}
+    assert validate(problem, solution) == []

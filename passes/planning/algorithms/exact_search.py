@@ -89,7 +89,15 @@ def _solve_pool(
             best, best_peak = offsets, peak(offsets)
         return status
 
+    step = pool_granularity(buffers, alignments)
+    low = align_up(lower, step)  # every capacity below ``low`` is too small
+    # A cheap node budget for a decision at the bound: when the bound is
+    # reachable this is often quicker than deciding a looser capacity (its
+    # pruning is tighter), and a plan there is optimal.
+    budget = 4 * len(buffers) + 256
     if capacity is not None and (best_peak is None or best_peak > capacity):
+        if low < capacity and probe(low, budget) == SearchStatus.FOUND:
+            return "optimal", best, stats
         status = probe(capacity)
         if status == SearchStatus.NOT_FOUND:
             return "infeasible", None, stats
@@ -98,12 +106,9 @@ def _solve_pool(
     assert best is not None and best_peak is not None
     if not options.minimize:
         return ("optimal" if best_peak <= lower else "feasible"), best, stats
-    step = pool_granularity(buffers, alignments)
-    low = align_up(lower, step)  # every capacity below ``low`` is too small
     # The bound itself is often reachable: decide it first, as feasibility
     # mode would at that capacity, with half the time left. When it is
     # reachable, minimising costs what feasibility does and ends `optimal`.
-    budget = 4 * len(buffers) + 256
     if low < best_peak:
         now = time.perf_counter()
         if probe(low, None, now + max(deadline - now, 0.0) / 2) == SearchStatus.NOT_FOUND:
