@@ -98,6 +98,16 @@ def _name_values(
         size.name_hint = f"{hint}_bytes"
 
 
+def _used_before(user: Operation, op: Operation, block: Block) -> bool:
+    """Is ``user`` the op ``op`` (in ``block``), or (inside) an op before it there?"""
+    if user is op:
+        return True
+    ancestor: Operation | None = user
+    while ancestor is not None and ancestor.parent_block() is not block:
+        ancestor = ancestor.parent_op()
+    return ancestor is not None and ancestor.is_before_in_block(op)
+
+
 def _row_major_index(flat: int, shape: Sequence[int]) -> list[int]:
     """The multi-dimensional index of element ``flat`` of a row-major ``shape``."""
     index: list[int] = []
@@ -198,8 +208,7 @@ class _ManifestAlloc(ValueSemanticProgram):
         )
 
     def _rewrite_call(self, call: func.CallOp) -> None:
-        callee = self.symbols.lookup(call, call.callee)
-        kernel = self.kernels.get(callee) if isinstance(callee, func.FuncOp) else None
+        kernel = self.kernel_of(call)
         if kernel is None:
             # A scalar call or a shape-function call: operands were retyped
             # in place by the rewrites of their producers.
@@ -244,19 +253,17 @@ class _ManifestAlloc(ValueSemanticProgram):
             if size is None:
                 size_ops, size = _dynamic_byte_size(memref_type, result_dims)
                 new_ops.extend(size_ops)
-            storage = AllocStorageOp(
-                size,
-                alignment=default_alignment(memref_type),
+            storage, tensor_op = self._new_tensor(
+                memref_type,
+                result.name_hint,
                 device=device,
+                size=size,
+                dims=result_dims,
                 max_size=None if isinstance(size, int) else _bound_bytes(call, index, memref_type),
             )
-            tensor_op = AllocTensorOp(storage, 0, memref_type, result_dims)
             if result.name_hint:
                 _name_values(result.name_hint, result_type, result_dims, size)
-                storage.storage.name_hint = f"{result.name_hint}_storage"
-                tensor_op.tensor.name_hint = result.name_hint
             new_ops.extend((storage, tensor_op))
-            self._carved(storage, tensor_op.tensor)
             outs.append(tensor_op.tensor)
         attributes = {k: v for k, v in call.attributes.items() if k != MAX_SHAPES_ATTR}
         invoke = InvokeOp(call.callee, operands, outs, attributes)
@@ -267,15 +274,31 @@ class _ManifestAlloc(ValueSemanticProgram):
         Rewriter.erase_op(call)
 
     def _new_tensor(
-        self, memref_type: MemRefType[Attribute], name: str, device: str | None = None
+        self,
+        memref_type: MemRefType[Attribute],
+        name: str | None,
+        *,
+        storage_name: str | None = None,
+        device: str | None = None,
+        size: int | SSAValue | None = None,
+        dims: Sequence[SSAValue] = (),
+        max_size: int | None = None,
     ) -> tuple[AllocStorageOp, AllocTensorOp]:
-        """A storage of ``memref_type``'s static size and its one tensor, named after ``name``."""
-        size = static_byte_size(memref_type)
-        assert size is not None
-        storage = AllocStorageOp(size, alignment=default_alignment(memref_type), device=device)
-        tensor_op = AllocTensorOp(storage, 0, memref_type, [])
+        """A storage (``size`` bytes, by default ``memref_type``'s static size)
+        holding one tensor of ``memref_type`` at offset 0, recorded as carved.
+
+        The tensor is named ``name`` and the storage ``storage_name``, by
+        default ``<name>_storage``.
+        """
+        if size is None:
+            size = static_byte_size(memref_type)
+            assert size is not None
+        storage = AllocStorageOp(
+            size, alignment=default_alignment(memref_type), device=device, max_size=max_size
+        )
+        tensor_op = AllocTensorOp(storage, 0, memref_type, dims)
         if name:
-            storage.storage.name_hint = f"{name}_storage"
+            storage.storage.name_hint = storage_name or f"{name}_storage"
             tensor_op.tensor.name_hint = name
         self._carved(storage, tensor_op.tensor)
         return storage, tensor_op
@@ -286,7 +309,7 @@ class _ManifestAlloc(ValueSemanticProgram):
         result_type = op.result.type
         assert isa(result_type, TensorType[Attribute])
         memref_type = to_memref(result_type)
-        storage, tensor_op = self._new_tensor(memref_type, op.result.name_hint or "")
+        storage, tensor_op = self._new_tensor(memref_type, op.result.name_hint)
         new_ops: list[Operation] = [storage, tensor_op]
         shape = memref_type.get_shape()
         constants: dict[int, SSAValue] = {}
@@ -336,22 +359,12 @@ class _ManifestAlloc(ValueSemanticProgram):
             ):
                 continue
             if all(
-                self._used_before(use.operation, call, block)
+                _used_before(use.operation, call, block)
                 for alias in self.aliases[storage]
                 for use in alias.uses
             ):
                 shared[result] = (operand, storage)
         return shared
-
-    @staticmethod
-    def _used_before(user: Operation, call: Operation, block: Block) -> bool:
-        """Is ``user`` the call, or (inside) an op before it in ``block``?"""
-        if user is call:
-            return True
-        ancestor: Operation | None = user
-        while ancestor is not None and ancestor.parent_block() is not block:
-            ancestor = ancestor.parent_op()
-        return ancestor is not None and ancestor.is_before_in_block(call)
 
     def _rewrite_view_call(
         self, call: func.CallOp, kernel: Kernel, operands: list[SSAValue]
@@ -446,8 +459,9 @@ class _CarriedTensors:
             carried = body.args[k + 1]
             name = result.name_hint or carried.name_hint or f"carried{k}"
             if not self._takes_over(inits[k], memref_type, taken):
-                storage, first = run._new_tensor(memref_type, f"{name}_buffer")
-                storage.storage.name_hint = f"{name}_storage"
+                storage, first = run._new_tensor(
+                    memref_type, f"{name}_buffer", storage_name=f"{name}_storage"
+                )
                 before.extend((storage, first, memref.CopyOp(inits[k], first.tensor)))
                 inits[k] = first.tensor
             new = yielded[k]
@@ -501,7 +515,7 @@ class _CarriedTensors:
         ):
             return False
         if not all(
-            self.run._used_before(use.operation, self.loop, block)
+            _used_before(use.operation, self.loop, block)
             for alias in self.run.aliases[storage]
             for use in alias.uses
         ):
@@ -519,12 +533,8 @@ class _CarriedTensors:
             or value in self.run.destinations
         ):
             return None
-        kernel = self._kernel(call)
+        kernel = self.run.kernel_of(call)
         return call if kernel is not None and not kernel.is_view else None
-
-    def _kernel(self, call: func.CallOp) -> Kernel | None:
-        callee = self.run.symbols.lookup(call, call.callee)
-        return self.run.kernels.get(callee) if isinstance(callee, func.FuncOp) else None
 
     def _last_read_before(self, carried: SSAValue, call: func.CallOp, new: SSAValue) -> bool:
         """Is every read of ``carried`` (and of its views) before ``call``, or at
@@ -533,7 +543,7 @@ class _CarriedTensors:
         A value that flows anywhere but into kernel calls (a yield, an
         `scf.if`) counts as read at the end of the body.
         """
-        kernel = self._kernel(call)
+        kernel = self.run.kernel_of(call)
         assert kernel is not None and isinstance(new, OpResult)
         pairs = set(kernel.inplace) if self.run.inplace else set()
         values = [carried]
@@ -542,7 +552,7 @@ class _CarriedTensors:
             for use in value.uses:
                 user = use.operation
                 if isinstance(user, func.CallOp) and user is not call:
-                    view = self._kernel(user)
+                    view = self.run.kernel_of(user)
                     if view is not None and view.is_view:
                         values.append(user.results[0])
                         continue
@@ -550,9 +560,7 @@ class _CarriedTensors:
                     if value is carried and (new.index, use.index) in pairs:
                         continue
                     return False
-                if isinstance(user, scf.YieldOp) or not self.run._used_before(
-                    user, call, self.body
-                ):
+                if isinstance(user, scf.YieldOp) or not _used_before(user, call, self.body):
                     return False
         return True
 

@@ -136,6 +136,11 @@ class ValueSemanticProgram:
         self.shape_fns: list[func.FuncOp] = []
         self.symbols = SymbolCache()
 
+    def kernel_of(self, call: func.CallOp) -> Kernel | None:
+        """The validated kernel ``call`` calls, if it calls one (after ``collect``)."""
+        declaration = self.symbols.declaration(call)
+        return None if declaration is None else self.kernels.get(declaration)
+
     # -- validation --------------------------------------------------------
 
     def collect(self) -> None:

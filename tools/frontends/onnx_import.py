@@ -228,7 +228,8 @@ def encode_attribute(attribute: Any, where: str) -> Attribute:
             raise OnnxImportError(
                 f"{where}: attribute '{attribute.name}' of type "
                 f"{kind.AttributeType.Name(attribute.type)} is not supported "
-                "(graph-valued attributes are imported only for If, as scf.if)"
+                "(graph-valued attributes are imported only for If and Loop, as scf.if "
+                "and scf.for)"
             )
 
 
@@ -532,7 +533,8 @@ def import_model_and_constants(
 
 @dataclass
 class _GraphImporter:
-    """Emits a graph's live nodes into a block: kernel calls, and `scf.if` for `If`."""
+    """Emits a graph's live nodes into a block: kernel calls, `scf.if` for
+    `If` and `scf.for` for `Loop`."""
 
     emitter: _Emitter
     folded: FoldedConstants
@@ -665,22 +667,15 @@ class _GraphImporter:
                     f"{len(node.output)}"
                 )
             branch_block = Block()
-            branch_values = dict(values)
-            self.emit(branch, (*path, plan.index, attribute), branch_block, branch_values)
-            yielded: list[SSAValue] = []
-            for output, result_type in zip(branch.output, result_types):
-                value = branch_values.get(output.name)
-                if value is None:
-                    raise OnnxImportError(
-                        f"{where}: {attribute} output '{output.name}' is not computed by any node"
-                    )
-                if value.type != result_type:
-                    raise OnnxImportError(
-                        f"{where}: {attribute} output '{output.name}' is {value.type}, "
-                        f"the If's output is {result_type}"
-                    )
-                yielded.append(value)
-            branch_block.add_op(scf.YieldOp(*yielded))
+            self._emit_region(
+                branch,
+                (*path, plan.index, attribute),
+                branch_block,
+                dict(values),
+                list(zip([o.name for o in branch.output], result_types)),
+                f"{where}: {attribute}",
+                "the If's output",
+            )
             regions.append(Region(branch_block))
         if_op = scf.IfOp(extract.result, result_types, regions[0], regions[1])
         block.add_op(if_op)
@@ -778,19 +773,15 @@ class _GraphImporter:
             body_block.add_ops([cast, number])
             body_values[iteration] = number.result
         outputs = [o.name for o in body.output[1:]]
-        self.emit(body, body_path, body_block, body_values, outputs)
-        yielded: list[SSAValue] = []
-        for name, result_type in zip(outputs, result_types):
-            value = body_values.get(name)
-            if value is None:
-                raise OnnxImportError(f"{where}: body output '{name}' is not computed by any node")
-            if value.type != result_type:
-                raise OnnxImportError(
-                    f"{where}: body output '{name}' is {value.type}, the carried value "
-                    f"{result_type}"
-                )
-            yielded.append(value)
-        body_block.add_op(scf.YieldOp(*yielded))
+        self._emit_region(
+            body,
+            body_path,
+            body_block,
+            body_values,
+            list(zip(outputs, result_types)),
+            f"{where}: body",
+            "the carried value",
+        )
         bounds = [arith.ConstantOp(IntegerAttr(n, IndexType())) for n in (0, trips, 1)]
         for bound, name in zip(bounds, ("c0", "trips", "c1")):
             bound.result.name_hint = name
@@ -799,6 +790,31 @@ class _GraphImporter:
         loop = scf.ForOp(start, stop, step, initial, Region(body_block))
         block.add_op(loop)
         return loop.results
+
+    def _emit_region(
+        self,
+        graph: Any,
+        path: GraphPath,
+        block: Block,
+        values: dict[str, SSAValue],
+        outputs: Sequence[tuple[str, Attribute]],
+        where: str,
+        expected: str,
+    ) -> None:
+        """Emit ``graph`` into ``block`` and end it with an `scf.yield` of the
+        graph outputs ``outputs`` names, each of the type given with it."""
+        self.emit(graph, path, block, values, [name for name, _ in outputs])
+        yielded: list[SSAValue] = []
+        for name, result_type in outputs:
+            value = values.get(name)
+            if value is None:
+                raise OnnxImportError(f"{where} output '{name}' is not computed by any node")
+            if value.type != result_type:
+                raise OnnxImportError(
+                    f"{where} output '{name}' is {value.type}, {expected} is {result_type}"
+                )
+            yielded.append(value)
+        block.add_op(scf.YieldOp(*yielded))
 
 
 def _type_text(type_proto: Any | None) -> str:

@@ -773,11 +773,13 @@ def _fold_into_graph(
     # which inference keeps over what it proves: let it infer them.
     del graph.value_info[:]
     for output in graph.output:
-        if output.name not in declared and output.type.HasField("tensor_type"):
+        if output.name in declared:
+            output.type.CopyFrom(declared[output.name])
+        elif output.type.HasField("tensor_type"):
             output.type.tensor_type.ClearField("shape")
-    for info in [*graph.input, *graph.output]:
-        if info.name in declared:
-            info.type.CopyFrom(declared[info.name])
+    for graph_input in graph.input:
+        if graph_input.name in declared:
+            graph_input.type.CopyFrom(declared[graph_input.name])
     graph.value_info.extend(_declared_outputs(graph.node, declared))
     # A subgraph sees the types of the enclosing graphs' values but not their
     # data: small outer constants get a local copy (under a name of its own).
