@@ -440,13 +440,10 @@ def _fold_static_shapes(model: Any, folded: FoldedConstants) -> bool:
             or (*path, index) in folded.folded_nodes
         ):
             continue
-        type_proto = types.get(node.input[0])
-        if type_proto is None or not type_proto.tensor_type.HasField("shape"):
+        static = _static_dims(types.get(node.input[0]))
+        if static is None:
             continue
-        dims = type_proto.tensor_type.shape.dim
-        if not all(d.HasField("dim_value") for d in dims):
-            continue
-        shape = np.array([d.dim_value for d in dims], dtype=np.int64)
+        shape = np.array(static[1], dtype=np.int64)
         bounds = {a.name: a.i for a in node.attribute}
         start, end = bounds.get("start", 0), bounds.get("end", len(shape))
         value = onnx.numpy_helper.from_array(shape[slice(start, end)])
