@@ -106,7 +106,7 @@ def _run(path: Path, shapes: dict[str, tuple[int, ...]]) -> list[str]:
             runs.append((f"sr={rate}: ", {**arrays, "sr": np.array(rate, dtype=np.int64)}))
     verdicts: list[str] = []
     for label, inputs in runs:
-        report = run_onnx(str(path), RUN_PIPELINE, input_shapes=shapes, inputs=inputs)
+        [(_, report)] = run_onnx(str(path), RUN_PIPELINE, input_shapes=shapes, inputs=inputs)
         identical = all(o.identical for o in report.outputs) and report.trace_problem is None
         worst = max((o.planned_vs_reference or 0.0 for o in report.outputs), default=0.0)
         verdicts.append(

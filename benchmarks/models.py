@@ -248,7 +248,7 @@ def _prove(path: Path, pipeline: str) -> str:
     """``memplan-run``'s verdict on ``pipeline``'s plan of ``path``."""
     from memplan.tools.memplan_run import run_onnx
 
-    report = run_onnx(str(path), pipeline)
+    [(_, report)] = run_onnx(str(path), pipeline)
     return "bit-identical" if report.ok else "FAILED"
 
 

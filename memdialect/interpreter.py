@@ -46,6 +46,7 @@ from typing import Any, overload
 import numpy as np
 from xdsl.dialects import arith, bufferization, func, memref, tensor
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     DenseIntOrFPElementsAttr,
     Float16Type,
     Float32Type,
@@ -55,6 +56,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     Signedness,
+    SymbolRefAttr,
     TensorType,
 )
 from xdsl.interpreter import (
@@ -73,6 +75,7 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException
 
 from memplan.dialect.ops import (
+    SHAPE_FN_ATTR,
     VIEW_ATTR,
     AllocStorageOp,
     AllocTensorOp,
@@ -405,31 +408,72 @@ class MemoryFunctions(InterpreterFunctions):
         declaration = self._declaration(op, op.callee)
         if declaration is None:
             return interpreter.call_op(op.callee, args)
+        if all(_shaped_spec(t) is None for t in op.result_types):
+            # Scalar results (a shape function's dims): one 0-d array each.
+            scalars = [np.zeros((), np.int64) for _ in op.results]
+            self._call_kernel(op, declaration, args, scalars)
+            return tuple(int(s) for s in scalars)
+        dims = iter(self._dynamic_dims(interpreter, op, declaration, args))
         if VIEW_ATTR in declaration.attributes:
-            return (self._view_call(op, declaration, args),)
+            return (self._view_call(op, declaration, args, dims),)
         outs: list[np.ndarray] = []
         for result in op.results:
             spec = _shaped_spec(result.type)
-            if spec is None or any(d < 0 for d in spec[1]):
+            if spec is None:
                 raise ExecutionError(
                     f"call of @{declaration.sym_name.data}: result type {result.type} "
-                    "is not a static tensor"
+                    "is not a tensor"
                 )
-            outs.append(self._fresh_array(*spec))
+            assert isinstance(result.type, TensorType | MemRefType)
+            outs.append(self._fresh_array(spec[0], _shape_of(result.type, dims)))
         self._call_kernel(op, declaration, args, outs)
         return tuple(outs)
 
+    def _dynamic_dims(
+        self,
+        interpreter: Interpreter,
+        op: func.CallOp,
+        declaration: func.FuncOp,
+        args: PythonValues,
+    ) -> list[int]:
+        """The dynamic dims of the results of kernel call ``op``, from the
+        kernel's `memory.shape_fn` (none when every result is static)."""
+        if not any(
+            isinstance(t, TensorType | MemRefType) and not t.has_static_shape()
+            for t in op.result_types
+        ):
+            return []
+        name = declaration.sym_name.data
+        ref = declaration.attributes.get(SHAPE_FN_ATTR)
+        if not isinstance(ref, SymbolRefAttr):
+            raise ExecutionError(
+                f"call of @{name}: a result has dynamic dims and @{name} has no {SHAPE_FN_ATTR}"
+            )
+        shape_fn = self._declaration(op, ref)
+        if shape_fn is None:
+            return [int(d) for d in interpreter.call_op(ref.root_reference.data, args)]
+        scalars = [np.zeros((), np.int64) for _ in shape_fn.function_type.outputs.data]
+        self._call_kernel(op, shape_fn, args, scalars)
+        return [int(s) for s in scalars]
+
     def _view_call(
-        self, op: func.CallOp, declaration: func.FuncOp, args: PythonValues
+        self,
+        op: func.CallOp,
+        declaration: func.FuncOp,
+        args: PythonValues,
+        dims: Iterable[int],
     ) -> np.ndarray:
         """A view kernel in value semantics: a copy of its one tensor, reshaped."""
         name = declaration.sym_name.data
         sources = [
             a for a, t in zip(args, op.arguments.types) if isinstance(t, TensorType | MemRefType)
         ]
-        spec = _shaped_spec(op.results[0].type) if len(op.results) == 1 else None
+        result_type = op.results[0].type if len(op.results) == 1 else None
+        spec = _shaped_spec(result_type) if result_type is not None else None
         if len(sources) != 1 or spec is None:
             raise ExecutionError(f"view kernel @{name} must take one tensor and return one tensor")
+        assert isinstance(result_type, TensorType | MemRefType)
+        spec = (spec[0], _shape_of(result_type, dims))
         source = np.asarray(sources[0])
         if source.dtype != spec[0] or source.size != prod(spec[1]):
             raise ExecutionError(
@@ -568,20 +612,29 @@ class MemoryFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: memref.ReinterpretCastOp, args: PythonValues
     ) -> PythonValues:
         source: np.ndarray = args[0]
-        offsets = list(op.static_offsets.get_values())
-        strides = list(op.static_strides.get_values())
-        if (
-            op.offsets
-            or op.strides
-            or offsets != [0]
-            or strides != _row_major(list(op.static_sizes.get_values()))
-        ):
+        values = iter(int(v) for v in args[1:])
+        offsets, shape, strides = (
+            [d if d != DYNAMIC_INDEX else next(values) for d in static.get_values()]
+            for static in (op.static_offsets, op.static_sizes, op.static_strides)
+        )
+        if offsets != [0] or strides != _row_major(shape):
             raise ExecutionError(
-                "memref.reinterpret_cast: only static, zero-offset, row-major casts run"
+                f"memref.reinterpret_cast: offset {offsets} strides {strides} for sizes "
+                f"{shape}: only zero-offset, row-major casts run"
             )
-        dynamic = iter(int(d) for d in args[1 : 1 + len(op.sizes)])
-        shape = [d if d >= 0 else next(dynamic) for d in op.static_sizes.get_values()]
         return (source.reshape(-1)[: prod(shape)].reshape(shape),)
+
+    @impl(memref.DimOp)
+    def run_memref_dim(
+        self, interpreter: Interpreter, op: memref.DimOp, args: PythonValues
+    ) -> PythonValues:
+        return (np.shape(args[0])[int(args[1])],)
+
+    @impl(tensor.DimOp)
+    def run_tensor_dim(
+        self, interpreter: Interpreter, op: tensor.DimOp, args: PythonValues
+    ) -> PythonValues:
+        return (np.shape(args[0])[int(args[1])],)
 
     @impl(memref.ViewOp)
     def run_view(

@@ -98,6 +98,24 @@ def _name_values(
         size.name_hint = f"{hint}_bytes"
 
 
+def _index_product(a: SSAValue | int, b: SSAValue | int, ops: list[Operation]) -> SSAValue | int:
+    """``a * b``: an int when both are, else an `arith.muli` (appended to ``ops``)."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a * b
+    if a == 1 or b == 1:
+        return b if a == 1 else a
+    operands: list[SSAValue] = []
+    for value in (a, b):
+        if isinstance(value, int):
+            constant = arith.ConstantOp.from_int_and_width(value, IndexType())
+            ops.append(constant)
+            value = constant.result
+        operands.append(value)
+    product = arith.MuliOp(operands[0], operands[1])
+    ops.append(product)
+    return product.result
+
+
 def _used_before(user: Operation, op: Operation, block: Block) -> bool:
     """Is ``user`` the op ``op`` (in ``block``), or (inside) an op before it there?"""
     if user is op:
@@ -217,6 +235,9 @@ class _ManifestAlloc(ValueSemanticProgram):
         if kernel.is_view:
             self._rewrite_view_call(call, kernel, operands)
             return
+        device = device_of(call, "") or kernel.device
+        # Before the shape function's call exists: it reads the operands too.
+        shared = self._inplace_storages(call, kernel, operands, device)
         new_ops: list[Operation] = []
         dims: list[SSAValue] = []
         if kernel.shape_fn is not None:
@@ -227,11 +248,11 @@ class _ManifestAlloc(ValueSemanticProgram):
             )
             new_ops.append(shape_call)
             dims = list(shape_call.results)
-        device = device_of(call, "") or kernel.device
-        shared = self._inplace_storages(call, kernel, operands, device)
         outs: list[SSAValue] = []
         for index, (result, result_type) in enumerate(zip(call.results, kernel.results)):
             memref_type = to_memref(result_type)
+            dynamic = sum(1 for d in result_type.get_shape() if d < 0)
+            result_dims, dims = dims[:dynamic], dims[dynamic:]
             destination = self.destinations.pop(result, None)
             if destination is not None:
                 # Yielded by an scf.for body: written straight into its carried buffer.
@@ -239,16 +260,15 @@ class _ManifestAlloc(ValueSemanticProgram):
                 continue
             if index in shared:
                 operand, storage = shared[index]
-                tensor_op = AllocTensorOp(storage, 0, memref_type, [])
+                tensor_op = AllocTensorOp(storage, 0, memref_type, result_dims)
                 tensor_op.attributes[INPLACE_OF_ATTR] = IntegerAttr(operand, 64)
                 if result.name_hint:
                     tensor_op.tensor.name_hint = result.name_hint
+                    _name_values(result.name_hint, result_type, result_dims, 0)
                 self._carved(storage, tensor_op.tensor)
                 new_ops.append(tensor_op)
                 outs.append(tensor_op.tensor)
                 continue
-            dynamic = sum(1 for d in result_type.get_shape() if d < 0)
-            result_dims, dims = dims[:dynamic], dims[dynamic:]
             size: int | SSAValue | None = static_byte_size(memref_type)
             if size is None:
                 size_ops, size = _dynamic_byte_size(memref_type, result_dims)
@@ -352,7 +372,6 @@ class _ManifestAlloc(ValueSemanticProgram):
                 storage is None
                 or block is None
                 or storage.parent_block() is not block
-                or storage.byte_size is None
                 or storage.device_name != (device or DEFAULT_DEVICE)
                 or any(s is storage for _, s in shared.values())
                 or default_alignment(to_memref(kernel.results[result])) > storage.alignment_value
@@ -371,17 +390,28 @@ class _ManifestAlloc(ValueSemanticProgram):
     ) -> None:
         source = next(value for value, type_ in zip(operands, kernel.inputs) if is_tensor(type_))
         result_type = to_memref(kernel.results[0])
-        strides = result_type.get_strides()
-        assert strides is not None  # identity layout: every stride is static
-        static_strides = [stride for stride in strides if stride is not None]
-        cast = memref.ReinterpretCastOp.from_dynamic(
-            source, [0], result_type.get_shape(), static_strides, result_type
-        )
+        new_ops: list[Operation] = []
+        sizes: list[SSAValue | int] = list(result_type.get_shape())
+        if kernel.shape_fn is not None:
+            shape_call = func.CallOp(
+                kernel.shape_fn.sym_name.data, operands, [IndexType()] * kernel.dynamic_dim_count
+            )
+            new_ops.append(shape_call)
+            dims = iter(shape_call.results)
+            sizes = [next(dims) if isinstance(d, int) and d < 0 else d for d in sizes]
+            if call.results[0].name_hint:
+                _name_values(call.results[0].name_hint, kernel.results[0], shape_call.results, 0)
+        # Identity layout: each stride is the product of the sizes after it.
+        strides: list[SSAValue | int] = [1] if sizes else []
+        for size in reversed(sizes[1:]):
+            strides.insert(0, _index_product(strides[0], size, new_ops))
+        cast = memref.ReinterpretCastOp.from_dynamic(source, [0], sizes, strides, result_type)
+        new_ops.append(cast)
         cast.result.name_hint = call.results[0].name_hint
         storage = self.storage_of.get(source)
         if storage is not None:
             self._carved(storage, cast.result)
-        Rewriter.insert_op(cast, InsertPoint.before(call))
+        Rewriter.insert_op(new_ops, InsertPoint.before(call))
         call.results[0].replace_all_uses_with(cast.result)
         Rewriter.erase_op(call)
 

@@ -215,13 +215,14 @@ BAD_INPUTS = {
     ),
     "dynamic view": (
         """
-        func.func private @v(tensor<?xf32>) -> tensor<4xf32> attributes {memory.view}
-        func.func @f(%x: tensor<?xf32>) -> tensor<4xf32> {
-          %y = func.call @v(%x) : (tensor<?xf32>) -> tensor<4xf32>
-          func.return %y : tensor<4xf32>
+        func.func private @v(tensor<?xf32>) -> tensor<2x?xf32> attributes {memory.view}
+        func.func @f(%x: tensor<?xf32>) -> tensor<2x?xf32> {
+          %y = func.call @v(%x) : (tensor<?xf32>) -> tensor<2x?xf32>
+          func.return %y : tensor<2x?xf32>
         }
         """,
-        "view kernel @v: tensor<?xf32> -> tensor<4xf32> needs static shapes",
+        "kernel @v: result #0 of type tensor<2x?xf32> has dynamic dims but @v has no "
+        "memory.shape_fn",
     ),
     "tensor through cf branch": (
         """

@@ -545,7 +545,7 @@ def test_loop_that_never_runs(tmp_path: Path) -> None:
         ),
         (
             ["mlp.onnx", "--input-shape", "x=2xeight"],
-            "--input-shape 'x=2xeight': dims must be positive integers separated by 'x'",
+            "--input-shape 'x=2xeight': dims must be positive integers (or '?') separated by 'x'",
         ),
         (["mlp.onnx", "--input-shape", "x"], "--input-shape 'x' must look like NAME=1x3x224x224"),
         (["mlp.onnx", "--weights", "embedded"], "argument --weights: invalid choice: 'embedded'"),

@@ -44,7 +44,7 @@ PIPELINES = [
 @pytest.mark.parametrize("model", ["mlp", "convnet", "int_ops"])
 def test_fixture_plans_are_bit_identical(model: str, pipeline: str) -> None:
     """Planned, unplanned and the ONNX reference agree on every fixture."""
-    report = run_onnx(str(FIXTURES / f"{model}.onnx"), pipeline, atol=0.0)
+    [(_, report)] = run_onnx(str(FIXTURES / f"{model}.onnx"), pipeline, atol=0.0)
     assert report.ok, report.format()
     assert report.trace_problem is None
     assert all(o.identical and o.planned_vs_reference == 0.0 for o in report.outputs)
@@ -442,7 +442,7 @@ def test_scalars_bools_external_data_and_constant_outputs(tmp_path: Path) -> Non
         in text
     )
     assert 'sym_name = "w", type = memref<40x50xf32>, initial_value = dense<"0x' in text
-    report = run_onnx(str(path), "manifest-alloc,insert-kills,usmp", atol=0.0)
+    [(_, report)] = run_onnx(str(path), "manifest-alloc,insert-kills,usmp", atol=0.0)
     assert report.ok, report.format()
     assert [(o.name, o.shape, o.dtype) for o in report.outputs] == [
         ("z", (2, 50), "float32"),

@@ -3,7 +3,7 @@
 Usage::
 
     memplan-import-onnx MODEL.onnx [-o OUT.mlir] [--input-shape NAME=1x3x224x224 ...]
-                        [--weights external|inline]
+                        [--upper-bound SYMBOL=N ...] [--weights external|inline]
 
 The output is the form `manifest-alloc` takes: one `func.call` per ONNX node
 to a kernel declaration, graph inputs as arguments and graph outputs as
@@ -21,7 +21,11 @@ from pathlib import Path
 
 from memplan.tools.cli import ToolArgumentParser
 from memplan.tools.frontends.common import module_text
-from memplan.tools.frontends.onnx_import import import_onnx, input_shapes_from
+from memplan.tools.frontends.onnx_import import (
+    import_onnx,
+    input_shapes_from,
+    upper_bounds_from,
+)
 from memplan.tools.frontends.onnx_model import OnnxImportError
 
 # ---------------------------------------------------------------------------
@@ -45,6 +49,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="fix a graph input's shape, e.g. data_0=1x3x224x224 (repeatable)",
     )
     parser.add_argument(
+        "--upper-bound",
+        action="append",
+        default=[],
+        metavar="SYMBOL=N",
+        help="keep a symbolic dim of the graph inputs dynamic, at most N (repeatable); "
+        "e.g. --upper-bound sequence_length=4096",
+    )
+    parser.add_argument(
         "--weights",
         choices=("external", "inline"),
         default="external",
@@ -58,7 +70,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        module = import_onnx(args.model, input_shapes_from(args.input_shape), args.weights)
+        module = import_onnx(
+            args.model,
+            input_shapes_from(args.input_shape),
+            args.weights,
+            upper_bounds_from(args.upper_bound),
+        )
         module.verify()
     except OnnxImportError as error:
         print(f"{parser.prog}: error: {error}", file=sys.stderr)

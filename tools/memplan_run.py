@@ -51,6 +51,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
@@ -88,9 +89,15 @@ from memplan.tools.frontends.onnx_import import (
     import_model_and_constants,
     input_shapes_from,
     onnx_names,
+    upper_bounds_from,
 )
 from memplan.tools.frontends.onnx_kernels import OnnxKernelResolver
-from memplan.tools.frontends.onnx_model import OnnxImportError, load_model
+from memplan.tools.frontends.onnx_model import (
+    OnnxImportError,
+    graph_inputs,
+    load_model,
+    prepare_model,
+)
 from memplan.tools.frontends.tflite_import import TFLITE_ATTR_PREFIX, import_subgraph
 from memplan.tools.frontends.tflite_import import global_data as tflite_global_data
 from memplan.tools.frontends.tflite_kernels import TfliteKernelResolver
@@ -240,9 +247,13 @@ def output_names(module: ModuleOp) -> list[str]:
 
 
 def make_inputs(
-    module: ModuleOp, seed: int, npz: Mapping[str, np.ndarray] | None = None
+    module: ModuleOp,
+    seed: int,
+    npz: Mapping[str, np.ndarray] | None = None,
+    shapes: Mapping[str, Sequence[int]] | None = None,
 ) -> list[np.ndarray]:
-    """Inputs for ``@main``: from ``npz`` (by name, then ``argN``) or random."""
+    """Inputs for ``@main``: from ``npz`` (by name, then ``argN``) or random;
+    ``shapes`` gives the shapes of the arguments with dynamic dims, by name."""
     main = _main_function(module)
     rng = np.random.default_rng(seed)
     names = input_names(module)
@@ -251,8 +262,13 @@ def make_inputs(
         if not isinstance(arg_type, TensorType | MemRefType):
             raise RunError(f"argument {name} of @main is {arg_type}, not a tensor")
         shape = tuple(arg_type.get_shape())
-        if any(d < 0 for d in shape):
-            raise RunError(f"argument {name} of @main has a dynamic shape {arg_type}")
+        if any(d < 0 for d in shape) and npz is None:
+            if shapes is None or name not in shapes:
+                raise RunError(
+                    f"argument {name} of @main has a dynamic shape {arg_type}: "
+                    "give its data with --inputs"
+                )
+            shape = tuple(shapes[name])
         dtype = numpy_dtype(arg_type.get_element_type())
         if npz is not None:
             for key in (name, f"arg{index}"):
@@ -350,6 +366,8 @@ def run_onnx(
     pipeline: str,
     *,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
+    upper_bounds: Mapping[str, int] | None = None,
+    dim_values: Mapping[str, Sequence[int]] | None = None,
     inputs: Mapping[str, np.ndarray] | None = None,
     seed: int = 0,
     atol: float = 1e-5,
@@ -357,24 +375,71 @@ def run_onnx(
     reference: bool = True,
     kernels: KernelRegistry | None = None,
     show_progress: bool = False,
-) -> RunReport:
-    """Import, plan and run an ONNX model three ways (see the module docstring)."""
+) -> list[tuple[str, RunReport]]:
+    """Import, plan and run an ONNX model three ways (see the module docstring).
+
+    With ``upper_bounds`` the module keeps those symbolic dims dynamic and
+    is planned once; then each symbol takes each of its ``dim_values``
+    (default 1, half the bound and the bound) in turn, all symbols at once
+    (a symbol with fewer values keeps its last). Returns one labelled report
+    per run (the label is empty when there is one run at static shapes).
+    """
     model = load_model(model_path)
-    module, constants = import_model_and_constants(model, input_shapes)
-    arguments = make_inputs(module, seed, inputs)
-    return _plan_run_compare(
-        module,
-        pipeline,
-        arguments,
-        kernels=kernels or default_kernels(),
-        globals_data=global_data(module, constants),
-        reference=(lambda: reference_run(model, input_names(module), arguments))
-        if reference
-        else None,
-        atol=atol,
-        rtol=rtol,
-        show_progress=show_progress,
-    )
+    module, constants = import_model_and_constants(model, input_shapes, upper_bounds=upper_bounds)
+    names = input_names(module)
+    runs: list[tuple[str, dict[str, tuple[int, ...]]]] = [("", {})]
+    if upper_bounds and inputs is None:
+        runs = _dim_runs(prepare_model(model, input_shapes or {}), upper_bounds, dim_values or {})
+    kernels = kernels or default_kernels()
+    planned = _plan_with_progress(module, pipeline, show_progress)
+    reports: list[tuple[str, RunReport]] = []
+    for label, shapes in runs:
+        arguments = make_inputs(module, seed, inputs, shapes)
+        report = _run_compare(
+            module,
+            planned,
+            arguments,
+            kernels=kernels,
+            globals_data=global_data(module, constants),
+            reference=partial(reference_run, model, names, arguments) if reference else None,
+            atol=atol,
+            rtol=rtol,
+            show_progress=show_progress,
+        )
+        reports.append((label, report))
+    return reports
+
+
+def _dim_runs(
+    model: Any, upper_bounds: Mapping[str, int], dim_values: Mapping[str, Sequence[int]]
+) -> list[tuple[str, dict[str, tuple[int, ...]]]]:
+    """(label, input shapes) per run: the symbols of ``upper_bounds`` at
+    their ``dim_values`` (default ``1, ceil(bound / 2), bound``)."""
+    for name, values in dim_values.items():
+        if name not in upper_bounds:
+            raise RunError(f"--dim-values names '{name}', which has no --upper-bound")
+        for value in values:
+            if not 1 <= value <= upper_bounds[name]:
+                raise RunError(
+                    f"--dim-values {name}={value}: outside 1..{upper_bounds[name]} "
+                    "(its --upper-bound)"
+                )
+    series = {
+        name: list(dim_values.get(name) or dict.fromkeys((1, (bound + 1) // 2, bound)))
+        for name, bound in sorted(upper_bounds.items())
+    }
+    count = max(len(values) for values in series.values())
+    runs: list[tuple[str, dict[str, tuple[int, ...]]]] = []
+    for run in range(count):
+        at = {name: values[min(run, len(values) - 1)] for name, values in series.items()}
+        shapes: dict[str, tuple[int, ...]] = {}
+        for graph_input in graph_inputs(model):
+            dims = graph_input.type.tensor_type.shape.dim
+            shapes[graph_input.name] = tuple(
+                d.dim_value if d.HasField("dim_value") else at.get(d.dim_param, 1) for d in dims
+            )
+        runs.append((", ".join(f"{name}={value}" for name, value in at.items()), shapes))
+    return runs
 
 
 def run_tflite(
@@ -451,9 +516,39 @@ def _plan_run_compare(
     """Plan a copy of ``module``, run both on ``arguments`` and compare them
     (and the ``reference`` outputs, computed last). Planning keeps the
     globals' symbols, so ``globals_data`` serves both runs."""
+    planned = _plan_with_progress(module, pipeline, show_progress)
+    return _run_compare(
+        module,
+        planned,
+        arguments,
+        kernels=kernels,
+        globals_data=globals_data,
+        reference=reference,
+        atol=atol,
+        rtol=rtol,
+        show_progress=show_progress,
+    )
+
+
+def _plan_with_progress(module: ModuleOp, pipeline: str, show_progress: bool) -> ModuleOp:
     with CliProgress(PROG, enabled=show_progress).running() as progress:
         progress.set(f"planning with {pipeline}")
-        planned = plan(module, pipeline)
+        return plan(module, pipeline)
+
+
+def _run_compare(
+    module: ModuleOp,
+    planned: ModuleOp,
+    arguments: Sequence[np.ndarray],
+    *,
+    kernels: KernelRegistry,
+    globals_data: Mapping[str, np.ndarray],
+    reference: Callable[[], Sequence[np.ndarray]] | None,
+    atol: float,
+    show_progress: bool,
+    rtol: float = 0.0,
+) -> RunReport:
+    """Run ``module`` and its ``planned`` copy on ``arguments`` and compare."""
     unplanned_run, planned_run = (
         execute(m, arguments, kernels, globals_data, label, show_progress=show_progress)
         for m, label in ((module, "unplanned run"), (planned, "planned run"))
@@ -544,6 +639,22 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME=DIMS",
         help="fix an ONNX graph input's shape (repeatable)",
     )
+    parser.add_argument(
+        "--upper-bound",
+        action="append",
+        default=[],
+        metavar="SYMBOL=N",
+        help="keep an ONNX symbolic dim dynamic, at most N, plan once and run at several "
+        "sizes (repeatable)",
+    )
+    parser.add_argument(
+        "--dim-values",
+        action="append",
+        default=[],
+        metavar="SYMBOL=V,V,...",
+        help="the sizes a bounded symbol takes, one run each (default: 1, half the bound, "
+        "the bound)",
+    )
     parser.add_argument("--inputs", metavar="FILE.npz", help="input arrays by name")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     parser.add_argument(
@@ -584,6 +695,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="write the (planned) outputs here",
     )
     return parser
+
+
+def _dim_values(specs: Sequence[str]) -> dict[str, list[int]]:
+    values: dict[str, list[int]] = {}
+    for spec in specs:
+        name, sep, text = spec.partition("=")
+        try:
+            values[name] = [int(v) for v in text.split(",")]
+        except ValueError:
+            sep = ""
+        if not sep or not name:
+            raise RunError(f"--dim-values '{spec}' must look like SYMBOL=1,32,64")
+    return values
 
 
 def _load_npz(path: str | None) -> dict[str, np.ndarray] | None:
@@ -630,10 +754,12 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
     elif args.input.endswith(".onnx"):
         pipeline = args.pipeline or DEFAULT_PIPELINE
         out.write(f"{args.input}: pipeline {pipeline}\n")
-        report = run_onnx(
+        reports = run_onnx(
             args.input,
             pipeline,
             input_shapes=shapes,
+            upper_bounds=upper_bounds_from(args.upper_bound),
+            dim_values=_dim_values(args.dim_values),
             inputs=npz,
             seed=args.seed,
             atol=args.atol if args.atol is not None else 1e-5,
@@ -642,7 +768,12 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
             kernels=kernels,
             show_progress=show_progress,
         )
-        names = [o.name for o in report.outputs]
+        for label, report in reports:
+            out.write((f"at {label}:\n" if label else "") + report.format() + "\n")
+        # The last run is at the bounds: its outputs are the ones saved.
+        report = reports[-1][1]
+        _save_outputs(args.save_outputs, [o.name for o in report.outputs], report.planned_outputs)
+        return 0 if all(r.ok for _, r in reports) else 1
     else:
         try:
             text = Path(args.input).read_text()

@@ -226,7 +226,6 @@ class ValueSemanticProgram:
         )
         if kernel.is_view:
             self._check_view(kernel)
-            return kernel
         if kernel.dynamic_dim_count == 0:
             return kernel
         ref = decl.attributes.get(SHAPE_FN_ATTR)
@@ -271,7 +270,10 @@ class ValueSemanticProgram:
                 fail_pass(decl, f"{where}: operand {operand} is not a tensor operand of {name}")
             out_bytes = static_byte_size(to_memref(results[result]))
             in_bytes = static_byte_size(to_memref(_check_ranked(decl, where, inputs[operand])))
-            if out_bytes is None or in_bytes is None or out_bytes > in_bytes:
+            # A dynamic pair must have one type: the kernel then promises the
+            # result's run-time shape is the operand's.
+            same_dynamic = out_bytes is None and results[result] == inputs[operand]
+            if not same_dynamic and (out_bytes is None or in_bytes is None or out_bytes > in_bytes):
                 fail_pass(
                     decl,
                     f"{where}: result {results[result]} ({out_bytes} bytes) does not fit in "
@@ -294,14 +296,15 @@ class ValueSemanticProgram:
         source = tensors[0]
         assert isa(source, TensorType[Attribute])
         result = kernel.results[0]
-        if not source.has_static_shape() or not result.has_static_shape():
-            fail_pass(kernel.decl, f"{name}: {source} -> {result} needs static shapes")
         if source.element_type != result.element_type:
             fail_pass(
                 kernel.decl,
                 f"{name}: element type {source.element_type} of {source} differs from "
                 f"{result.element_type} of {result}",
             )
+        if not source.has_static_shape() or not result.has_static_shape():
+            # The shape function gives the result's dynamic dims at run time.
+            return
         source_count = math.prod(source.get_shape())
         result_count = math.prod(result.get_shape())
         if source_count != result_count:

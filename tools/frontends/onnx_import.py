@@ -84,6 +84,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from math import prod
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -100,22 +101,25 @@ from xdsl.dialects.builtin import (
     IntegerType,
     ModuleOp,
     StringAttr,
+    SymbolRefAttr,
     TensorType,
     UnitAttr,
     f32,
     i1,
     i64,
 )
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.utils.hints import isa
 
 from memplan.dialect.interpreter import dense_array, numpy_dtype
-from memplan.dialect.ops import INPLACE_ATTR, VIEW_ATTR
+from memplan.dialect.ops import INPLACE_ATTR, MAX_SHAPES_ATTR, SHAPE_FN_ATTR, VIEW_ATTR
 from memplan.tools.frontends.common import UniqueNames, sanitize_name
 from memplan.tools.frontends.onnx_model import (
     FoldedConstants,
     GraphPath,
     OnnxImportError,
     TensorInfo,
+    at_upper_bounds,
     describe_node,
     element_type_for,
     fold_constants,
@@ -130,10 +134,12 @@ from memplan.tools.frontends.onnx_model import (
     onnx_module,
     opset_versions,
     parse_input_shape,
+    parse_upper_bound,
     prepare_model,
     subgraphs,
     tensor_array,
     tensor_info,
+    type_text,
 )
 
 WeightsMode = Literal["external", "inline"]
@@ -368,6 +374,14 @@ class _Emitter:
             attributes[VIEW_ATTR] = UnitAttr()
         elif node.op_type in INPLACE_OPS and node_domain(node) == "" and len(result_types) == 1:
             same = [i for i, t in enumerate(operand_types) if t == result_types[0]]
+            if not _has_static_shape(result_types[0]) and len(same) == 1:
+                # A dynamic result is the operand's size only if no other
+                # operand can broadcast it larger: the others must be static.
+                others = [t for i, t in enumerate(operand_types) if i != same[0]]
+                if not all(_has_static_shape(t) for t in others):
+                    same = []
+            elif not _has_static_shape(result_types[0]):
+                same = []
             if same:
                 attributes[INPLACE_ATTR] = DenseArrayBase.from_list(i64, [0, same[0]])
         key = (
@@ -386,16 +400,78 @@ class _Emitter:
         declaration.attributes.update(attributes)
         self.signatures[key] = declaration
         self.declarations.append(declaration)
+        dynamic_dims = sum(
+            1 for t in result_types if isa(t, TensorType[Attribute]) for d in t.get_shape() if d < 0
+        )
+        if dynamic_dims:
+            shape_name = self.kernel_names.get(name + ".shape")
+            self.symbols.taken.add(shape_name)
+            declaration.attributes[SHAPE_FN_ATTR] = SymbolRefAttr(shape_name)
+            self.declarations.append(
+                _view_shape_function(shape_name, operand_types[0], result_types[0])
+                if view
+                else func.FuncOp.external(
+                    # The runtime computes it (memplan-run evaluates the node).
+                    shape_name,
+                    list(operand_types),
+                    [IndexType()] * dynamic_dims,
+                )
+            )
         return declaration
+
+
+def _has_static_shape(type_: Attribute) -> bool:
+    return not isa(type_, TensorType[Attribute]) or type_.has_static_shape()
+
+
+def _view_shape_function(name: str, source_type: Attribute, result_type: Attribute) -> func.FuncOp:
+    """``@name``: the one dynamic dim of view ``source_type -> result_type``,
+    the source's element count over the result's static dims (a view keeps
+    the count; the importer makes views with at most one dynamic dim)."""
+    assert isa(source_type, TensorType[Attribute]) and isa(result_type, TensorType[Attribute])
+    block = Block(arg_types=[source_type])
+    ops: list[Operation] = []
+
+    def index(value: int) -> SSAValue:
+        constant = arith.ConstantOp(IntegerAttr(value, IndexType()))
+        ops.append(constant)
+        return constant.result
+
+    source_static = prod(d for d in source_type.get_shape() if d >= 0)
+    result_static = prod(d for d in result_type.get_shape() if d >= 0)
+    count: SSAValue | None = None
+    for axis, size in enumerate(source_type.get_shape()):
+        if size >= 0:
+            continue
+        dim = tensor.DimOp(block.args[0], index(axis))
+        ops.append(dim)
+        count = dim.result if count is None else _append(ops, arith.MuliOp(count, dim.result))
+    if count is None:
+        count = index(source_static // result_static)
+    elif source_static % result_static == 0:
+        if source_static != result_static:
+            count = _append(ops, arith.MuliOp(count, index(source_static // result_static)))
+    else:
+        count = _append(ops, arith.MuliOp(count, index(source_static)))
+        count = _append(ops, arith.DivUIOp(count, index(result_static)))
+    block.add_ops([*ops, func.ReturnOp(count)])
+    shape_fn = func.FuncOp(name, ([source_type], [IndexType()]), Region(block), "private")
+    return shape_fn
+
+
+def _append(ops: list[Operation], op: Operation) -> SSAValue:
+    ops.append(op)
+    return op.results[0]
 
 
 def import_model(
     model: Any,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     weights: WeightsMode = "external",
+    upper_bounds: Mapping[str, int] | None = None,
 ) -> ModuleOp:
     """The value-semantic module of ``model`` (a ``ModelProto``, not modified)."""
-    return import_model_and_constants(model, input_shapes, weights)[0]
+    return import_model_and_constants(model, input_shapes, weights, upper_bounds)[0]
 
 
 @dataclass(frozen=True)
@@ -448,9 +524,12 @@ def _plan_nodes(
         if view:
             source = info_of(operands[0], f"input of {where}")
             target = info_of(outputs[0], f"output of {where}")
-            count = int(np.prod(source.shape, dtype=np.int64))
-            view = source.element_type == target.element_type and count == int(
-                np.prod(target.shape, dtype=np.int64)
+            count = int(np.prod(source.bound_shape, dtype=np.int64))
+            view = (
+                source.element_type == target.element_type
+                and count == int(np.prod(target.bound_shape, dtype=np.int64))
+                # A dynamic view's one dynamic dim follows from the element count.
+                and target.shape.count(-1) <= 1
             )
         if view:
             # The result type says everything the shape/axes inputs said.
@@ -463,6 +542,7 @@ def import_model_and_constants(
     model: Any,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     weights: WeightsMode = "external",
+    upper_bounds: Mapping[str, int] | None = None,
 ) -> tuple[ModuleOp, dict[str, np.ndarray]]:
     """``import_model``, plus the folded constants by ONNX tensor name
     (the data of the globals, see ``global_data``)."""
@@ -472,8 +552,20 @@ def import_model_and_constants(
     folded = fold_constants(model)
     constants = folded.values
     inputs = graph_inputs(model)
+    # With upper bounds, a symbolic dim stays dynamic and its bound is its
+    # size in a second shape inference with the graph inputs at the bounds.
+    bound_types: dict[str, Any] = {}
+    if upper_bounds:
+        bound_types = infer_types(at_upper_bounds(model, upper_bounds), folded).types
     for graph_input in inputs:
-        tensor_info(graph_input.name, graph_input.type, "graph input")
+        dims = graph_input.type.tensor_type.shape.dim
+        bounded = all(d.HasField("dim_value") or d.dim_param in (upper_bounds or {}) for d in dims)
+        tensor_info(
+            graph_input.name,
+            graph_input.type,
+            "graph input",
+            bound_type=bound_types.get(graph_input.name) if bounded else None,
+        )
     inferred = infer_types(model, folded)
 
     def info_of(name: str, what: str, advice: str | None = None) -> TensorInfo:
@@ -485,7 +577,14 @@ def import_model_and_constants(
                 )
             element = element_type_for(onnx_elem_type(array.dtype), name)
             return TensorInfo(element, tuple(array.shape))
-        return tensor_info(name, inferred.types.get(name), what, inferred.problem, advice)
+        return tensor_info(
+            name,
+            inferred.types.get(name),
+            what,
+            inferred.problem,
+            advice,
+            bound_types.get(name) if upper_bounds else None,
+        )
 
     importer = _GraphImporter(
         _Emitter(weights, constants),
@@ -605,9 +704,8 @@ class _GraphImporter:
                 f"ONNX has no shape function for {domain + '.' if domain else ''}"
                 f"{plan.node.op_type}: give its outputs a value_info"
             )
-        result_types = [
-            self.info_of(n, f"output of {where}", advice).tensor_type for n in plan.results
-        ]
+        infos = [self.info_of(n, f"output of {where}", advice) for n in plan.results]
+        result_types = [info.tensor_type for info in infos]
         declaration = self.emitter.declaration(
             plan.node,
             plan.index,
@@ -619,6 +717,10 @@ class _GraphImporter:
             plan.view,
         )
         call = func.CallOp(declaration.sym_name.data, operands, result_types)
+        if not plan.view and any(info.max_shape is not None for info in infos):
+            call.attributes[MAX_SHAPES_ATTR] = ArrayAttr(
+                DenseArrayBase.from_list(i64, info.bound_shape) for info in infos
+            )
         block.add_op(call)
         return call.results
 
@@ -653,7 +755,7 @@ class _GraphImporter:
         result_types: list[Attribute] = []
         for k, name in enumerate(node.output):
             shapes = " and ".join(
-                f"'{b.output[k].name}' {_type_text(self.types.get(b.output[k].name))}"
+                f"'{b.output[k].name}' {type_text(self.types.get(b.output[k].name))}"
                 for b in branches.values()
                 if k < len(b.output)
             )
@@ -743,7 +845,7 @@ class _GraphImporter:
             body_output = body.output[k + 1].name
             advice = (
                 f"it starts as {initial[k].type} and the body gives "
-                f"'{body_output}' {_type_text(self.types.get(body_output))}; a carried "
+                f"'{body_output}' {type_text(self.types.get(body_output))}; a carried "
                 "value needs one static shape"
             )
             result_type = self.info_of(name, f"output of {where}", advice).tensor_type
@@ -817,20 +919,6 @@ class _GraphImporter:
         block.add_op(scf.YieldOp(*yielded))
 
 
-def _type_text(type_proto: Any | None) -> str:
-    """An ONNX tensor type's shape as ``[2,?,8]`` (``?``: unknown dim), or ``unknown``."""
-    if type_proto is None or not type_proto.HasField("tensor_type"):
-        return "unknown"
-    tensor_type = type_proto.tensor_type
-    if not tensor_type.HasField("shape"):
-        return "unknown rank"
-    dims = [
-        str(d.dim_value) if d.HasField("dim_value") else (d.dim_param or "?")
-        for d in tensor_type.shape.dim
-    ]
-    return "[" + ",".join(dims) + "]"
-
-
 def _ordered_unique(names: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
@@ -839,9 +927,10 @@ def import_onnx(
     source: str | Path | bytes,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     weights: WeightsMode = "external",
+    upper_bounds: Mapping[str, int] | None = None,
 ) -> ModuleOp:
     """Load and import the model at ``source`` (a path or the file's bytes)."""
-    return import_model(load_model(source), input_shapes, weights)
+    return import_model(load_model(source), input_shapes, weights, upper_bounds)
 
 
 def constant_values(
@@ -887,6 +976,10 @@ def global_data(module: ModuleOp, constants: Mapping[str, np.ndarray]) -> dict[s
         if isinstance(onnx_name, StringAttr) and onnx_name.data in constants:
             data[op.sym_name.data] = np.asarray(constants[onnx_name.data])
     return data
+
+
+def upper_bounds_from(specs: Iterable[str]) -> dict[str, int]:
+    return dict(parse_upper_bound(spec) for spec in specs)
 
 
 def input_shapes_from(specs: Iterable[str]) -> dict[str, tuple[int, ...]]:

@@ -3,16 +3,17 @@ declaration becomes a one-node ONNX model run by ONNX's reference evaluator."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerAttr, StringAttr
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, StringAttr, SymbolRefAttr, TensorType
 from xdsl.ir import Attribute
 
 from memplan.dialect.interpreter import Kernel
+from memplan.dialect.ops import SHAPE_FN_ATTR
 from memplan.tools.frontends.onnx_import import (
     ONNX_ATTR_PREFIX,
     RESERVED_ONNX_KEYS,
@@ -32,15 +33,78 @@ class OnnxKernelResolver:
     outputs after checking their shapes and dtypes. The declaration may be
     value-semantic or destination-passing: inputs and outputs come from the
     call site.
+
+    The shape function of such a kernel (the declaration its
+    `memory.shape_fn` names, in the same module) qualifies too: it evaluates
+    the node on its operands and writes the results' dynamic dims, in result
+    then dim order, into its 0-d outputs. The reference evaluator has no
+    shape-only path, and evaluating the node is exact for every op.
     """
 
     cache: dict[tuple[Any, ...], CompiledNode] = field(default_factory=dict)
 
     def __call__(self, declaration: func.FuncOp) -> Kernel | None:
-        attrs = declaration.attributes
-        op_type = attrs.get(ONNX_ATTR_PREFIX + "op_type")
-        if not isinstance(op_type, StringAttr):
+        if isinstance(declaration.attributes.get(ONNX_ATTR_PREFIX + "op_type"), StringAttr):
+            return self._kernel(declaration)
+        kernel = _kernel_of_shape_function(declaration)
+        if kernel is None:
             return None
+        operand_count = len(declaration.function_type.inputs.data)
+        result_types = (
+            kernel.function_type.outputs.data or (kernel.function_type.inputs.data[operand_count:])
+        )
+        shapes = [t.get_shape() for t in result_types if isinstance(t, TensorType | MemRefType)]
+        run = self._evaluator(kernel)
+
+        def shape_function(
+            ins: Sequence[Any], outs: Sequence[np.ndarray], _: Mapping[str, Attribute]
+        ) -> None:
+            results = run(ins, len(shapes))
+            dims = [
+                actual
+                for result, shape in zip(results, shapes)
+                for actual, declared in zip(np.shape(result), shape)
+                if declared < 0
+            ]
+            if len(dims) != len(outs):
+                raise ValueError(
+                    f"shape function @{declaration.sym_name.data} has {len(outs)} results, "
+                    f"the kernel's results have {len(dims)} dynamic dims"
+                )
+            for out, dim in zip(outs, dims):
+                out[...] = dim
+
+        return shape_function
+
+    def _kernel(self, declaration: func.FuncOp) -> Kernel:
+        name = declaration.sym_name.data
+        op_type = declaration.attributes[ONNX_ATTR_PREFIX + "op_type"]
+        run = self._evaluator(declaration)
+
+        def kernel(
+            ins: Sequence[Any], outs: Sequence[np.ndarray], _: Mapping[str, Attribute]
+        ) -> None:
+            results = run(ins, len(outs))
+            for index, (out, result) in enumerate(zip(outs, results)):
+                result = np.asarray(result)
+                if result.shape != out.shape or result.dtype != out.dtype:
+                    raise ValueError(
+                        f"kernel @{name} ({op_type}) produced {result.dtype}"
+                        f"{list(result.shape)} for output {index}, which is "
+                        f"{out.dtype}{list(out.shape)}"
+                    )
+                np.copyto(out, result)
+
+        return kernel
+
+    def _evaluator(
+        self, declaration: func.FuncOp
+    ) -> Callable[[Sequence[Any], int], list[np.ndarray]]:
+        """``run(ins, count)``: the first ``count`` present outputs of the
+        node ``declaration`` describes, evaluated on ``ins``."""
+        attrs = declaration.attributes
+        op_type = attrs[ONNX_ATTR_PREFIX + "op_type"]
+        assert isinstance(op_type, StringAttr)
         domain_attr = attrs.get(ONNX_ATTR_PREFIX + "domain")
         opset_attr = attrs.get(ONNX_ATTR_PREFIX + "opset")
         domain = domain_attr.data if isinstance(domain_attr, StringAttr) else ""
@@ -59,17 +123,14 @@ class OnnxKernelResolver:
             opset,
             tuple(a.SerializeToString() for a in onnx_attributes),
         )
-        name = declaration.sym_name.data
 
-        def compiled(
-            arrays: Sequence[np.ndarray], outs: Sequence[np.ndarray]
-        ) -> tuple[CompiledNode, list[int]]:
+        def compiled(arrays: Sequence[np.ndarray], count: int) -> tuple[CompiledNode, list[int]]:
             slots = input_slots if input_slots is not None else list(range(len(arrays)))
             specs: list[tuple[np.dtype[Any], tuple[int, ...]] | None]
             specs = [None] * (max(slots, default=-1) + 1)
             for slot, array in zip(slots, arrays):
                 specs[slot] = (array.dtype, array.shape)
-            out_slots = output_slots if output_slots is not None else list(range(len(outs)))
+            out_slots = output_slots if output_slots is not None else list(range(count))
             key = (*signature, tuple(specs), tuple(out_slots))
             if key not in self.cache:
                 model, in_names, out_names = one_node_model(
@@ -83,21 +144,28 @@ class OnnxKernelResolver:
                 self.cache[key] = CompiledNode(reference_evaluator(model), in_names, out_names)
             return self.cache[key], out_slots
 
-        def kernel(
-            ins: Sequence[Any], outs: Sequence[np.ndarray], _: Mapping[str, Attribute]
-        ) -> None:
+        def run(ins: Sequence[Any], count: int) -> list[np.ndarray]:
             arrays = [np.asarray(x) for x in ins]
-            node, out_slots = compiled(arrays, outs)
+            node, out_slots = compiled(arrays, count)
             feeds = {n: np.asarray(a, order="C") for n, a in zip(node.input_names, arrays)}
             results = node.evaluator.run([node.output_names[s] for s in out_slots], feeds)
-            for index, (out, result) in enumerate(zip(outs, results)):
-                result = np.asarray(result)
-                if result.shape != out.shape or result.dtype != out.dtype:
-                    raise ValueError(
-                        f"kernel @{name} ({op_type.data}) produced {result.dtype}"
-                        f"{list(result.shape)} for output {index}, which is "
-                        f"{out.dtype}{list(out.shape)}"
-                    )
-                np.copyto(out, result)
+            return [np.asarray(r) for r in results]
 
-        return kernel
+        return run
+
+
+def _kernel_of_shape_function(declaration: func.FuncOp) -> func.FuncOp | None:
+    """The importer's kernel declaration whose `memory.shape_fn` is ``declaration``."""
+    module = declaration.parent_op()
+    if module is None:
+        return None
+    name = declaration.sym_name.data
+    for op in module.walk():
+        if (
+            isinstance(op, func.FuncOp)
+            and isinstance(ref := op.attributes.get(SHAPE_FN_ATTR), SymbolRefAttr)
+            and ref.root_reference.data == name
+            and isinstance(op.attributes.get(ONNX_ATTR_PREFIX + "op_type"), StringAttr)
+        ):
+            return op
+    return None

@@ -8,6 +8,7 @@ element types as builtin types.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -16,6 +17,7 @@ from typing import Any, Literal
 
 import numpy as np
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     IntegerType,
     MemRefType,
     Signedness,
@@ -176,21 +178,36 @@ def _check_names(model: Any, label: str) -> None:
 
 
 def parse_input_shape(spec: str) -> tuple[str, tuple[int, ...]]:
-    """``NAME=1x3x224x224`` (``NAME=`` for a scalar) as ``(name, dims)``."""
+    """``NAME=1x3x224x224`` (``NAME=`` for a scalar) as ``(name, dims)``; a
+    ``?`` dim (``-1``) keeps the model's own, symbolic, dim."""
     name, sep, dims = spec.rpartition("=")
     if not sep or not name:
         raise OnnxImportError(f"--input-shape '{spec}' must look like NAME=1x3x224x224")
     if not dims:
         return name, ()
     try:
-        shape = tuple(int(d) for d in dims.split("x"))
+        shape = tuple(-1 if d == "?" else int(d) for d in dims.split("x"))
     except ValueError:
         raise OnnxImportError(
-            f"--input-shape '{spec}': dims must be positive integers separated by 'x'"
+            f"--input-shape '{spec}': dims must be positive integers (or '?') separated by 'x'"
         ) from None
-    if any(d <= 0 for d in shape):
+    if any(d == 0 or d < -1 for d in shape):
         raise OnnxImportError(f"--input-shape '{spec}': dims must be positive")
     return name, shape
+
+
+def parse_upper_bound(spec: str) -> tuple[str, int]:
+    """``SYMBOL=N`` (an upper bound of a symbolic dim) as ``(symbol, N)``."""
+    name, sep, value = spec.rpartition("=")
+    if not sep or not name:
+        raise OnnxImportError(f"--upper-bound '{spec}' must look like SYMBOL=N")
+    try:
+        bound = int(value)
+    except ValueError:
+        bound = 0
+    if bound <= 0:
+        raise OnnxImportError(f"--upper-bound '{spec}': the bound must be a positive integer")
+    return name, bound
 
 
 def opset_versions(model: Any) -> dict[str, int]:
@@ -227,17 +244,26 @@ def apply_input_shapes(
                 f"--input-shape gives input '{name}' rank {len(dims)}, "
                 f"the model says rank {len(old)}"
             )
+        if old is None and -1 in dims:
+            raise OnnxImportError(
+                f"--input-shape gives input '{name}' a '?' dim, but the model gives it no "
+                "shape to keep"
+            )
         if old is not None:
             for axis, (given, dim) in enumerate(zip(dims, old)):
-                if dim.HasField("dim_value") and dim.dim_value != given:
+                if given != -1 and dim.HasField("dim_value") and dim.dim_value != given:
                     raise OnnxImportError(
                         f"--input-shape gives input '{name}' size {given} at axis "
                         f"{axis}, the model fixes it to {dim.dim_value}"
                     )
+        kept = [copy.copy(dim) for dim in old] if old is not None else []
         tensor_type.ClearField("shape")
         tensor_type.shape.SetInParent()
-        for given in dims:
-            tensor_type.shape.dim.add().dim_value = given
+        for axis, given in enumerate(dims):
+            if given == -1:
+                tensor_type.shape.dim.add().CopyFrom(kept[axis])
+            else:
+                tensor_type.shape.dim.add().dim_value = given
 
 
 def prepare_model(model: Any, shapes: Mapping[str, Sequence[int]]) -> Any:
@@ -557,14 +583,26 @@ def _assume_loop_continues(node: Any, path: GraphPath, folded: FoldedConstants) 
 class TensorInfo:
     element_type: Attribute
     shape: tuple[int, ...]
+    """Dims, ``-1`` for a dynamic one."""
+    max_shape: tuple[int, ...] | None = None
+    """The shape when every symbolic dim of the graph inputs is at its upper
+    bound (``--upper-bound``); ``None`` when ``shape`` is static."""
+
+    @property
+    def bound_shape(self) -> tuple[int, ...]:
+        return self.max_shape if self.max_shape is not None else self.shape
 
     @property
     def tensor_type(self) -> TensorType[Any]:
-        return TensorType(self.element_type, self.shape)
+        return TensorType(self.element_type, self._builtin_shape)
 
     @property
     def memref_type(self) -> MemRefType[Any]:
-        return MemRefType(self.element_type, self.shape)
+        return MemRefType(self.element_type, self._builtin_shape)
+
+    @property
+    def _builtin_shape(self) -> list[int]:
+        return [DYNAMIC_INDEX if d < 0 else d for d in self.shape]
 
 
 def live_nodes(graph: Any, path: GraphPath, folded: FoldedConstants) -> list[tuple[int, Any]]:
@@ -592,6 +630,37 @@ def graph_inputs(model: Any) -> list[Any]:
     """The graph's inputs that are not initializers (IR < 4 lists those too)."""
     initializers = {init.name for init in model.graph.initializer}
     return [i for i in model.graph.input if i.name not in initializers]
+
+
+def input_symbols(model: Any) -> dict[str, list[tuple[str, int]]]:
+    """The named symbolic dims of the graph inputs: symbol -> (input, axis) list."""
+    symbols: dict[str, list[tuple[str, int]]] = {}
+    for graph_input in graph_inputs(model):
+        tensor_type = graph_input.type.tensor_type
+        for axis, dim in enumerate(tensor_type.shape.dim):
+            if not dim.HasField("dim_value") and dim.dim_param:
+                symbols.setdefault(dim.dim_param, []).append((graph_input.name, axis))
+    return symbols
+
+
+def at_upper_bounds(model: Any, upper_bounds: Mapping[str, int]) -> Any:
+    """A copy of ``model`` whose graph inputs have each symbolic dim named in
+    ``upper_bounds`` set to its bound (every name must be such a symbol)."""
+    symbols = input_symbols(model)
+    for name in upper_bounds:
+        if name not in symbols:
+            known = ", ".join(f"'{s}'" for s in symbols) or "none"
+            raise OnnxImportError(
+                f"--upper-bound names '{name}', which is no symbolic dim of a graph input "
+                f"(symbols: {known})"
+            )
+    bounded = onnx_module().ModelProto()
+    bounded.CopyFrom(model)
+    for graph_input in graph_inputs(bounded):
+        for dim in graph_input.type.tensor_type.shape.dim:
+            if not dim.HasField("dim_value") and dim.dim_param in upper_bounds:
+                dim.dim_value = upper_bounds[dim.dim_param]
+    return bounded
 
 
 def infer_types(model: Any, folded: FoldedConstants) -> InferredTypes:
@@ -820,7 +889,14 @@ def tensor_info(
     what: str,
     problem: str | None = None,
     advice: str | None = None,
+    bound_type: Any | None = None,
 ) -> TensorInfo:
+    """The element type and shape of tensor ``name`` from its inferred type.
+
+    A dim that is not static is an error, unless ``bound_type`` (its type
+    inferred with the graph inputs at their upper bounds) gives it a static
+    size there: then the dim is dynamic (``-1``) and that size its bound.
+    """
     because = f" (shape inference: {problem})" if problem else ""
     if type_proto is None or not type_proto.HasField("tensor_type"):
         kind = "no type" if type_proto is None else f"a {type_proto.WhichOneof('value')} type"
@@ -835,22 +911,52 @@ def tensor_info(
             f"tensor '{name}' ({what}) has an unknown rank after shape inference{because}"
             + (f"; {advice}" if advice else "")
         )
+    bound = _static_dims(bound_type)
     dims: list[int] = []
+    max_dims: list[int] = []
     for axis, dim in enumerate(tensor_type.shape.dim):
         if dim.HasField("dim_value") and dim.dim_value >= 0:
             dims.append(dim.dim_value)
+            max_dims.append(dim.dim_value)
+            continue
+        if bound is not None and len(bound[1]) == len(tensor_type.shape.dim):
+            dims.append(-1)
+            max_dims.append(bound[1][axis])
             continue
         symbol = f" '{dim.dim_param}'" if dim.dim_param else ""
+        if bound_type is not None:
+            raise OnnxImportError(
+                f"tensor '{name}' ({what}) has symbolic dim{symbol} at axis {axis}{because}, "
+                "with no static size even when the graph inputs are at their upper bounds "
+                f"({type_text(bound_type)} there): its size depends on data"
+            )
         example = "x".join(
             str(d.dim_value) if d.HasField("dim_value") else "1" for d in tensor_type.shape.dim
         )
-        hint = (
-            f"fix it with --input-shape, e.g. --input-shape {name}={example}"
-            if what == "graph input"
-            else "give the graph inputs static shapes with --input-shape"
-        )
+        if what == "graph input":
+            hint = f"fix it with --input-shape, e.g. --input-shape {name}={example}"
+            if dim.dim_param:
+                hint += f", or bound it with --upper-bound {dim.dim_param}=N"
+        else:
+            hint = "give the graph inputs static shapes with --input-shape"
         raise OnnxImportError(
             f"tensor '{name}' ({what}) has symbolic dim{symbol} at axis {axis}{because}; "
             + (advice or hint)
         )
-    return TensorInfo(element, tuple(dims))
+    if -1 not in dims:
+        return TensorInfo(element, tuple(dims))
+    return TensorInfo(element, tuple(dims), tuple(max_dims))
+
+
+def type_text(type_proto: Any | None) -> str:
+    """An ONNX tensor type's shape as ``[2,?,8]`` (``?``: unknown dim), or ``unknown``."""
+    if type_proto is None or not type_proto.HasField("tensor_type"):
+        return "unknown"
+    tensor_type = type_proto.tensor_type
+    if not tensor_type.HasField("shape"):
+        return "unknown rank"
+    dims = [
+        str(d.dim_value) if d.HasField("dim_value") else (d.dim_param or "?")
+        for d in tensor_type.shape.dim
+    ]
+    return "[" + ",".join(dims) + "]"
