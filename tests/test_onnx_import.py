@@ -548,6 +548,18 @@ def test_loop_that_never_runs(tmp_path: Path) -> None:
             "--input-shape 'x=2xeight': dims must be positive integers (or '?') separated by 'x'",
         ),
         (["mlp.onnx", "--input-shape", "x"], "--input-shape 'x' must look like NAME=1x3x224x224"),
+        (
+            ["dynamic_batch.onnx", "--upper-bound", "N=0"],
+            "--upper-bound 'N=0': the bound must be a positive integer",
+        ),
+        (
+            ["dynamic_batch.onnx", "--upper-bound", "64"],
+            "--upper-bound '64' must look like SYMBOL=N",
+        ),
+        (
+            ["dynamic_batch.onnx", "--input-shape", "x=?x8"],
+            "tensor 'x' (graph input) has symbolic dim 'N' at axis 0",
+        ),
         (["mlp.onnx", "--weights", "embedded"], "argument --weights: invalid choice: 'embedded'"),
     ],
 )
@@ -765,3 +777,70 @@ def _if_model(condition: int, else_outputs: int = 1, else_branch: bool = True) -
 def test_malformed_if_is_a_clear_error(model: onnx.ModelProto, message: str) -> None:
     with pytest.raises(importer.OnnxImportError, match=message):
         importer.import_model(model)
+
+
+def _symbolic_model(nodes: list[onnx.NodeProto], output: str, dims: list[Any]) -> onnx.ModelProto:
+    """``x: f32[n, 4]`` and ``y: f32[n, 4]`` through ``nodes`` to ``output``."""
+    graph = helper.make_graph(
+        nodes,
+        "symbolic",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 4]),
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 4]),
+        ],
+        [helper.make_tensor_value_info(output, TensorProto.FLOAT, dims)],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_upper_bound_keeps_symbolic_dims_dynamic() -> None:
+    """`?` in --input-shape keeps the model's symbol; each dynamic result gets
+    its shape at the bound, each kernel a shape function; an element-wise op
+    whose other operand is dynamic too is not in place (at run time it could
+    broadcast the result larger than the operand)."""
+    model = _symbolic_model(
+        [
+            helper.make_node("Add", ["x", "y"], ["s"]),
+            helper.make_node("Relu", ["s"], ["r"]),
+            helper.make_node("Transpose", ["r"], ["t"], perm=[1, 0]),
+        ],
+        "t",
+        [4, "n"],
+    )
+    module = importer.import_model(model, {"x": (-1, 4)}, upper_bounds={"n": 100})
+    main = _main(module)
+    assert [str(t) for t in main.function_type.inputs.data] == [
+        "tensor<?x4xf32>",
+        "tensor<?x4xf32>",
+    ]
+    bounds = [str(c.attributes["memory.max_shapes"]) for c in _calls(module)]
+    assert bounds == [
+        "[array<i64: 100, 4>]",
+        "[array<i64: 100, 4>]",
+        "[array<i64: 4, 100>]",
+    ]
+    declarations = _declarations(module)
+    assert "memory.inplace" not in declarations["onnx.Add"].attributes
+    assert "memory.inplace" in declarations["onnx.Relu"].attributes
+    shape_fn = declarations["onnx.Transpose.shape"]
+    assert shape_fn.is_declaration
+    assert [str(t) for t in shape_fn.function_type.outputs.data] == ["index"]
+
+
+def test_data_dependent_dim_cannot_be_bounded() -> None:
+    """NonZero's count depends on the data, not on the bound: a clear error."""
+    model = _symbolic_model(
+        [
+            helper.make_node("NonZero", ["x"], ["nz"]),
+            helper.make_node("Cast", ["nz"], ["out"], to=TensorProto.FLOAT),
+        ],
+        "out",
+        [2, "k"],
+    )
+    with pytest.raises(
+        importer.OnnxImportError,
+        match=r"tensor 'nz' \(output of node #0 \(NonZero\)\) has symbolic dim .* at axis 1, "
+        r"with no static size even when the graph inputs are at their upper bounds "
+        r"\(\[2,unk__0\] there\): its size depends on data",
+    ):
+        importer.import_model(model, upper_bounds={"n": 8})

@@ -385,6 +385,41 @@ def test_dynamic_batch_with_input_shape(capsys: pytest.CaptureFixture[str]) -> N
     assert "y       float32[5,4]  bit-identical" in out
 
 
+@pytest.mark.parametrize("pipeline", PIPELINES)
+def test_bounded_plan_runs_at_every_size(pipeline: str) -> None:
+    """Planned once under N <= 16: one pool of the same size at every N (with
+    usmp: nothing outside it), bit-identical to the unplanned run and exact against the reference."""
+    reports = run_onnx(
+        str(FIXTURES / "dynamic_batch.onnx"),
+        pipeline,
+        upper_bounds={"N": 16},
+        dim_values={"N": [1, 5, 16]},
+        atol=0.0,
+    )
+    assert [label for label, _ in reports] == ["N=1", "N=5", "N=16"]
+    for (_, report), rows in zip(reports, (1, 5, 16)):
+        assert report.ok, report.format()
+        assert report.outputs[0].shape == (rows, 4)
+        if "usmp" in pipeline:
+            assert report.unpinned_bytes == 0
+    assert len({tuple(r.pool_bytes.items()) for _, r in reports}) == 1
+
+
+def test_size_above_the_bound_fails_at_run_time() -> None:
+    """A plan reserves the bound: a larger input is caught before any byte
+    of a neighbour is overwritten."""
+    model = onnx.load(FIXTURES / "dynamic_batch.onnx")
+    module, constants = import_model_and_constants(model, upper_bounds={"N": 4})
+    planned = plan(module, "manifest-alloc,insert-kills,usmp")
+    x = np.ones((5, 8), np.float32)
+    with pytest.raises(
+        ExecutionError, match=r"storage %h1_storage of 320 bytes exceeds its bound max 256"
+    ):
+        run_function(
+            planned, [x], kernels=default_kernels(), globals_data=global_data(module, constants)
+        )
+
+
 def test_progress_line(monkeypatch: pytest.MonkeyPatch) -> None:
     """Shown only after the delay, then erased; the CLI enables it on a TTY only."""
     stream = io.StringIO()

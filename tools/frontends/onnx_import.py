@@ -430,10 +430,12 @@ def _view_shape_function(name: str, source_type: Attribute, result_type: Attribu
     the count; the importer makes views with at most one dynamic dim)."""
     assert isa(source_type, TensorType[Attribute]) and isa(result_type, TensorType[Attribute])
     block = Block(arg_types=[source_type])
+    block.args[0].name_hint = "source"
     ops: list[Operation] = []
 
     def index(value: int) -> SSAValue:
         constant = arith.ConstantOp(IntegerAttr(value, IndexType()))
+        constant.result.name_hint = f"c{value}"
         ops.append(constant)
         return constant.result
 
@@ -444,6 +446,7 @@ def _view_shape_function(name: str, source_type: Attribute, result_type: Attribu
         if size >= 0:
             continue
         dim = tensor.DimOp(block.args[0], index(axis))
+        dim.result.name_hint = f"dim{axis}"
         ops.append(dim)
         count = dim.result if count is None else _append(ops, arith.MuliOp(count, dim.result))
     if count is None:

@@ -936,7 +936,7 @@ def tensor_info(
         if what == "graph input":
             hint = f"fix it with --input-shape, e.g. --input-shape {name}={example}"
             if dim.dim_param:
-                hint += f", or bound it with --upper-bound {dim.dim_param}=N"
+                hint += f", or bound it with --upper-bound {dim.dim_param}=<max>"
         else:
             hint = "give the graph inputs static shapes with --input-shape"
         raise OnnxImportError(
