@@ -14,7 +14,11 @@ its error), the ``scf.if`` ops and kernel calls left in the IR, the pool
 ``manifest-alloc,insert-kills,usmp`` gives and its lower bound (the peak of
 live bytes), and ``memplan-run``'s verdict: planned vs unplanned (poisoned
 memory, every kernel call's inputs compared) and planned vs ONNX's reference
-evaluator.
+evaluator. ``silero_vad_16k_sequence`` (a batch of 576-sample chunks, its
+length the symbolic ``sequence_length``) is measured twice more: fixed at
+256 chunks, and planned once for every length up to 256
+(``--upper-bound sequence_length=256``), where memplan-run runs it at 1, 128
+and 256 chunks against the same plan.
 
 Usage::
 
@@ -44,6 +48,13 @@ SHAPES: dict[str, dict[str, tuple[int, ...]]] = {
     "silero_vad_openvino_16k": {},
     "silero_vad_16k_sequence": {"input": (8, 576)},
 }
+SEQUENCE_BOUND = 256
+EXTRA: list[tuple[str, dict[str, tuple[int, ...]], dict[str, int]]] = [
+    # The sequence model once more: fixed at the bound, then planned once for
+    # every length up to it (`--upper-bound`), run at 1, 128 and 256 chunks.
+    ("silero_vad_16k_sequence", {"input": (SEQUENCE_BOUND, 576)}, {}),
+    ("silero_vad_16k_sequence", {}, {"sequence_length": SEQUENCE_BOUND}),
+]
 
 
 def fetch_models(cache: Path) -> list[Path]:
@@ -63,7 +74,11 @@ class Row:
     run: str | None = None
 
 
-def measure(path: Path) -> Row:
+def measure(
+    path: Path,
+    shapes: dict[str, tuple[int, ...]] | None = None,
+    bounds: dict[str, int] | None = None,
+) -> Row:
     from xdsl.passes import PassPipeline
 
     from memplan.dialect.context import memplan_context
@@ -72,11 +87,15 @@ def measure(path: Path) -> Row:
     from memplan.tools.frontends.onnx_import import import_onnx
     from memplan.tools.frontends.onnx_model import OnnxImportError
 
-    shapes = SHAPES.get(path.stem, {})
-    described = " ".join(f"{n}={'x'.join(map(str, d))}" for n, d in shapes.items())
+    shapes = SHAPES.get(path.stem, {}) if shapes is None else shapes
+    bounds = bounds or {}
+    described = " ".join(
+        [f"{n}={'x'.join(map(str, d))}" for n, d in shapes.items()]
+        + [f"{n}<={b}" for n, b in bounds.items()]
+    )
     row = Row(path.stem, described or "as given", "")
     try:
-        module = import_onnx(path, shapes)
+        module = import_onnx(path, shapes, upper_bounds=bounds)
     except OnnxImportError as error:
         row.imported = f"error: {error}"
         return row
@@ -84,15 +103,16 @@ def measure(path: Path) -> Row:
     row.ifs = sum(1 for op in module.walk() if op.name == "scf.if")
     row.calls = sum(1 for op in module.walk() if op.name == "func.call")
     PassPipeline.parse_spec(get_all_passes(), PLANNING).apply(memplan_context(), module)
-    [pool] = [p for f in gather_report(module).functions for p in f.pools]
+    [pool] = [p for f in gather_report(module).functions if f.name == "main" for p in f.pools]
     row.pool, row.lower_bound = pool.used, pool.lower_bound
-    row.run = "; ".join(_run(path, shapes))
+    row.run = "; ".join(_run(path, shapes, bounds))
     return row
 
 
-def _run(path: Path, shapes: dict[str, tuple[int, ...]]) -> list[str]:
+def _run(path: Path, shapes: dict[str, tuple[int, ...]], bounds: dict[str, int]) -> list[str]:
     """memplan-run's verdicts: once with random inputs, or, for a model with a
-    sample-rate input ``sr``, once per rate (each takes its own branch)."""
+    sample-rate input ``sr``, once per rate (each takes its own branch), or
+    with ``bounds``, once per size memplan-run picks (1, half, the bound)."""
     import numpy as np
 
     from memplan.tools.memplan_run import run_onnx
@@ -104,9 +124,15 @@ def _run(path: Path, shapes: dict[str, tuple[int, ...]]) -> list[str]:
             rng = np.random.default_rng(rate)
             arrays = {n: rng.uniform(-1, 1, d).astype(np.float32) for n, d in shapes.items()}
             runs.append((f"sr={rate}: ", {**arrays, "sr": np.array(rate, dtype=np.int64)}))
+    reports = [
+        (label + at + (": " if at else ""), report)
+        for label, inputs in runs
+        for at, report in run_onnx(
+            str(path), RUN_PIPELINE, input_shapes=shapes, upper_bounds=bounds, inputs=inputs
+        )
+    ]
     verdicts: list[str] = []
-    for label, inputs in runs:
-        [(_, report)] = run_onnx(str(path), RUN_PIPELINE, input_shapes=shapes, inputs=inputs)
+    for label, report in reports:
         identical = all(o.identical for o in report.outputs) and report.trace_problem is None
         worst = max((o.planned_vs_reference or 0.0 for o in report.outputs), default=0.0)
         verdicts.append(
@@ -144,8 +170,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--markdown", type=Path, help="also write the table here")
     args = parser.parse_args(argv)
     rows = []
-    for path in fetch_models(args.cache):
-        rows.append(measure(path))
+    paths = fetch_models(args.cache)
+    by_name = {path.stem: path for path in paths}
+    configurations = [(path, None, None) for path in paths]
+    configurations += [(by_name[name], shapes, bounds) for name, shapes, bounds in EXTRA]
+    for path, shapes, bounds in configurations:
+        rows.append(measure(path, shapes, bounds))
         print(f"{path.stem}: {rows[-1].imported[:60]}", file=sys.stderr, flush=True)
     text = table(rows)
     print(text)
