@@ -16,7 +16,11 @@ Values are NumPy arrays:
 * `memory.invoke` calls a Python kernel from a `KernelRegistry` with the `ins`
   values and the `outs` views, which the kernel writes in place;
 * a value-semantic `func.call` of a kernel declaration (the form before
-  `manifest-alloc`) allocates fresh result arrays and calls the same kernel.
+  `manifest-alloc`) allocates fresh result arrays and calls the same kernel;
+  dynamic result dims come from the kernel's `memory.shape_fn`, run as a
+  function when it has a body, else as a kernel;
+* a `func.call` of a declaration whose results are scalars (a shape
+  function) calls its kernel with one 0-d array per result to fill.
 
 Poisoning: memory is filled with `POISON_BYTE` (0xFF: NaN in every float
 type, -1 in signed integers) when it is allocated (a storage pinned in a

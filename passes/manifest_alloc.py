@@ -622,9 +622,11 @@ class ManifestAllocPass(ModulePass):
       `memref.expand_shape`/`collapse_shape` (only valid for pure expansions or
       collapses) and `memref.reshape` (needs a shape memref operand): for an
       identity-layout source (offset 0, contiguous) the cast is valid upstream
-      MLIR for every reshape. Both shapes must be static, the element types equal
-      and the element counts equal; other operands (e.g. a shape scalar) are
-      ignored.
+      MLIR for every reshape. The element types must be equal, and with static
+      shapes the element counts too; a dynamic result takes its dims from the
+      kernel's `memory.shape_fn` (called on the operands), and its dynamic
+      strides are `arith.muli` of the sizes after them. Other operands (e.g. a
+      shape scalar) are ignored.
     - `memory.device = "npu"`: storages of the kernel's results are allocated
       `on "npu"`. A call-site `memory.device` attribute selects the device of
       that call; if both are present and differ, the pass fails.
@@ -717,7 +719,9 @@ class ManifestAllocPass(ModulePass):
     result `r` occupies exactly the bytes of tensor operand `o` (an
     element-wise op reading each element before writing it). The pair is
     checked (indices in range, the result no larger than the operand, not on
-    a view kernel). At a call, result `r` is carved at offset 0 of operand
+    a view kernel); a pair with a dynamic result must have one type, and
+    then the kernel promises the result's run-time shape is the operand's
+    (the result is carved with the shape function's dims). At a call, result `r` is carved at offset 0 of operand
     `o`'s storage, with no storage of its own and `memory.inplace_of = o` on
     its `memory.alloc_tensor`, when that storage was allocated by this pass
     in the call's block on the same device and none of its tensors or views

@@ -4,6 +4,7 @@ Usage::
 
     memplan-run MODEL.onnx [--pipeline=manifest-alloc,insert-kills,usmp]
                 [--input-shape NAME=DIMS ...] [--inputs FILE.npz] [--seed N]
+                [--upper-bound SYMBOL=N ... [--dim-values SYMBOL=V,V,... ...]]
     memplan-run MODEL.tflite [--pipeline=...] [--inputs FILE.npz] [--seed N]
     memplan-run FILE.mlir [--pipeline=...] [--weights-from MODEL.onnx]
                 [--kernels KERNELS.py ...] [--inputs FILE.npz]
@@ -27,6 +28,14 @@ delegates) as the reference. TFLite sums in another order (im2col and
 GEMM), so there an output passes within `--atol` 1e-4 plus `--rtol` 1e-3
 times its largest reference value (random inputs drive the MediaPipe
 models' outputs into the hundreds).
+
+With `--upper-bound` the ONNX model keeps those symbolic dims dynamic (as
+`memplan-import-onnx --upper-bound` imports it) and is planned once; then
+every bounded symbol takes each of its `--dim-values` (default 1, half the
+bound and the bound) in turn, with random inputs of those shapes, and each
+run is compared as above against the same plan ("at SYMBOL=V:" before each
+report). The exit code is 0 only if every run passes; `--save-outputs`
+keeps the last run's outputs.
 
 With an `.mlir` file, the same happens without the reference run; without
 `--pipeline` the module is simply run once and its outputs summarised.

@@ -3,7 +3,7 @@
 Usage::
 
     memplan-import-onnx MODEL.onnx [-o OUT.mlir] [--input-shape NAME=1x3x224x224 ...]
-                        [--weights external|inline]
+                        [--upper-bound SYMBOL=N ...] [--weights external|inline]
 
 The output is the form `manifest-alloc` takes: one `func.call` per ONNX node
 to a kernel declaration, graph inputs as arguments and graph outputs as
@@ -29,7 +29,10 @@ What the importer does, in order (steps 1 to 3 in ``onnx_model.py``):
    model has an `If`, until nothing changes.
 3. Runs ONNX shape inference (strict) on what is left. Every tensor must get
    a static shape and a supported element type, or the import fails naming
-   the tensor.
+   the tensor. With upper bounds (``--upper-bound SYMBOL=N``, for symbolic
+   dims of the graph inputs) a dim may stay dynamic when a second inference,
+   with each bounded symbol at its bound, gives it a static size: that size
+   is its bound (sizes are assumed to grow with the symbols; a run checks).
 4. Emits IR. Each distinct (op type, domain, attributes, operand types)
    signature gets one kernel declaration
    `func.func private @onnx.Conv(...) -> ...` carrying `memory.onnx.op_type`,
@@ -65,6 +68,15 @@ Choices where ONNX leaves room:
   value's static type (the error names both shapes otherwise). Loops that
   need ``scf.while`` (a run-time trip count or condition), scan outputs and
   ``Scan`` are rejected.
+* Dynamic results: each call records its results' shapes at the bounds
+  in `memory.max_shapes`; each kernel with a dynamic result names a shape
+  function (`memory.shape_fn = @<kernel>.shape`). For a view it has a
+  body: its one dynamic dim is the source's element count over the result's
+  static dims (a view with more than one dynamic dim is imported as an
+  ordinary, copying kernel). For any other node it is a declaration that
+  the runtime provides (`memplan-run` evaluates the node). An in-place
+  pair is kept on a dynamic result only when the other operands are static,
+  so none can broadcast the result past the operand's size.
 * Element types: f16/f32/f64, signless i8..i64 for ONNX's signed integers,
   `ui8`..`ui64` for its unsigned ones, `i1` for BOOL. STRING, BFLOAT16,
   complex, 8-bit float and 4-bit types are rejected.
