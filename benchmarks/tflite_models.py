@@ -213,7 +213,7 @@ def run_check(path: Path) -> str:
     from memplan.tools.memplan_run import RunError, run_tflite
 
     try:
-        report = run_tflite(str(path), "manifest-alloc,insert-kills,usmp")
+        [(_, report)] = run_tflite(str(path), "manifest-alloc,insert-kills,usmp")
     except RunError as error:
         missing = re.search(r"no kernel for TFLite operator (\w+)", str(error))
         if missing:

@@ -100,6 +100,39 @@ KernelResolver = Callable[[func.FuncOp], Kernel | None]
 """Maps a kernel declaration to a kernel, or ``None`` when it does not apply."""
 
 
+def kernel_of_shape_function(declaration: func.FuncOp) -> func.FuncOp | None:
+    """The declaration in ``declaration``'s module whose `memory.shape_fn` names it."""
+    module = declaration.parent_op()
+    if module is None:
+        return None
+    name = declaration.sym_name.data
+    for op in module.walk():
+        if (
+            isinstance(op, func.FuncOp)
+            and isinstance(ref := op.attributes.get(SHAPE_FN_ATTR), SymbolRefAttr)
+            and ref.root_reference.data == name
+        ):
+            return op
+    return None
+
+
+def dynamic_result_dims(
+    kernel: func.FuncOp, operand_count: int, shapes: Sequence[Sequence[int]]
+) -> list[int]:
+    """The dims of run-time result ``shapes`` that ``kernel``'s result types
+    leave dynamic, in result then dim order (what its shape function
+    returns). ``kernel`` may be value-semantic or destination-passing (its
+    results the arguments after the first ``operand_count``)."""
+    types = kernel.function_type.outputs.data or kernel.function_type.inputs.data[operand_count:]
+    return [
+        actual
+        for shape, type_ in zip(shapes, types)
+        if isinstance(type_, TensorType | MemRefType)
+        for actual, declared in zip(shape, type_.get_shape())
+        if declared < 0
+    ]
+
+
 class ExecutionError(Exception):
     """A module that cannot be run: missing kernel, bad input, bad kernel output."""
 
@@ -761,6 +794,8 @@ __all__ = [
     "MemoryFunctions",
     "dense_array",
     "digest",
+    "dynamic_result_dims",
+    "kernel_of_shape_function",
     "numpy_dtype",
     "run_function",
 ]

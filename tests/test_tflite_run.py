@@ -207,3 +207,22 @@ def test_model_with_a_custom_op_says_why_it_cannot_run(
     assert code == 1
     err = capsys.readouterr().err
     assert "no kernel for TFLite operator MyCustom" in err
+
+
+@pytest.mark.parametrize("rows", [[1, 7, 12], [12]])
+def test_dynamic_batch_runs_at_every_size_under_one_plan(rows: list[int]) -> None:
+    """dynamic.tflite under x:0 <= 12: one plan, one pool size at every row
+    count, bit-identical to the unplanned run and within tolerance of
+    TFLite's interpreter resized to the same rows."""
+    reports = memplan_run.run_tflite(
+        str(FIXTURES / "dynamic.tflite"),
+        "manifest-alloc,insert-kills,usmp",
+        upper_bounds={("x", 0): 12},
+        dim_values={"x:0": rows},
+    )
+    assert [label for label, _ in reports] == [f"x:0={n}" for n in rows]
+    for (_, report), n in zip(reports, rows):
+        assert report.ok, report.format()
+        assert report.outputs[0].shape == (n, 4, 4)
+        assert report.pool_bytes == {"workspace_cpu": 2 * 12 * 16 * 4}
+        assert report.unpinned_bytes == 0

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from memplan.tools.cli import ToolArgumentParser
 from memplan.tools.frontends.common import module_text
-from memplan.tools.frontends.tflite_import import import_tflite
+from memplan.tools.frontends.tflite_import import import_tflite, parse_upper_bound
 from memplan.tools.frontends.tflite_model import TfliteImportError
 
 
@@ -44,6 +44,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="copy each input into planned workspace first (@tfl.INPUT_COPY), "
         "as TFLite and TFLM hold inputs in their arena",
     )
+    parser.add_argument(
+        "--upper-bound",
+        action="append",
+        default=[],
+        metavar="INPUT:AXIS=N",
+        help="keep a dynamic dim (-1 in the input's shape_signature) dynamic, at most N "
+        "(repeatable); shapes at the bounds come from ai-edge-litert",
+    )
     return parser
 
 
@@ -51,7 +59,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        module = import_tflite(args.model, args.subgraph, args.inputs_in_arena)
+        upper_bounds = dict(parse_upper_bound(spec) for spec in args.upper_bound)
+        module = import_tflite(args.model, args.subgraph, args.inputs_in_arena, upper_bounds)
         module.verify()
     except TfliteImportError as error:
         print(f"{parser.prog}: error: {error}", file=sys.stderr)

@@ -107,8 +107,13 @@ from memplan.tools.frontends.onnx_model import (
     load_model,
     prepare_model,
 )
-from memplan.tools.frontends.tflite_import import TFLITE_ATTR_PREFIX, import_subgraph
+from memplan.tools.frontends.tflite_import import (
+    TFLITE_ATTR_PREFIX,
+    import_subgraph,
+    shapes_at_upper_bounds,
+)
 from memplan.tools.frontends.tflite_import import global_data as tflite_global_data
+from memplan.tools.frontends.tflite_import import parse_upper_bound as parse_tflite_upper_bound
 from memplan.tools.frontends.tflite_kernels import TfliteKernelResolver
 from memplan.tools.frontends.tflite_model import TfliteImportError, read_subgraph
 from memplan.tools.frontends.tflite_model import load_model as load_tflite
@@ -398,7 +403,12 @@ def run_onnx(
     names = input_names(module)
     runs: list[tuple[str, dict[str, tuple[int, ...]]]] = [("", {})]
     if upper_bounds and inputs is None:
-        runs = _dim_runs(prepare_model(model, input_shapes or {}), upper_bounds, dim_values or {})
+        symbolic = [
+            (i.name, [d.dim_value if d.HasField("dim_value") else d.dim_param for d in dims])
+            for i in graph_inputs(prepare_model(model, input_shapes or {}))
+            for dims in [i.type.tensor_type.shape.dim]
+        ]
+        runs = _dim_runs(symbolic, upper_bounds, dim_values or {})
     kernels = kernels or default_kernels()
     planned = _plan_with_progress(module, pipeline, show_progress)
     reports: list[tuple[str, RunReport]] = []
@@ -420,10 +430,14 @@ def run_onnx(
 
 
 def _dim_runs(
-    model: Any, upper_bounds: Mapping[str, int], dim_values: Mapping[str, Sequence[int]]
+    inputs: Sequence[tuple[str, Sequence[int | str]]],
+    upper_bounds: Mapping[str, int],
+    dim_values: Mapping[str, Sequence[int]],
 ) -> list[tuple[str, dict[str, tuple[int, ...]]]]:
     """(label, input shapes) per run: the symbols of ``upper_bounds`` at
-    their ``dim_values`` (default ``1, ceil(bound / 2), bound``)."""
+    their ``dim_values`` (default ``1, ceil(bound / 2), bound``). ``inputs``
+    are the inputs' names and dims, each a size or a symbol (an unbounded
+    one is 1)."""
     for name, values in dim_values.items():
         if name not in upper_bounds:
             raise RunError(f"--dim-values names '{name}', which has no --upper-bound")
@@ -441,12 +455,10 @@ def _dim_runs(
     runs: list[tuple[str, dict[str, tuple[int, ...]]]] = []
     for run in range(count):
         at = {name: values[min(run, len(values) - 1)] for name, values in series.items()}
-        shapes: dict[str, tuple[int, ...]] = {}
-        for graph_input in graph_inputs(model):
-            dims = graph_input.type.tensor_type.shape.dim
-            shapes[graph_input.name] = tuple(
-                d.dim_value if d.HasField("dim_value") else at.get(d.dim_param, 1) for d in dims
-            )
+        shapes = {
+            name: tuple(d if isinstance(d, int) else at.get(d, 1) for d in dims)
+            for name, dims in inputs
+        }
         runs.append((", ".join(f"{name}={value}" for name, value in at.items()), shapes))
     return runs
 
@@ -455,6 +467,8 @@ def run_tflite(
     model_path: str,
     pipeline: str,
     *,
+    upper_bounds: Mapping[tuple[str, int], int] | None = None,
+    dim_values: Mapping[str, Sequence[int]] | None = None,
     inputs: Mapping[str, np.ndarray] | None = None,
     seed: int = 0,
     atol: float = 1e-4,
@@ -462,27 +476,52 @@ def run_tflite(
     reference: bool = True,
     kernels: KernelRegistry | None = None,
     show_progress: bool = False,
-) -> RunReport:
+) -> list[tuple[str, RunReport]]:
     """Import, plan and run a TFLite model three ways: unplanned, planned,
-    and TFLite's own interpreter (ai-edge-litert) as the reference."""
+    and TFLite's own interpreter (ai-edge-litert) as the reference. With
+    ``upper_bounds`` (``(input, axis) -> bound``) as ``run_onnx`` does, a
+    bounded dim named ``INPUT:AXIS`` in the labels and ``dim_values``."""
     subgraph = read_subgraph(*load_tflite(model_path))
-    module = import_subgraph(subgraph)
+    bound_shapes = None
+    if upper_bounds:
+        bound_shapes = shapes_at_upper_bounds(Path(model_path).read_bytes(), subgraph, upper_bounds)
+    module = import_subgraph(subgraph, bound_shapes=bound_shapes)
     globals_data = tflite_global_data(module, subgraph)
     for op in module.ops:
         if isinstance(op, memref.GlobalOp) and op.sym_name.data not in globals_data:
             raise RunError(f"constant @{op.sym_name.data} has no data memplan can compute")
-    arguments = make_inputs(module, seed, inputs)
-    return _plan_run_compare(
-        module,
-        pipeline,
-        arguments,
-        kernels=kernels or default_kernels(),
-        globals_data=globals_data,
-        reference=(lambda: tflite_reference_run(model_path, arguments)) if reference else None,
-        atol=atol,
-        rtol=rtol,
-        show_progress=show_progress,
-    )
+    runs: list[tuple[str, dict[str, tuple[int, ...]]]] = [("", {})]
+    if upper_bounds and inputs is None:
+        symbols = {f"{name}:{axis}": bound for (name, axis), bound in upper_bounds.items()}
+        dims = [
+            (
+                tensor.name,
+                [
+                    f"{tensor.name}:{axis}" if (tensor.name, axis) in upper_bounds else size
+                    for axis, size in enumerate(tensor.shape)
+                ],
+            )
+            for tensor in (subgraph.tensors[t] for t in subgraph.inputs)
+        ]
+        runs = _dim_runs(dims, symbols, dim_values or {})
+    kernels = kernels or default_kernels()
+    planned = _plan_with_progress(module, pipeline, show_progress)
+    reports: list[tuple[str, RunReport]] = []
+    for label, shapes in runs:
+        arguments = make_inputs(module, seed, inputs, shapes)
+        report = _run_compare(
+            module,
+            planned,
+            arguments,
+            kernels=kernels,
+            globals_data=globals_data,
+            reference=partial(tflite_reference_run, model_path, arguments) if reference else None,
+            atol=atol,
+            rtol=rtol,
+            show_progress=show_progress,
+        )
+        reports.append((label, report))
+    return reports
 
 
 def tflite_reference_run(model_path: str, arguments: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -500,8 +539,12 @@ def tflite_reference_run(model_path: str, arguments: Sequence[np.ndarray]) -> li
             model_path=model_path,
             experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
         )
+        details = interpreter.get_input_details()
+        for detail, value in zip(details, arguments):
+            if tuple(detail["shape"]) != np.shape(value):
+                interpreter.resize_tensor_input(detail["index"], np.shape(value), strict=True)
         interpreter.allocate_tensors()
-        for detail, value in zip(interpreter.get_input_details(), arguments):
+        for detail, value in zip(details, arguments):
             interpreter.set_tensor(detail["index"], value)
         interpreter.invoke()
         return [interpreter.get_tensor(d["index"]) for d in interpreter.get_output_details()]
@@ -740,6 +783,18 @@ def _save_outputs(path: str | None, names: Sequence[str], outputs: Sequence[Any]
         raise RunError(f"--save-outputs {path}: {error.strerror}") from error
 
 
+def _write_reports(
+    reports: Sequence[tuple[str, RunReport]], out: TextIO, save_outputs: str | None
+) -> int:
+    """Print each run's report (labelled when there are sizes); save the
+    last run's outputs (at the bounds); 0 if every run passed."""
+    for label, report in reports:
+        out.write((f"at {label}:\n" if label else "") + report.format() + "\n")
+    report = reports[-1][1]
+    _save_outputs(save_outputs, [o.name for o in report.outputs], report.planned_outputs)
+    return 0 if all(r.ok for _, r in reports) else 1
+
+
 def _main(args: argparse.Namespace, out: TextIO) -> int:
     show_progress = sys.stderr.isatty()
     npz = _load_npz(args.inputs)
@@ -748,9 +803,11 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
     if args.input.endswith(".tflite"):
         pipeline = args.pipeline or DEFAULT_PIPELINE
         out.write(f"{args.input}: pipeline {pipeline}\n")
-        report = run_tflite(
+        reports = run_tflite(
             args.input,
             pipeline,
+            upper_bounds=dict(parse_tflite_upper_bound(spec) for spec in args.upper_bound),
+            dim_values=_dim_values(args.dim_values),
             inputs=npz,
             seed=args.seed,
             atol=args.atol if args.atol is not None else 1e-4,
@@ -759,7 +816,7 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
             kernels=kernels,
             show_progress=show_progress,
         )
-        names = [o.name for o in report.outputs]
+        return _write_reports(reports, out, args.save_outputs)
     elif args.input.endswith(".onnx"):
         pipeline = args.pipeline or DEFAULT_PIPELINE
         out.write(f"{args.input}: pipeline {pipeline}\n")
@@ -777,12 +834,7 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
             kernels=kernels,
             show_progress=show_progress,
         )
-        for label, report in reports:
-            out.write((f"at {label}:\n" if label else "") + report.format() + "\n")
-        # The last run is at the bounds: its outputs are the ones saved.
-        report = reports[-1][1]
-        _save_outputs(args.save_outputs, [o.name for o in report.outputs], report.planned_outputs)
-        return 0 if all(r.ok for _, r in reports) else 1
+        return _write_reports(reports, out, args.save_outputs)
     else:
         try:
             text = Path(args.input).read_text()

@@ -1,13 +1,19 @@
-"""What the model importers share: MLIR-safe names and printing."""
+"""What the model importers share: MLIR-safe names, printing, in-place
+pairs and shape functions for dynamic results."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from io import StringIO
+from math import prod
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects import arith, func, tensor
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, TensorType
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.printer import Printer
+from xdsl.utils.hints import isa
 
 _INVALID_NAME_CHARS = re.compile(r"[^A-Za-z0-9_$.]")
 
@@ -42,3 +48,92 @@ def module_text(module: ModuleOp) -> str:
     Printer(stream=stream).print_op(module)
     stream.write("\n")
     return stream.getvalue()
+
+
+def inplace_operand(operand_types: Sequence[Attribute], result_type: Attribute) -> int | None:
+    """The operand an element-wise op's result may overwrite: the first of
+    the result's type. A dynamic result is the operand's size only if no
+    other operand can broadcast it larger at run time, so then the operand
+    must be the only one of that type and the others static."""
+    same = [i for i, t in enumerate(operand_types) if t == result_type]
+    if not same:
+        return None
+    if _has_static_shape(result_type):
+        return same[0]
+    others = [t for i, t in enumerate(operand_types) if i != same[0]]
+    return same[0] if all(_has_static_shape(t) for t in others) else None
+
+
+def shape_function(
+    name: str,
+    operand_types: Sequence[Attribute],
+    result_types: Sequence[Attribute],
+    view: bool,
+) -> func.FuncOp:
+    """``@name``, the `memory.shape_fn` of a kernel with dynamic results
+    (``has_dynamic_shape``): one ``index`` per dynamic dim.
+
+    For a view (at most one dynamic dim) it has a body: the source's element
+    count over the result's static dims. Otherwise it is a declaration the
+    runtime implements (`memplan-run` evaluates the kernel and reads the
+    shapes of its results).
+    """
+    count = sum(
+        1 for t in result_types if isa(t, TensorType[Attribute]) for d in t.get_shape() if d < 0
+    )
+    assert count, "shape_function: every result is static"
+    if not view:
+        return func.FuncOp.external(name, list(operand_types), [IndexType()] * count)
+    return _view_shape_function(name, operand_types[0], result_types[0])
+
+
+def has_dynamic_shape(types: Sequence[Attribute]) -> bool:
+    """Does any of ``types`` (kernel results) need a shape function?"""
+    return not all(_has_static_shape(t) for t in types)
+
+
+def _has_static_shape(type_: Attribute) -> bool:
+    return not isa(type_, TensorType[Attribute]) or type_.has_static_shape()
+
+
+def _view_shape_function(name: str, source_type: Attribute, result_type: Attribute) -> func.FuncOp:
+    """``@name``: the one dynamic dim of view ``source_type -> result_type``,
+    the source's element count over the result's static dims (a view keeps
+    the count; the importer makes views with at most one dynamic dim)."""
+    assert isa(source_type, TensorType[Attribute]) and isa(result_type, TensorType[Attribute])
+    block = Block(arg_types=[source_type])
+    block.args[0].name_hint = "source"
+    ops: list[Operation] = []
+
+    def index(value: int) -> SSAValue:
+        constant = arith.ConstantOp(IntegerAttr(value, IndexType()))
+        constant.result.name_hint = f"c{value}"
+        ops.append(constant)
+        return constant.result
+
+    source_static = prod(d for d in source_type.get_shape() if d >= 0)
+    result_static = prod(d for d in result_type.get_shape() if d >= 0)
+    count: SSAValue | None = None
+    for axis, size in enumerate(source_type.get_shape()):
+        if size >= 0:
+            continue
+        dim = tensor.DimOp(block.args[0], index(axis))
+        dim.result.name_hint = f"dim{axis}"
+        ops.append(dim)
+        count = dim.result if count is None else _append(ops, arith.MuliOp(count, dim.result))
+    if count is None:
+        count = index(source_static // result_static)
+    elif source_static % result_static == 0:
+        if source_static != result_static:
+            count = _append(ops, arith.MuliOp(count, index(source_static // result_static)))
+    else:
+        count = _append(ops, arith.MuliOp(count, index(source_static)))
+        count = _append(ops, arith.DivUIOp(count, index(result_static)))
+    block.add_ops([*ops, func.ReturnOp(count)])
+    shape_fn = func.FuncOp(name, ([source_type], [IndexType()]), Region(block), "private")
+    return shape_fn
+
+
+def _append(ops: list[Operation], op: Operation) -> SSAValue:
+    ops.append(op)
+    return op.results[0]

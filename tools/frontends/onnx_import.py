@@ -96,7 +96,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from math import prod
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -120,12 +119,17 @@ from xdsl.dialects.builtin import (
     i1,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
-from xdsl.utils.hints import isa
+from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from memplan.dialect.interpreter import dense_array, numpy_dtype
 from memplan.dialect.ops import INPLACE_ATTR, MAX_SHAPES_ATTR, SHAPE_FN_ATTR, VIEW_ATTR
-from memplan.tools.frontends.common import UniqueNames, sanitize_name
+from memplan.tools.frontends.common import (
+    UniqueNames,
+    has_dynamic_shape,
+    inplace_operand,
+    sanitize_name,
+    shape_function,
+)
 from memplan.tools.frontends.onnx_model import (
     FoldedConstants,
     GraphPath,
@@ -385,17 +389,9 @@ class _Emitter:
         if view:
             attributes[VIEW_ATTR] = UnitAttr()
         elif node.op_type in INPLACE_OPS and node_domain(node) == "" and len(result_types) == 1:
-            same = [i for i, t in enumerate(operand_types) if t == result_types[0]]
-            if not _has_static_shape(result_types[0]) and len(same) == 1:
-                # A dynamic result is the operand's size only if no other
-                # operand can broadcast it larger: the others must be static.
-                others = [t for i, t in enumerate(operand_types) if i != same[0]]
-                if not all(_has_static_shape(t) for t in others):
-                    same = []
-            elif not _has_static_shape(result_types[0]):
-                same = []
-            if same:
-                attributes[INPLACE_ATTR] = DenseArrayBase.from_list(i64, [0, same[0]])
+            operand = inplace_operand(operand_types, result_types[0])
+            if operand is not None:
+                attributes[INPLACE_ATTR] = DenseArrayBase.from_list(i64, [0, operand])
         key = (
             tuple(sorted((k, str(v)) for k, v in attributes.items())),
             tuple(operand_types),
@@ -412,71 +408,14 @@ class _Emitter:
         declaration.attributes.update(attributes)
         self.signatures[key] = declaration
         self.declarations.append(declaration)
-        dynamic_dims = sum(
-            1 for t in result_types if isa(t, TensorType[Attribute]) for d in t.get_shape() if d < 0
-        )
-        if dynamic_dims:
-            shape_name = self.kernel_names.get(name + ".shape")
-            self.symbols.taken.add(shape_name)
-            declaration.attributes[SHAPE_FN_ATTR] = SymbolRefAttr(shape_name)
-            self.declarations.append(
-                _view_shape_function(shape_name, operand_types[0], result_types[0])
-                if view
-                else func.FuncOp.external(
-                    # The runtime computes it (memplan-run evaluates the node).
-                    shape_name,
-                    list(operand_types),
-                    [IndexType()] * dynamic_dims,
-                )
+        if has_dynamic_shape(result_types):
+            shape_fn = shape_function(
+                self.kernel_names.get(name + ".shape"), operand_types, result_types, view
             )
+            self.symbols.taken.add(shape_fn.sym_name.data)
+            declaration.attributes[SHAPE_FN_ATTR] = SymbolRefAttr(shape_fn.sym_name.data)
+            self.declarations.append(shape_fn)
         return declaration
-
-
-def _has_static_shape(type_: Attribute) -> bool:
-    return not isa(type_, TensorType[Attribute]) or type_.has_static_shape()
-
-
-def _view_shape_function(name: str, source_type: Attribute, result_type: Attribute) -> func.FuncOp:
-    """``@name``: the one dynamic dim of view ``source_type -> result_type``,
-    the source's element count over the result's static dims (a view keeps
-    the count; the importer makes views with at most one dynamic dim)."""
-    assert isa(source_type, TensorType[Attribute]) and isa(result_type, TensorType[Attribute])
-    block = Block(arg_types=[source_type])
-    block.args[0].name_hint = "source"
-    ops: list[Operation] = []
-
-    def index(value: int) -> SSAValue:
-        constant = arith.ConstantOp(IntegerAttr(value, IndexType()))
-        constant.result.name_hint = f"c{value}"
-        ops.append(constant)
-        return constant.result
-
-    source_static = prod(d for d in source_type.get_shape() if d >= 0)
-    result_static = prod(d for d in result_type.get_shape() if d >= 0)
-    count: SSAValue | None = None
-    for axis, size in enumerate(source_type.get_shape()):
-        if size >= 0:
-            continue
-        dim = tensor.DimOp(block.args[0], index(axis))
-        dim.result.name_hint = f"dim{axis}"
-        ops.append(dim)
-        count = dim.result if count is None else _append(ops, arith.MuliOp(count, dim.result))
-    if count is None:
-        count = index(source_static // result_static)
-    elif source_static % result_static == 0:
-        if source_static != result_static:
-            count = _append(ops, arith.MuliOp(count, index(source_static // result_static)))
-    else:
-        count = _append(ops, arith.MuliOp(count, index(source_static)))
-        count = _append(ops, arith.DivUIOp(count, index(result_static)))
-    block.add_ops([*ops, func.ReturnOp(count)])
-    shape_fn = func.FuncOp(name, ([source_type], [IndexType()]), Region(block), "private")
-    return shape_fn
-
-
-def _append(ops: list[Operation], op: Operation) -> SSAValue:
-    ops.append(op)
-    return op.results[0]
 
 
 def import_model(

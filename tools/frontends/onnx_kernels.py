@@ -9,11 +9,10 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, StringAttr, SymbolRefAttr, TensorType
+from xdsl.dialects.builtin import IntegerAttr, StringAttr
 from xdsl.ir import Attribute
 
-from memplan.dialect.interpreter import Kernel
-from memplan.dialect.ops import SHAPE_FN_ATTR
+from memplan.dialect.interpreter import Kernel, dynamic_result_dims, kernel_of_shape_function
 from memplan.tools.frontends.onnx_import import (
     ONNX_ATTR_PREFIX,
     RESERVED_ONNX_KEYS,
@@ -46,26 +45,22 @@ class OnnxKernelResolver:
     def __call__(self, declaration: func.FuncOp) -> Kernel | None:
         if isinstance(declaration.attributes.get(ONNX_ATTR_PREFIX + "op_type"), StringAttr):
             return self._kernel(declaration)
-        kernel = _kernel_of_shape_function(declaration)
-        if kernel is None:
+        kernel = kernel_of_shape_function(declaration)
+        if kernel is None or not isinstance(
+            kernel.attributes.get(ONNX_ATTR_PREFIX + "op_type"), StringAttr
+        ):
             return None
         operand_count = len(declaration.function_type.inputs.data)
-        result_types = (
-            kernel.function_type.outputs.data or (kernel.function_type.inputs.data[operand_count:])
+        result_count = len(kernel.function_type.outputs.data) or (
+            len(kernel.function_type.inputs.data) - operand_count
         )
-        shapes = [t.get_shape() for t in result_types if isinstance(t, TensorType | MemRefType)]
         run = self._evaluator(kernel)
 
         def shape_function(
             ins: Sequence[Any], outs: Sequence[np.ndarray], _: Mapping[str, Attribute]
         ) -> None:
-            results = run(ins, len(shapes))
-            dims = [
-                actual
-                for result, shape in zip(results, shapes)
-                for actual, declared in zip(np.shape(result), shape)
-                if declared < 0
-            ]
+            results = run(ins, result_count)
+            dims = dynamic_result_dims(kernel, operand_count, [np.shape(r) for r in results])
             if len(dims) != len(outs):
                 raise ValueError(
                     f"shape function @{declaration.sym_name.data} has {len(outs)} results, "
@@ -152,20 +147,3 @@ class OnnxKernelResolver:
             return [np.asarray(r) for r in results]
 
         return run
-
-
-def _kernel_of_shape_function(declaration: func.FuncOp) -> func.FuncOp | None:
-    """The importer's kernel declaration whose `memory.shape_fn` is ``declaration``."""
-    module = declaration.parent_op()
-    if module is None:
-        return None
-    name = declaration.sym_name.data
-    for op in module.walk():
-        if (
-            isinstance(op, func.FuncOp)
-            and isinstance(ref := op.attributes.get(SHAPE_FN_ATTR), SymbolRefAttr)
-            and ref.root_reference.data == name
-            and isinstance(op.attributes.get(ONNX_ATTR_PREFIX + "op_type"), StringAttr)
-        ):
-            return op
-    return None

@@ -61,8 +61,8 @@ Choices where TFLite leaves room:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +75,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     ModuleOp,
     StringAttr,
+    SymbolRefAttr,
     UnitAttr,
     f32,
     i1,
@@ -83,8 +84,14 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from memplan.dialect.ops import INPLACE_ATTR, VIEW_ATTR
-from memplan.tools.frontends.common import UniqueNames, sanitize_name
+from memplan.dialect.ops import INPLACE_ATTR, MAX_SHAPES_ATTR, SHAPE_FN_ATTR, VIEW_ATTR
+from memplan.tools.frontends.common import (
+    UniqueNames,
+    has_dynamic_shape,
+    inplace_operand,
+    sanitize_name,
+    shape_function,
+)
 from memplan.tools.frontends.tflite_model import (
     TfliteImportError,
     TfliteOperator,
@@ -310,9 +317,9 @@ class _Emitter:
         if view:
             attributes[VIEW_ATTR] = UnitAttr()
         elif operator.name in INPLACE_OPS and len(result_types) == 1:
-            same = [i for i, t in enumerate(operand_types) if t == result_types[0]]
-            if same:
-                attributes[INPLACE_ATTR] = DenseArrayBase.from_list(i64, [0, same[0]])
+            operand = inplace_operand(operand_types, result_types[0])
+            if operand is not None:
+                attributes[INPLACE_ATTR] = DenseArrayBase.from_list(i64, [0, operand])
         key = (
             tuple(sorted((k, str(v)) for k, v in attributes.items())),
             tuple(operand_types),
@@ -329,6 +336,12 @@ class _Emitter:
         declaration.attributes.update(attributes)
         self.signatures[key] = declaration
         self.declarations.append(declaration)
+        if has_dynamic_shape(result_types):
+            shape_fn = shape_function(
+                self.symbols.get(name + ".shape"), operand_types, result_types, view
+            )
+            declaration.attributes[SHAPE_FN_ATTR] = SymbolRefAttr(shape_fn.sym_name.data)
+            self.declarations.append(shape_fn)
         return declaration
 
 
@@ -336,7 +349,99 @@ INPUT_COPY = "INPUT_COPY"
 """The pseudo-operator ``inputs_in_arena`` adds: copies an input into the arena."""
 
 
-def import_subgraph(subgraph: TfliteSubgraph, inputs_in_arena: bool = False) -> ModuleOp:
+def parse_upper_bound(spec: str) -> tuple[tuple[str, int], int]:
+    """``INPUT:AXIS=N`` (a bound on a dynamic dim of a subgraph input) as
+    ``((input, axis), N)``; the input name may itself contain ``:``."""
+    target, sep, value = spec.rpartition("=")
+    name, colon, axis = target.rpartition(":")
+    try:
+        bound, axis_number = int(value), int(axis)
+    except ValueError:
+        sep = ""
+        bound = axis_number = 0
+    if not sep or not colon or not name or bound <= 0 or axis_number < 0:
+        raise TfliteImportError(
+            f"--upper-bound '{spec}' must look like INPUT:AXIS=N (N a positive integer), "
+            "e.g. serving_default_x:0:0=64 for axis 0 of input 'serving_default_x:0'"
+        )
+    return (name, axis_number), bound
+
+
+def shapes_at_upper_bounds(
+    model_bytes: bytes, subgraph: TfliteSubgraph, upper_bounds: Mapping[tuple[str, int], int]
+) -> dict[int, tuple[int, ...]]:
+    """Every tensor's shape (by index) when each bounded input dim is at its
+    bound, from TFLite's own shape propagation (ai-edge-litert resizes the
+    inputs and prepares every operator). Each bound must name a dim the
+    model leaves dynamic (``shape_signature`` -1) of an input of subgraph 0."""
+    inputs = {subgraph.tensors[t].name: subgraph.tensors[t] for t in subgraph.inputs}
+    for (name, axis), bound in upper_bounds.items():
+        tensor = inputs.get(name)
+        if tensor is None:
+            raise TfliteImportError(
+                f"--upper-bound names '{name}', which is not an input of subgraph "
+                f"{subgraph.index} (inputs: {', '.join(inputs)})"
+            )
+        if axis >= len(tensor.shape) or not tensor.signature or tensor.signature[axis] != -1:
+            raise TfliteImportError(
+                f"--upper-bound {name}:{axis}={bound}: axis {axis} of input '{name}' "
+                f"{list(tensor.signature or tensor.shape)} is not a dynamic dim (-1 in its "
+                "shape_signature)"
+            )
+    if subgraph.index != 0:
+        raise TfliteImportError("--upper-bound applies to subgraph 0 only")
+    try:
+        from ai_edge_litert.interpreter import Interpreter, OpResolverType
+    except ImportError as error:
+        raise TfliteImportError(
+            "--upper-bound sizes the model with ai-edge-litert (pip install ai-edge-litert)"
+        ) from error
+    try:
+        interpreter = Interpreter(
+            model_content=model_bytes,
+            experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
+        )
+        for detail in interpreter.get_input_details():
+            tensor = subgraph.tensors[detail["index"]]
+            shape = [
+                upper_bounds.get((tensor.name, axis), size)
+                for axis, size in enumerate(tensor.shape)
+            ]
+            interpreter.resize_tensor_input(detail["index"], shape, strict=True)
+        interpreter.allocate_tensors()
+        return {
+            int(detail["index"]): tuple(int(d) for d in detail["shape"])
+            for detail in interpreter.get_tensor_details()
+        }
+    except (RuntimeError, ValueError) as error:
+        first = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise TfliteImportError(f"cannot size the model at its upper bounds: {first}") from error
+
+
+def _with_dynamic_dims(
+    subgraph: TfliteSubgraph, bound_shapes: Mapping[int, tuple[int, ...]]
+) -> TfliteSubgraph:
+    """``subgraph`` with the dims each tensor's ``shape_signature`` leaves
+    dynamic made ``-1``, bounded by its shape in ``bound_shapes``."""
+    tensors = list(subgraph.tensors)
+    for tensor in subgraph.tensors:
+        if tensor.data is not None or -1 not in tensor.signature:
+            continue
+        bound = bound_shapes.get(tensor.index)
+        if bound is None or len(bound) != len(tensor.shape):
+            raise TfliteImportError(
+                f"tensor {tensor.index} '{tensor.name}' has no shape at the upper bounds"
+            )
+        shape = tuple(-1 if s == -1 else d for s, d in zip(tensor.signature, tensor.shape))
+        tensors[tensor.index] = replace(tensor, shape=shape, max_shape=bound)
+    return replace(subgraph, tensors=tensors)
+
+
+def import_subgraph(
+    subgraph: TfliteSubgraph,
+    inputs_in_arena: bool = False,
+    bound_shapes: Mapping[int, tuple[int, ...]] | None = None,
+) -> ModuleOp:
     """The value-semantic module of ``subgraph``.
 
     With ``inputs_in_arena``, each input is first copied by a call to
@@ -344,7 +449,14 @@ def import_subgraph(subgraph: TfliteSubgraph, inputs_in_arena: bool = False) -> 
     takes planned workspace from the start to its last use, as in TFLite's
     and TFLM's arenas (where the application writes the input), instead of
     being the caller's memory for the whole call.
+
+    With ``bound_shapes`` (``shapes_at_upper_bounds``), the dims the model
+    leaves dynamic stay dynamic, each call records its results' shapes
+    there in `memory.max_shapes`, and each kernel with a dynamic result
+    names a shape function.
     """
+    if bound_shapes is not None:
+        subgraph = _with_dynamic_dims(subgraph, bound_shapes)
     for operator in subgraph.operators:
         if operator.name in SUBGRAPH_OPS:
             raise TfliteImportError(
@@ -393,10 +505,19 @@ def import_subgraph(subgraph: TfliteSubgraph, inputs_in_arena: bool = False) -> 
             operands.append(values[tensor_index])
         results = [tensors[t] for t in operator.outputs]
         view = operator.name in VIEW_OPS
+        if view and any(t.shape.count(-1) > 1 for t in results):
+            raise TfliteImportError(
+                f"{operator.where}: a view with more than one dynamic dim "
+                f"({list(results[0].shape)}, -1 dynamic) is not supported"
+            )
         declaration = emitter.declaration(
             operator, [tensors[t] for t in operands_of(operator)], results, view
         )
         call = func.CallOp(declaration.sym_name.data, operands, [t.tensor_type for t in results])
+        if not view and any(t.max_shape is not None for t in results):
+            call.attributes[MAX_SHAPES_ATTR] = ArrayAttr(
+                DenseArrayBase.from_list(i64, t.max_shape or t.shape) for t in results
+            )
         for tensor, result in zip(results, call.results):
             result.name_hint = sanitize_name(tensor.name)
             values[tensor.index] = result
@@ -427,12 +548,21 @@ def import_subgraph(subgraph: TfliteSubgraph, inputs_in_arena: bool = False) -> 
 
 
 def import_tflite(
-    source: str | Path | bytes, subgraph: int = 0, inputs_in_arena: bool = False
+    source: str | Path | bytes,
+    subgraph: int = 0,
+    inputs_in_arena: bool = False,
+    upper_bounds: Mapping[tuple[str, int], int] | None = None,
 ) -> ModuleOp:
     """Load the model at ``source`` (a path or the file's bytes) and import
-    subgraph ``subgraph`` (see ``import_subgraph``)."""
+    subgraph ``subgraph`` (see ``import_subgraph``), with the dynamic input
+    dims in ``upper_bounds`` (``(input name, axis) -> bound``) kept dynamic."""
     model, label = load_model(source)
-    return import_subgraph(read_subgraph(model, label, subgraph), inputs_in_arena)
+    read = read_subgraph(model, label, subgraph)
+    bound_shapes = None
+    if upper_bounds:
+        data = source if isinstance(source, bytes) else Path(source).read_bytes()
+        bound_shapes = shapes_at_upper_bounds(data, read, upper_bounds)
+    return import_subgraph(read, inputs_in_arena, bound_shapes)
 
 
 def global_data(module: ModuleOp, subgraph: TfliteSubgraph) -> dict[str, np.ndarray]:

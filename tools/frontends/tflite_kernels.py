@@ -19,7 +19,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, StringAttr
 from xdsl.ir import Attribute
 
-from memplan.dialect.interpreter import Kernel
+from memplan.dialect.interpreter import Kernel, dynamic_result_dims, kernel_of_shape_function
 from memplan.tools.frontends.tflite_import import TFLITE_ATTR_PREFIX
 
 Options = Mapping[str, Any]
@@ -227,13 +227,18 @@ KERNELS: dict[str, TfliteKernel] = {
 
 
 class TfliteKernelResolver:
-    """Runs declarations made by `memplan-import-tflite` with ``KERNELS``."""
+    """Runs declarations made by `memplan-import-tflite` with ``KERNELS``.
+
+    The shape function of such a kernel (named by its `memory.shape_fn`)
+    runs the kernel on its operands and gives the dims of the result that
+    the kernel's result type leaves dynamic.
+    """
 
     def __call__(self, declaration: func.FuncOp) -> Kernel | None:
         options = options_of(declaration.attributes)
         name = options.get("op")
         if not isinstance(name, str):
-            return None
+            return self._shape_function(declaration)
         what = options.get("custom_code", name) if name == "CUSTOM" else name
         body = KERNELS.get(name)
 
@@ -259,3 +264,28 @@ class TfliteKernelResolver:
             out[...] = result.astype(out.dtype, copy=False)
 
         return kernel
+
+    def _shape_function(self, declaration: func.FuncOp) -> Kernel | None:
+        kernel = kernel_of_shape_function(declaration)
+        if kernel is None:
+            return None
+        options = options_of(kernel.attributes)
+        body = KERNELS.get(options.get("op", ""))
+        if body is None:
+            return None
+        operand_count = len(declaration.function_type.inputs.data)
+
+        def shape_function(
+            ins: Sequence[Any], outs: Sequence[np.ndarray], attributes: Mapping[str, Attribute]
+        ) -> None:
+            result = np.asarray(body([np.asarray(value) for value in ins], options))
+            dims = dynamic_result_dims(kernel, operand_count, [result.shape])
+            if len(dims) != len(outs):
+                raise ValueError(
+                    f"shape function @{declaration.sym_name.data} has {len(outs)} results, "
+                    f"the kernel's result has {len(dims)} dynamic dims"
+                )
+            for out, dim in zip(outs, dims):
+                out[...] = dim
+
+        return shape_function

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     IntegerType,
     MemRefType,
     Signedness,
@@ -105,6 +106,12 @@ class TfliteTensor:
     scale: tuple[float, ...]
     zero_point: tuple[int, ...]
     quantized_dimension: int
+    signature: tuple[int, ...] = ()
+    """``shape_signature``: -1 where the model leaves a dim dynamic (empty if
+    the model records none)."""
+    max_shape: tuple[int, ...] | None = None
+    """Set when the tensor is imported with dynamic dims (``-1`` in
+    ``shape``): its shape at the upper bounds."""
 
     @property
     def element_type(self) -> Attribute:
@@ -116,11 +123,15 @@ class TfliteTensor:
 
     @property
     def tensor_type(self) -> TensorType[Any]:
-        return TensorType(self.element_type, self.shape)
+        return TensorType(self.element_type, self._builtin_shape)
 
     @property
     def memref_type(self) -> MemRefType[Any]:
-        return MemRefType(self.element_type, self.shape)
+        return MemRefType(self.element_type, self._builtin_shape)
+
+    @property
+    def _builtin_shape(self) -> list[int]:
+        return [DYNAMIC_INDEX if d < 0 else d for d in self.shape]
 
 
 @dataclass(frozen=True)
@@ -289,8 +300,21 @@ def _read_tensor(model: Any, subgraph: Any, index: int, type_names: dict[int, st
         scale = _numbers(quantization, "Scale")
         zero_point = _numbers(quantization, "ZeroPoint")
         dimension = quantization.QuantizedDimension()
+    signature = _numbers(tensor, "ShapeSignature")
+    if len(signature) != len(shape) or any(d < -1 for d in signature):
+        signature = ()
     return TfliteTensor(
-        index, name, shape, type_name, data, sparse, sparsity, scale, zero_point, dimension
+        index,
+        name,
+        shape,
+        type_name,
+        data,
+        sparse,
+        sparsity,
+        scale,
+        zero_point,
+        dimension,
+        signature,
     )
 
 
