@@ -3,6 +3,7 @@
 Usage::
 
     memplan-import-tflite MODEL.tflite [-o OUT.mlir] [--subgraph N] [--inputs-in-arena]
+                          [--upper-bound INPUT:AXIS=N ...]
 
 The output is the form `manifest-alloc` takes: one `func.call` per operator,
 in the model's execution order. The translation is

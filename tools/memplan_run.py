@@ -6,6 +6,7 @@ Usage::
                 [--input-shape NAME=DIMS ...] [--inputs FILE.npz] [--seed N]
                 [--upper-bound SYMBOL=N ... [--dim-values SYMBOL=V,V,... ...]]
     memplan-run MODEL.tflite [--pipeline=...] [--inputs FILE.npz] [--seed N]
+                [--upper-bound INPUT:AXIS=N ... [--dim-values INPUT:AXIS=V,V,... ...]]
     memplan-run FILE.mlir [--pipeline=...] [--weights-from MODEL.onnx]
                 [--kernels KERNELS.py ...] [--inputs FILE.npz]
 
@@ -35,7 +36,9 @@ every bounded symbol takes each of its `--dim-values` (default 1, half the
 bound and the bound) in turn, with random inputs of those shapes, and each
 run is compared as above against the same plan ("at SYMBOL=V:" before each
 report). The exit code is 0 only if every run passes; `--save-outputs`
-keeps the last run's outputs.
+keeps the last run's outputs. A `.tflite` model takes the same options with
+`INPUT:AXIS` for the symbol (its reference is TFLite's interpreter resized
+to each run's input shapes).
 
 With an `.mlir` file, the same happens without the reference run; without
 `--pipeline` the module is simply run once and its outputs summarised.

@@ -52,7 +52,13 @@ Choices where TFLite leaves room:
   (`@tfl.INPUT_COPY`), which is how TFLite and TFLM hold inputs: in their
   arena, live until their last reader.
 * A tensor's `shape` is used; a dynamic dimension (`shape_signature` -1)
-  takes the size the model records for it, as TFLite does before any resize.
+  takes the size the model records for it, as TFLite does before any resize,
+  unless `--upper-bound INPUT:AXIS=N` bounds an input's dynamic dim: then
+  every `shape_signature` -1 stays dynamic, bounded by the tensor's shape
+  when ai-edge-litert resizes the inputs to the bounds
+  (``shapes_at_upper_bounds``), each call records `memory.max_shapes` and
+  each kernel with a dynamic result names a shape function (a body for a
+  view, else a declaration `memplan-run` implements with the kernel).
 * Element types: f16/f32/f64, signless i8..i64 for TFLite's signed
   integers, `ui8`..`ui64` for its unsigned ones, `i1` for BOOL. STRING,
   RESOURCE, VARIANT, complex, bfloat16 and int4 tensors are refused.
