@@ -180,6 +180,7 @@ INPLACE_OPS: frozenset[str] = frozenset(
         "HardSwish",
         "Softplus",
         "Softsign",
+        "ScatterND",
         "Neg",
         "Abs",
         "Exp",
@@ -416,6 +417,11 @@ class _Emitter:
             declaration.attributes[SHAPE_FN_ATTR] = SymbolRefAttr(shape_fn.sym_name.data)
             self.declarations.append(shape_fn)
         return declaration
+
+
+def helper_node(op_type: str, inputs: list[str], name: str) -> Any:
+    """An ONNX node the importer adds (its kernel declaration is made from it)."""
+    return onnx_module().helper.make_node(op_type, inputs, ["out"], name=name)
 
 
 def import_model(
@@ -780,11 +786,6 @@ class _GraphImporter:
                 f"number, condition, {carried} carried values) and at least {carried + 1} "
                 "outputs"
             )
-        if len(body.output) > carried + 1:
-            raise OnnxImportError(
-                f"{where}: scan output '{body.output[carried + 1].name}' is not supported "
-                "(a Loop imports with carried values only)"
-            )
         keep_going = body.output[0].name
         if keep_going != body.input[1].name and not (
             keep_going in constants and bool(np.asarray(constants[keep_going]).all())
@@ -795,7 +796,7 @@ class _GraphImporter:
                 "import"
             )
         result_types: list[Attribute] = []
-        for k, name in enumerate(node.output):
+        for k, name in enumerate(node.output[:carried]):
             body_output = body.output[k + 1].name
             advice = (
                 f"it starts as {initial[k].type} and the body gives "
@@ -810,8 +811,32 @@ class _GraphImporter:
                     "needs one static shape"
                 )
             result_types.append(result_type)
+        # Scan outputs: each stacks a body value over the iterations. It is
+        # carried as a [trips, ...] tensor (zeros at first) that a ScatterND
+        # writes row `i` of, in place.
+        scans = [o.name for o in body.output[carried + 1 :]]
+        scan_infos = [self.info_of(n, f"scan output of {where}") for n in scans]
+        stacked = [TensorInfo(info.element_type, (trips, *info.shape)) for info in scan_infos]
+        for name, info in zip(node.output[carried:], stacked):
+            declared = self.info_of(name, f"output of {where}")
+            if declared.shape != info.shape:
+                raise OnnxImportError(
+                    f"{where}: scan output '{name}' is {declared.tensor_type}, but "
+                    f"{trips} iterations stack {info.tensor_type}"
+                )
+        for name, info in zip(node.output[carried:], stacked):
+            zeros = arith.ConstantOp(
+                DenseIntOrFPElementsAttr(
+                    info.tensor_type,
+                    BytesAttr(np.zeros(1, numpy_dtype(info.element_type)).tobytes()),
+                )
+            )
+            zeros.result.name_hint = sanitize_name(name) + "_zeros"
+            block.add_op(zeros)
+            initial = [*initial, zeros.result]
+        carried_types = [*result_types, *(info.tensor_type for info in stacked)]
         body_path = (*path, plan.index, "body")
-        body_block = Block(arg_types=[IndexType(), *result_types])
+        body_block = Block(arg_types=[IndexType(), *carried_types])
         body_values = dict(values)
         induction = body_block.args[0]
         induction.name_hint = "iteration"
@@ -819,16 +844,57 @@ class _GraphImporter:
         for graph_input, argument in zip(body.input[2:], body_block.args[1:]):
             argument.name_hint = sanitize_name(graph_input.name)
             body_values[graph_input.name] = argument
+        for name, argument in zip(node.output[carried:], body_block.args[1 + carried :]):
+            argument.name_hint = sanitize_name(name) + "_in"
         live = live_nodes(body, body_path, self.folded)
-        if iteration in [*(n for _, inner in live for n in inner.input), *names_read_inside(live)]:
-            info = self.info_of(iteration, f"iteration number of {where}")
-            cast = arith.IndexCastOp(induction, info.element_type)
+        iteration_i64: SSAValue | None = None
+        if scans or iteration in [
+            *(n for _, inner in live for n in inner.input),
+            *names_read_inside(live),
+        ]:
+            cast = arith.IndexCastOp(induction, i64)
             cast.result.name_hint = "iteration_i64"
-            number = tensor.FromElementsOp(cast.result, result_type=info.tensor_type)
+            body_block.add_op(cast)
+            iteration_i64 = cast.result
+        if iteration_i64 is not None and iteration in [
+            *(n for _, inner in live for n in inner.input),
+            *names_read_inside(live),
+        ]:
+            info = self.info_of(iteration, f"iteration number of {where}")
+            number = tensor.FromElementsOp(iteration_i64, result_type=info.tensor_type)
             number.result.name_hint = sanitize_name(iteration)
-            body_block.add_ops([cast, number])
+            body_block.add_op(number)
             body_values[iteration] = number.result
-        outputs = [o.name for o in body.output[1:]]
+
+        def stack_scans(body_values: dict[str, SSAValue]) -> list[SSAValue]:
+            assert iteration_i64 is not None or not scans
+            rows: list[SSAValue] = []
+            for k, (name, info) in enumerate(zip(scans, scan_infos)):
+                stack = body_block.args[1 + carried + k]
+                row = self._call(
+                    helper_node("Unsqueeze", [name], f"{node.name}/scan{k}/row"),
+                    [body_values[name]],
+                    TensorInfo(info.element_type, (1, *info.shape)).tensor_type,
+                    body_block,
+                    view=True,
+                )
+                row.name_hint = sanitize_name(node.output[carried + k]) + "_row"
+                assert iteration_i64 is not None
+                index = tensor.FromElementsOp(iteration_i64, result_type=TensorType(i64, [1, 1]))
+                index.result.name_hint = "scan_index"
+                body_block.add_op(index)
+                rows.append(
+                    self._call(
+                        helper_node("ScatterND", ["", "", ""], f"{node.name}/scan{k}/write"),
+                        [stack, index.result, row],
+                        stack.type,
+                        body_block,
+                    )
+                )
+                rows[-1].name_hint = sanitize_name(node.output[carried + k]) + "_next"
+            return rows
+
+        outputs = [o.name for o in body.output[1 : carried + 1]]
         self._emit_region(
             body,
             body_path,
@@ -837,6 +903,8 @@ class _GraphImporter:
             list(zip(outputs, result_types)),
             f"{where}: body",
             "the carried value",
+            [*outputs, *scans],
+            stack_scans,
         )
         bounds = [arith.ConstantOp(IntegerAttr(n, IndexType())) for n in (0, trips, 1)]
         for bound, name in zip(bounds, ("c0", "trips", "c1")):
@@ -847,6 +915,29 @@ class _GraphImporter:
         block.add_op(loop)
         return loop.results
 
+    def _call(
+        self,
+        node: Any,
+        operands: Sequence[SSAValue],
+        result_type: Attribute,
+        block: Block,
+        view: bool = False,
+    ) -> SSAValue:
+        """A call of the kernel of ``node`` (one the importer makes) in ``block``."""
+        declaration = self.emitter.declaration(
+            node,
+            -1,
+            self.opsets[""],
+            [o.type for o in operands],
+            [result_type],
+            None,
+            None,
+            view,
+        )
+        call = func.CallOp(declaration.sym_name.data, operands, [result_type])
+        block.add_op(call)
+        return call.results[0]
+
     def _emit_region(
         self,
         graph: Any,
@@ -856,10 +947,14 @@ class _GraphImporter:
         outputs: Sequence[tuple[str, Attribute]],
         where: str,
         expected: str,
+        read: Sequence[str] | None = None,
+        more: Callable[[dict[str, SSAValue]], list[SSAValue]] | None = None,
     ) -> None:
         """Emit ``graph`` into ``block`` and end it with an `scf.yield` of the
-        graph outputs ``outputs`` names, each of the type given with it."""
-        self.emit(graph, path, block, values, [name for name, _ in outputs])
+        graph outputs ``outputs`` names, each of the type given with it, then
+        of what ``more`` adds (given the values). ``read``: the graph outputs
+        used (default: those of ``outputs``)."""
+        self.emit(graph, path, block, values, read or [name for name, _ in outputs])
         yielded: list[SSAValue] = []
         for name, result_type in outputs:
             value = values.get(name)
@@ -870,6 +965,8 @@ class _GraphImporter:
                     f"{where} output '{name}' is {value.type}, {expected} is {result_type}"
                 )
             yielded.append(value)
+        if more is not None:
+            yielded.extend(more(values))
         block.add_op(scf.YieldOp(*yielded))
 
 

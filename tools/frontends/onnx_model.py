@@ -717,7 +717,29 @@ def _carried_types(model: Any, folded: FoldedConstants, types: Mapping[str, Any]
                 end = types.get(body.output[k + 1].name) if k + 1 < len(body.output) else None
                 if k < len(node.output) and _static_dims(end) == _static_dims(start):
                     learned[node.output[k]] = start
+            # A scan output stacks its body value over a constant trip count.
+            carried = len(node.input) - 2
+            trips = _constant_trip_count(node, folded)
+            for name, body_output in zip(node.output[carried:], body.output[carried + 1 :]):
+                row = _static_dims(types.get(body_output.name))
+                if trips is not None and row is not None:
+                    learned[name] = onnx_module().helper.make_tensor_type_proto(
+                        row[0], [trips, *row[1]]
+                    )
     return learned
+
+
+def _constant_trip_count(node: Any, folded: FoldedConstants) -> int | None:
+    """The iterations a ``Loop`` runs when its trip count and condition fold."""
+    inputs = list(node.input)
+    if not inputs or inputs[0] not in folded.values:
+        return None
+    if len(inputs) > 1 and inputs[1]:
+        if inputs[1] not in folded.values:
+            return None
+        if not bool(np.asarray(folded.values[inputs[1]]).all()):
+            return 0
+    return int(np.asarray(folded.values[inputs[0]]).reshape(-1)[0])
 
 
 def _static_dims(type_proto: Any | None) -> tuple[int, tuple[int, ...]] | None:
