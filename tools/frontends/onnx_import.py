@@ -65,9 +65,18 @@ Choices where ONNX leaves room:
   to the trip count, its carried values the iteration arguments; the body's
   iteration number, when read, is ``tensor.from_elements`` of the induction
   variable's ``arith.index_cast``. Each carried value keeps its initial
-  value's static type (the error names both shapes otherwise). Loops that
-  need ``scf.while`` (a run-time trip count or condition), scan outputs and
-  ``Scan`` are rejected.
+  value's static type (the error names both shapes otherwise). Each scan
+  output (a body value stacked over the iterations) is carried as a
+  ``[trips, ...]`` tensor starting at zeros, and the body writes its row
+  ``i`` with an in-place ``ScatterND`` (index ``tensor<1x1xi64>`` from the
+  iteration number, the row an ``Unsqueeze`` view of the value): one buffer,
+  no copy per iteration. Loops that need ``scf.while`` (a run-time trip
+  count or condition) are rejected.
+* ``Scan`` (opset 9+, with every scan axis 0 and every direction forward;
+  others are rejected naming the attribute) becomes the same `scf.for`, its
+  trip count the scan inputs' first dim: the state variables are carried,
+  iteration ``i`` reads row ``i`` of each scan input with ``Gather`` (axis
+  0), and the scan outputs stack as for ``Loop``.
 * Dynamic results: each call records its results' shapes at the bounds
   in `memory.max_shapes`; each kernel with a dynamic result names a shape
   function (`memory.shape_fn = @<kernel>.shape`). For a view it has a
@@ -419,9 +428,30 @@ class _Emitter:
         return declaration
 
 
-def helper_node(op_type: str, inputs: list[str], name: str) -> Any:
+def helper_node(op_type: str, inputs: list[str], name: str, **attributes: Any) -> Any:
     """An ONNX node the importer adds (its kernel declaration is made from it)."""
-    return onnx_module().helper.make_node(op_type, inputs, ["out"], name=name)
+    return onnx_module().helper.make_node(op_type, inputs, ["out"], name=name, **attributes)
+
+
+@dataclass(frozen=True)
+class _ForLoop:
+    """An ONNX ``Loop`` or ``Scan`` that becomes `scf.for`: names in its body."""
+
+    where: str
+    node: Any
+    trips: int
+    body: Any
+    body_path: GraphPath
+    carried_inputs: list[str]
+    """Body inputs of the carried values."""
+    carried_outputs: list[str]
+    """Body outputs that give their next values."""
+    scan_outputs: list[str]
+    """Body outputs stacked over the iterations."""
+    iteration: str | None = None
+    """The body input holding the iteration number (``Loop``)."""
+    slices: list[tuple[str, SSAValue]] = field(default_factory=list[tuple[str, SSAValue]])
+    """(body input, tensor): row `i` of the tensor in iteration `i` (``Scan``)."""
 
 
 def import_model(
@@ -641,11 +671,13 @@ class _GraphImporter:
                 results = self._emit_if(plan, path, operands[0], block, values)
             elif plan.node.op_type == "Loop" and node_domain(plan.node) == "":
                 results = self._emit_loop(plan, path, operands, block, values)
+            elif plan.node.op_type == "Scan" and node_domain(plan.node) == "":
+                results = self._emit_scan(plan, path, operands, block, values)
             elif has_subgraph(plan.node):
                 raise OnnxImportError(
                     f"{where}: {plan.node.op_type} is not supported (of the ops holding "
-                    "graphs, If imports as scf.if and Loop with a constant trip count as "
-                    "scf.for)"
+                    "graphs, If imports as scf.if, and Loop with a constant trip count "
+                    "and Scan as scf.for)"
                 )
             else:
                 results = self._emit_call(plan, operands, block)
@@ -751,12 +783,7 @@ class _GraphImporter:
         block: Block,
         values: dict[str, SSAValue],
     ) -> Sequence[SSAValue]:
-        """``Loop`` with a constant trip count as `scf.for` carrying its tensors.
-
-        The body's iteration number (an int64 tensor) is built from the
-        induction variable with `arith.index_cast` and `tensor.from_elements`
-        when the body reads it.
-        """
+        """``Loop`` with a constant trip count as `scf.for` (``_emit_for``)."""
         node = plan.node
         where = describe_node(node, plan.index)
         constants = self.folded.values
@@ -795,9 +822,108 @@ class _GraphImporter:
                 "a Loop that may stop early would need scf.while, which memplan does not "
                 "import"
             )
+        return self._emit_for(
+            _ForLoop(
+                where=where,
+                node=node,
+                trips=trips,
+                body=body,
+                body_path=(*path, plan.index, "body"),
+                carried_inputs=[i.name for i in body.input[2:]],
+                carried_outputs=[o.name for o in body.output[1 : carried + 1]],
+                scan_outputs=[o.name for o in body.output[carried + 1 :]],
+                iteration=body.input[0].name,
+            ),
+            initial,
+            block,
+            values,
+        )
+
+    def _emit_scan(
+        self,
+        plan: _NodePlan,
+        path: GraphPath,
+        operands: list[SSAValue],
+        block: Block,
+        values: dict[str, SSAValue],
+    ) -> Sequence[SSAValue]:
+        """``Scan`` (opset 9+, every axis 0 and every direction forward) as
+        `scf.for` over the scan inputs' first dim: the state variables are
+        carried, iteration `i` reads row `i` of each scan input (`Gather`)."""
+        node = plan.node
+        where = describe_node(node, plan.index)
+        if plan.opset < 9:
+            raise OnnxImportError(
+                f"{where}: Scan before opset 9 (with a batch dim) is not supported"
+            )
+        attributes = {a.name: a for a in node.attribute}
+        scan_count = attributes["num_scan_inputs"].i if "num_scan_inputs" in attributes else 0
+        for name in (
+            "scan_input_axes",
+            "scan_input_directions",
+            "scan_output_axes",
+            "scan_output_directions",
+        ):
+            if name in attributes and any(attributes[name].ints):
+                raise OnnxImportError(
+                    f"{where}: {name} {list(attributes[name].ints)} is not supported (only "
+                    "axis 0, forward)"
+                )
+        body = attributes["body"].g if "body" in attributes else None
+        states = len(operands) - scan_count
+        if body is None or scan_count < 1 or states < 0 or len(body.input) != len(operands):
+            raise OnnxImportError(
+                f"{where} must hold a body graph with one input per state variable and "
+                "scan input, and at least one scan input"
+            )
+        lengths = {
+            name: self.info_of(name, f"scan input of {where}").shape[:1]
+            for name in node.input[states:]
+        }
+        if len(set(lengths.values())) != 1 or () in lengths.values():
+            raise OnnxImportError(
+                f"{where}: its scan inputs need one static length along axis 0, got "
+                + ", ".join(f"'{n}' {list(d)}" for n, d in lengths.items())
+            )
+        [(trips,)] = set(lengths.values())
+        return self._emit_for(
+            _ForLoop(
+                where=where,
+                node=node,
+                trips=trips,
+                body=body,
+                body_path=(*path, plan.index, "body"),
+                carried_inputs=[i.name for i in body.input[:states]],
+                carried_outputs=[o.name for o in body.output[:states]],
+                scan_outputs=[o.name for o in body.output[states:]],
+                slices=list(zip((i.name for i in body.input[states:]), operands[states:])),
+            ),
+            operands[:states],
+            block,
+            values,
+        )
+
+    def _emit_for(
+        self,
+        loop: _ForLoop,
+        initial: Sequence[SSAValue],
+        block: Block,
+        values: dict[str, SSAValue],
+    ) -> Sequence[SSAValue]:
+        """``loop`` as `scf.for` from 0 to its trip count carrying its tensors.
+
+        The body's iteration number (an int64 tensor) is built from the
+        induction variable with `arith.index_cast` and
+        `tensor.from_elements` when the body reads it. Each scan output
+        stacks a body value over the iterations: it is carried as a
+        [trips, ...] tensor (zeros at first) that a `ScatterND` writes row
+        `i` of, in place. Each sliced input's row `i` is read with `Gather`.
+        """
+        where, node, body, trips = loop.where, loop.node, loop.body, loop.trips
+        carried = len(loop.carried_inputs)
         result_types: list[Attribute] = []
         for k, name in enumerate(node.output[:carried]):
-            body_output = body.output[k + 1].name
+            body_output = loop.carried_outputs[k]
             advice = (
                 f"it starts as {initial[k].type} and the body gives "
                 f"'{body_output}' {type_text(self.types.get(body_output))}; a carried "
@@ -807,14 +933,11 @@ class _GraphImporter:
             if result_type != initial[k].type:
                 raise OnnxImportError(
                     f"{where}: carried value '{name}' is {result_type} after the loop but "
-                    f"starts as '{node.input[k + 2]}' {initial[k].type}; a carried value "
-                    "needs one static shape"
+                    f"starts as '{node.input[len(node.input) - len(initial) + k]}' "
+                    f"{initial[k].type}; a carried value needs one static shape"
                 )
             result_types.append(result_type)
-        # Scan outputs: each stacks a body value over the iterations. It is
-        # carried as a [trips, ...] tensor (zeros at first) that a ScatterND
-        # writes row `i` of, in place.
-        scans = [o.name for o in body.output[carried + 1 :]]
+        scans = loop.scan_outputs
         scan_infos = [self.info_of(n, f"scan output of {where}") for n in scans]
         stacked = [TensorInfo(info.element_type, (trips, *info.shape)) for info in scan_infos]
         for name, info in zip(node.output[carried:], stacked):
@@ -824,6 +947,7 @@ class _GraphImporter:
                     f"{where}: scan output '{name}' is {declared.tensor_type}, but "
                     f"{trips} iterations stack {info.tensor_type}"
                 )
+        initial = list(initial)
         for name, info in zip(node.output[carried:], stacked):
             zeros = arith.ConstantOp(
                 DenseIntOrFPElementsAttr(
@@ -833,41 +957,50 @@ class _GraphImporter:
             )
             zeros.result.name_hint = sanitize_name(name) + "_zeros"
             block.add_op(zeros)
-            initial = [*initial, zeros.result]
+            initial.append(zeros.result)
         carried_types = [*result_types, *(info.tensor_type for info in stacked)]
-        body_path = (*path, plan.index, "body")
         body_block = Block(arg_types=[IndexType(), *carried_types])
         body_values = dict(values)
         induction = body_block.args[0]
         induction.name_hint = "iteration"
-        iteration = body.input[0].name
-        for graph_input, argument in zip(body.input[2:], body_block.args[1:]):
-            argument.name_hint = sanitize_name(graph_input.name)
-            body_values[graph_input.name] = argument
+        for name, argument in zip(loop.carried_inputs, body_block.args[1:]):
+            argument.name_hint = sanitize_name(name)
+            body_values[name] = argument
         for name, argument in zip(node.output[carried:], body_block.args[1 + carried :]):
             argument.name_hint = sanitize_name(name) + "_in"
-        live = live_nodes(body, body_path, self.folded)
+        live = live_nodes(body, loop.body_path, self.folded)
+        read = [*(n for _, inner in live for n in inner.input), *names_read_inside(live)]
+        reads_iteration = loop.iteration is not None and loop.iteration in read
         iteration_i64: SSAValue | None = None
-        if scans or iteration in [
-            *(n for _, inner in live for n in inner.input),
-            *names_read_inside(live),
-        ]:
+        if scans or loop.slices or reads_iteration:
             cast = arith.IndexCastOp(induction, i64)
             cast.result.name_hint = "iteration_i64"
             body_block.add_op(cast)
             iteration_i64 = cast.result
-        if iteration_i64 is not None and iteration in [
-            *(n for _, inner in live for n in inner.input),
-            *names_read_inside(live),
-        ]:
-            info = self.info_of(iteration, f"iteration number of {where}")
+        if loop.iteration is not None and reads_iteration:
+            assert iteration_i64 is not None
+            info = self.info_of(loop.iteration, f"iteration number of {where}")
             number = tensor.FromElementsOp(iteration_i64, result_type=info.tensor_type)
-            number.result.name_hint = sanitize_name(iteration)
+            number.result.name_hint = sanitize_name(loop.iteration)
             body_block.add_op(number)
-            body_values[iteration] = number.result
+            body_values[loop.iteration] = number.result
+        if loop.slices:
+            assert iteration_i64 is not None
+            index = tensor.FromElementsOp(iteration_i64, result_type=TensorType(i64, []))
+            index.result.name_hint = "scan_row"
+            body_block.add_op(index)
+            for k, (name, source) in enumerate(loop.slices):
+                info = self.info_of(name, f"scan input slice of {where}")
+                row = self._call(
+                    helper_node("Gather", ["", ""], f"{node.name}/slice{k}", axis=0),
+                    [source, index.result],
+                    info.tensor_type,
+                    body_block,
+                )
+                row.name_hint = sanitize_name(name)
+                body_values[name] = row
 
         def stack_scans(body_values: dict[str, SSAValue]) -> list[SSAValue]:
-            assert iteration_i64 is not None or not scans
             rows: list[SSAValue] = []
             for k, (name, info) in enumerate(zip(scans, scan_infos)):
                 stack = body_block.args[1 + carried + k]
@@ -894,16 +1027,15 @@ class _GraphImporter:
                 rows[-1].name_hint = sanitize_name(node.output[carried + k]) + "_next"
             return rows
 
-        outputs = [o.name for o in body.output[1 : carried + 1]]
         self._emit_region(
             body,
-            body_path,
+            loop.body_path,
             body_block,
             body_values,
-            list(zip(outputs, result_types)),
+            list(zip(loop.carried_outputs, result_types)),
             f"{where}: body",
             "the carried value",
-            [*outputs, *scans],
+            [*loop.carried_outputs, *scans],
             stack_scans,
         )
         bounds = [arith.ConstantOp(IntegerAttr(n, IndexType())) for n in (0, trips, 1)]
@@ -911,9 +1043,9 @@ class _GraphImporter:
             bound.result.name_hint = name
         block.add_ops(bounds)
         start, stop, step = bounds
-        loop = scf.ForOp(start, stop, step, initial, Region(body_block))
-        block.add_op(loop)
-        return loop.results
+        for_op = scf.ForOp(start, stop, step, initial, Region(body_block))
+        block.add_op(for_op)
+        return for_op.results
 
     def _call(
         self,
