@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
 import subprocess
 import sys
+import warnings
 from math import prod
 from pathlib import Path
 from typing import Any, cast
@@ -882,3 +884,50 @@ def test_data_dependent_dim_cannot_be_bounded() -> None:
         r"\(\[2,unk__0\] there\): its size depends on data",
     ):
         importer.import_model(model, upper_bounds={"n": 8})
+
+
+@functools.cache
+def _conformance_cases() -> dict[str, Any]:
+    """ONNX's own node conformance cases (built in memory by the `onnx`
+    package), by name; their generators warn about NaN and inf on purpose."""
+    from onnx.backend.test.case.node import collect_testcases
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {case.name: case for case in collect_testcases(None)}
+
+
+def test_every_conformance_case_imports_or_is_refused_cleanly() -> None:
+    """Every one of ONNX's ~1,900 node test models either imports or gets an
+    OnnxImportError (which the CLI prints as one line): never another
+    exception, which would be a traceback."""
+    crashed: list[str] = []
+    for name, case in _conformance_cases().items():
+        try:
+            importer.import_model(case.model)
+        except importer.OnnxImportError:
+            pass
+        except Exception as error:  # noqa: BLE001 - what this test looks for
+            crashed.append(f"{name}: {type(error).__name__}: {error}")
+    assert not crashed, "\n".join(crashed)
+
+
+@pytest.mark.parametrize(
+    "name", ["test_if", "test_scan9_sum", "test_scan9_multi_state", "test_scan9_scalar"]
+)
+def test_control_flow_conformance_cases_run(name: str, tmp_path: Path) -> None:
+    """ONNX's If and Scan conformance models, on their own inputs: planned
+    bit-identical to unplanned, and equal to the outputs ONNX publishes."""
+    from memplan.tools.memplan_run import run_onnx
+
+    case = _conformance_cases()[name]
+    inputs, expected = case.data_sets[0]
+    path = tmp_path / f"{name}.onnx"
+    path.write_bytes(case.model.SerializeToString())
+    names = [i.name for i in case.model.graph.input]
+    [(_, report)] = run_onnx(
+        str(path), "manifest-alloc,insert-kills,usmp", inputs=dict(zip(names, inputs))
+    )
+    assert report.ok, report.format()
+    for output, want in zip(report.planned_outputs, expected):
+        np.testing.assert_allclose(output, want, rtol=1e-6)

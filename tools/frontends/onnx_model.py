@@ -876,17 +876,27 @@ def _fold_into_graph(
     for index, node in enumerate(graph.node):
         if (*path, index) in folded.folded_nodes:
             arrays = [np.asarray(folded.values[n]) for n in node.output if n]
-            if len(arrays) == 1 and arrays[0].size <= SMALL_CONSTANT_ELEMENTS:
+            # Object arrays (sequences, optionals) have no TensorProto form.
+            if (
+                len(arrays) == 1
+                and arrays[0].dtype != object
+                and arrays[0].size <= SMALL_CONSTANT_ELEMENTS
+            ):
                 value = onnx.numpy_helper.from_array(np.asarray(arrays[0], order="C"))
                 node.CopyFrom(onnx.helper.make_node("Constant", [], [node.output[0]], value=value))
             nodes.append(node)
             continue
         for slot, name in enumerate(node.input):
             outer = name in folded.values and folded.defined_in[name] != path
-            if outer and np.asarray(folded.values[name]).size <= SMALL_CONSTANT_ELEMENTS:
+            array = np.asarray(folded.values[name]) if outer else None
+            if (
+                array is not None
+                and array.dtype != object
+                and array.size <= SMALL_CONSTANT_ELEMENTS
+            ):
                 if name not in copies:
                     copies[name] = f"{name}::local{len(copies)}"
-                    value = onnx.numpy_helper.from_array(np.asarray(folded.values[name], order="C"))
+                    value = onnx.numpy_helper.from_array(np.asarray(array, order="C"))
                     nodes.append(onnx.helper.make_node("Constant", [], [copies[name]], value=value))
                 node.input[slot] = copies[name]
         for attribute in node.attribute:
