@@ -19,7 +19,10 @@ class PlanOptions:
     ``preorderings``: ``exact``'s static preorder portfolio, MiniMalloc key
     strings, each letter a descending sort key: W = lifetime width, A = area
     (size x width), T = largest total of the sections the buffer spans,
-    Z = size, C = sections spanned, O = conflicts, L = start, U = end.
+    Z = size, C = sections spanned, O = conflicts, L = start, U = end. The
+    default order puts TWA first: it finishes first on 7 of MiniMalloc's 11
+    challenging problems (TAW on 3, WAT on 1), and the portfolio's first
+    preorder finishes soonest.
     ``exact_max_buffers``: ``auto`` only runs ``exact`` on pools with at most
     this many buffers (building its conflict lists is quadratic).
 
@@ -31,5 +34,5 @@ class PlanOptions:
     seed: int = 0
     iterations: int = 300
     minimize: bool = True
-    preorderings: tuple[str, ...] = ("WAT", "TAW", "TWA")
+    preorderings: tuple[str, ...] = ("TWA", "TAW", "WAT")
     exact_max_buffers: int = 5000
