@@ -446,10 +446,7 @@ class MemoryFunctions(InterpreterFunctions):
         if declaration is None:
             return interpreter.call_op(op.callee, args)
         if all(_shaped_spec(t) is None for t in op.result_types):
-            # Scalar results (a shape function's dims): one 0-d array each.
-            scalars = [np.zeros((), np.int64) for _ in op.results]
-            self._call_kernel(op, declaration, args, scalars)
-            return tuple(int(s) for s in scalars)
+            return tuple(self._scalar_call(op, declaration, args, len(op.results)))
         dims = iter(self._dynamic_dims(interpreter, op, declaration, args))
         if VIEW_ATTR in declaration.attributes:
             return (self._view_call(op, declaration, args, dims),)
@@ -489,8 +486,15 @@ class MemoryFunctions(InterpreterFunctions):
         shape_fn = self._declaration(op, ref)
         if shape_fn is None:
             return [int(d) for d in interpreter.call_op(ref.root_reference.data, args)]
-        scalars = [np.zeros((), np.int64) for _ in shape_fn.function_type.outputs.data]
-        self._call_kernel(op, shape_fn, args, scalars)
+        return self._scalar_call(op, shape_fn, args, len(shape_fn.function_type.outputs.data))
+
+    def _scalar_call(
+        self, op: Operation, declaration: func.FuncOp, args: PythonValues, count: int
+    ) -> list[int]:
+        """Call the kernel of ``declaration`` (a shape function: scalar
+        results) with one 0-d array per result to fill; their values."""
+        scalars = [np.zeros((), np.int64) for _ in range(count)]
+        self._call_kernel(op, declaration, args, scalars)
         return [int(s) for s in scalars]
 
     def _view_call(

@@ -412,7 +412,37 @@ def run_onnx(
             for dims in [i.type.tensor_type.shape.dim]
         ]
         runs = _dim_runs(symbolic, upper_bounds, dim_values or {})
-    kernels = kernels or default_kernels()
+    return _run_series(
+        module,
+        pipeline,
+        runs,
+        inputs=inputs,
+        seed=seed,
+        kernels=kernels or default_kernels(),
+        globals_data=global_data(module, constants),
+        reference=partial(reference_run, model, names) if reference else None,
+        atol=atol,
+        rtol=rtol,
+        show_progress=show_progress,
+    )
+
+
+def _run_series(
+    module: ModuleOp,
+    pipeline: str,
+    runs: Sequence[tuple[str, Mapping[str, tuple[int, ...]]]],
+    *,
+    inputs: Mapping[str, np.ndarray] | None,
+    seed: int,
+    kernels: KernelRegistry,
+    globals_data: Mapping[str, np.ndarray],
+    reference: Callable[[Sequence[np.ndarray]], Sequence[np.ndarray]] | None,
+    atol: float,
+    rtol: float,
+    show_progress: bool,
+) -> list[tuple[str, RunReport]]:
+    """Plan ``module`` once, then run and compare it per (label, input
+    shapes) of ``runs``; ``reference`` maps the arguments to its outputs."""
     planned = _plan_with_progress(module, pipeline, show_progress)
     reports: list[tuple[str, RunReport]] = []
     for label, shapes in runs:
@@ -422,8 +452,8 @@ def run_onnx(
             planned,
             arguments,
             kernels=kernels,
-            globals_data=global_data(module, constants),
-            reference=partial(reference_run, model, names, arguments) if reference else None,
+            globals_data=globals_data,
+            reference=partial(reference, arguments) if reference else None,
             atol=atol,
             rtol=rtol,
             show_progress=show_progress,
@@ -507,24 +537,19 @@ def run_tflite(
             for tensor in (subgraph.tensors[t] for t in subgraph.inputs)
         ]
         runs = _dim_runs(dims, symbols, dim_values or {})
-    kernels = kernels or default_kernels()
-    planned = _plan_with_progress(module, pipeline, show_progress)
-    reports: list[tuple[str, RunReport]] = []
-    for label, shapes in runs:
-        arguments = make_inputs(module, seed, inputs, shapes)
-        report = _run_compare(
-            module,
-            planned,
-            arguments,
-            kernels=kernels,
-            globals_data=globals_data,
-            reference=partial(tflite_reference_run, model_path, arguments) if reference else None,
-            atol=atol,
-            rtol=rtol,
-            show_progress=show_progress,
-        )
-        reports.append((label, report))
-    return reports
+    return _run_series(
+        module,
+        pipeline,
+        runs,
+        inputs=inputs,
+        seed=seed,
+        kernels=kernels or default_kernels(),
+        globals_data=globals_data,
+        reference=partial(tflite_reference_run, model_path) if reference else None,
+        atol=atol,
+        rtol=rtol,
+        show_progress=show_progress,
+    )
 
 
 def tflite_reference_run(model_path: str, arguments: Sequence[np.ndarray]) -> list[np.ndarray]:

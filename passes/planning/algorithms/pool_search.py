@@ -92,6 +92,7 @@ class PoolSearch:
         self.alignments = list(alignments)
         self.pinned = [b.pinned_offset for b in buffers]
         self.preorderings = list(preorderings) or ["WAT"]
+        self.heuristic = self.preorderings[0]
         self.conflicts = self._conflicts()
         self._sections()
         self._section_weights()
