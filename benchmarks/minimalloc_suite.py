@@ -33,6 +33,7 @@ import argparse
 import os
 import random
 import resource
+import signal
 import statistics
 import subprocess
 import sys
@@ -101,11 +102,15 @@ def _run(
         *argv,
     ]
     started = time.perf_counter()
-    with subprocess.Popen(limited, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as process:
+    # A session of its own: on a timeout the whole group goes (killing only
+    # `time` would leave the solver running, and loading every later run).
+    with subprocess.Popen(
+        limited, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+    ) as process:
         try:
             _, status, _ = _wait(process, timeout)
         except subprocess.TimeoutExpired:
-            process.kill()
+            os.killpg(process.pid, signal.SIGKILL)
             process.wait()
             return Run(timeout, 0.0, False, None, "timeout")
     seconds = time.perf_counter() - started
