@@ -441,23 +441,25 @@ def _run_series(
     rtol: float,
     show_progress: bool,
 ) -> list[tuple[str, RunReport]]:
-    """Plan ``module`` once, then run and compare it per (label, input
-    shapes) of ``runs``; ``reference`` maps the arguments to its outputs."""
+    """Plan a copy of ``module`` once, then per (label, input shapes) of
+    ``runs`` run both on the same inputs and compare them (and the outputs
+    ``reference`` maps the arguments to, computed last). Planning keeps the
+    globals' symbols, so ``globals_data`` serves both runs."""
     planned = _plan_with_progress(module, pipeline, show_progress)
+    names, views = output_names(module), view_kernel_names(module)
     reports: list[tuple[str, RunReport]] = []
     for label, shapes in runs:
         arguments = make_inputs(module, seed, inputs, shapes)
-        report = _run_compare(
-            module,
-            planned,
-            arguments,
-            kernels=kernels,
-            globals_data=globals_data,
-            reference=partial(reference, arguments) if reference else None,
-            atol=atol,
-            rtol=rtol,
-            show_progress=show_progress,
+        unplanned_run, planned_run = (
+            execute(m, arguments, kernels, globals_data, name, show_progress=show_progress)
+            for m, name in ((module, "unplanned run"), (planned, "planned run"))
         )
+        reference_outputs = None
+        if reference is not None:
+            with CliProgress(PROG, enabled=show_progress).running() as progress:
+                progress.set("reference run")
+                reference_outputs = reference(arguments)
+        report = compare(names, unplanned_run, planned_run, reference_outputs, views, atol, rtol)
         reports.append((label, report))
     return reports
 
@@ -581,72 +583,10 @@ def tflite_reference_run(model_path: str, arguments: Sequence[np.ndarray]) -> li
         raise RunError(f"TFLite reference run: {first}") from error
 
 
-def _plan_run_compare(
-    module: ModuleOp,
-    pipeline: str,
-    arguments: Sequence[np.ndarray],
-    *,
-    kernels: KernelRegistry,
-    globals_data: Mapping[str, np.ndarray],
-    reference: Callable[[], Sequence[np.ndarray]] | None,
-    atol: float,
-    show_progress: bool,
-    rtol: float = 0.0,
-) -> RunReport:
-    """Plan a copy of ``module``, run both on ``arguments`` and compare them
-    (and the ``reference`` outputs, computed last). Planning keeps the
-    globals' symbols, so ``globals_data`` serves both runs."""
-    planned = _plan_with_progress(module, pipeline, show_progress)
-    return _run_compare(
-        module,
-        planned,
-        arguments,
-        kernels=kernels,
-        globals_data=globals_data,
-        reference=reference,
-        atol=atol,
-        rtol=rtol,
-        show_progress=show_progress,
-    )
-
-
 def _plan_with_progress(module: ModuleOp, pipeline: str, show_progress: bool) -> ModuleOp:
     with CliProgress(PROG, enabled=show_progress).running() as progress:
         progress.set(f"planning with {pipeline}")
         return plan(module, pipeline)
-
-
-def _run_compare(
-    module: ModuleOp,
-    planned: ModuleOp,
-    arguments: Sequence[np.ndarray],
-    *,
-    kernels: KernelRegistry,
-    globals_data: Mapping[str, np.ndarray],
-    reference: Callable[[], Sequence[np.ndarray]] | None,
-    atol: float,
-    show_progress: bool,
-    rtol: float = 0.0,
-) -> RunReport:
-    """Run ``module`` and its ``planned`` copy on ``arguments`` and compare."""
-    unplanned_run, planned_run = (
-        execute(m, arguments, kernels, globals_data, label, show_progress=show_progress)
-        for m, label in ((module, "unplanned run"), (planned, "planned run"))
-    )
-    reference_outputs = None
-    if reference is not None:
-        with CliProgress(PROG, enabled=show_progress).running() as progress:
-            progress.set("reference run")
-            reference_outputs = reference()
-    return compare(
-        output_names(module),
-        unplanned_run,
-        planned_run,
-        reference_outputs,
-        view_kernel_names(module),
-        atol,
-        rtol,
-    )
 
 
 def reference_run(
@@ -677,21 +617,25 @@ def run_mlir(
     show_progress: bool = False,
 ) -> RunReport | ExecutionResult:
     """Run a parsed module: plan-and-compare with a pipeline, else once."""
-    arguments = make_inputs(module, seed, inputs)
     if pipeline is None:
+        arguments = make_inputs(module, seed, inputs)
         return execute(
             module, arguments, kernels, globals_data, "the run", show_progress=show_progress
         )
-    return _plan_run_compare(
+    [(_, report)] = _run_series(
         module,
         pipeline,
-        arguments,
+        [("", {})],
+        inputs=inputs,
+        seed=seed,
         kernels=kernels,
         globals_data=globals_data,
         reference=None,
         atol=atol,
+        rtol=0.0,
         show_progress=show_progress,
     )
+    return report
 
 
 # ---------------------------------------------------------------------------
