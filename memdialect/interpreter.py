@@ -116,21 +116,39 @@ def kernel_of_shape_function(declaration: func.FuncOp) -> func.FuncOp | None:
     return None
 
 
-def dynamic_result_dims(
-    kernel: func.FuncOp, operand_count: int, shapes: Sequence[Sequence[int]]
-) -> list[int]:
-    """The dims of run-time result ``shapes`` that ``kernel``'s result types
-    leave dynamic, in result then dim order (what its shape function
-    returns). ``kernel`` may be value-semantic or destination-passing (its
-    results the arguments after the first ``operand_count``)."""
+def shape_function_kernel(
+    declaration: func.FuncOp,
+    kernel: func.FuncOp,
+    result_shapes: Callable[[Sequence[Any]], Sequence[Sequence[int]]],
+) -> Kernel:
+    """The kernel of ``declaration``, the shape function of ``kernel``:
+    ``result_shapes`` gives the shapes of the kernel's results on some
+    operands, and the shape function writes the dims the kernel's result
+    types leave dynamic (in result then dim order) into its 0-d outputs.
+    ``kernel`` may be value-semantic or destination-passing (its results the
+    arguments after the shape function's operands)."""
+    operand_count = len(declaration.function_type.inputs.data)
     types = kernel.function_type.outputs.data or kernel.function_type.inputs.data[operand_count:]
-    return [
-        actual
-        for shape, type_ in zip(shapes, types)
-        if isinstance(type_, TensorType | MemRefType)
-        for actual, declared in zip(shape, type_.get_shape())
-        if declared < 0
-    ]
+
+    def shape_function(
+        ins: Sequence[Any], outs: Sequence[np.ndarray], _: Mapping[str, Attribute]
+    ) -> None:
+        dims = [
+            actual
+            for shape, type_ in zip(result_shapes(ins), types)
+            if isinstance(type_, TensorType | MemRefType)
+            for actual, declared in zip(shape, type_.get_shape())
+            if declared < 0
+        ]
+        if len(dims) != len(outs):
+            raise ValueError(
+                f"shape function @{declaration.sym_name.data} has {len(outs)} results, "
+                f"the results of @{kernel.sym_name.data} have {len(dims)} dynamic dims"
+            )
+        for out, dim in zip(outs, dims):
+            out[...] = dim
+
+    return shape_function
 
 
 class ExecutionError(Exception):
@@ -798,8 +816,8 @@ __all__ = [
     "MemoryFunctions",
     "dense_array",
     "digest",
-    "dynamic_result_dims",
     "kernel_of_shape_function",
     "numpy_dtype",
     "run_function",
+    "shape_function_kernel",
 ]

@@ -145,6 +145,7 @@ from memplan.tools.frontends.onnx_model import (
     OnnxImportError,
     TensorInfo,
     at_upper_bounds,
+    constant_trip_count,
     describe_node,
     element_type_for,
     fold_constants,
@@ -787,8 +788,9 @@ class _GraphImporter:
         node = plan.node
         where = describe_node(node, plan.index)
         constants = self.folded.values
+        trips = constant_trip_count(node, self.folded)
         trip_name = node.input[0] if node.input else ""
-        if trip_name not in constants:
+        if trips is None and trip_name not in constants:
             what = f"'{trip_name}' is computed at run time" if trip_name else "is not given"
             raise OnnxImportError(
                 f"{where}: its trip count {what}; only a Loop with a constant trip count "
@@ -796,15 +798,11 @@ class _GraphImporter:
                 "that runs until a condition, would need scf.while, which memplan does "
                 "not import"
             )
-        trips = int(np.asarray(constants[trip_name]).reshape(-1)[0])
-        condition = node.input[1] if len(node.input) > 1 else ""
-        if condition and condition not in constants:
+        if trips is None:
             raise OnnxImportError(
-                f"{where}: its condition '{condition}' is computed at run time; only a "
+                f"{where}: its condition '{node.input[1]}' is computed at run time; only a "
                 "Loop that runs its whole trip count imports (as scf.for)"
             )
-        if condition and not bool(np.asarray(constants[condition]).all()):
-            trips = 0
         [body] = [a.g for a in node.attribute if a.name == "body" and a.HasField("g")] or [None]
         carried = len(initial)
         if body is None or len(body.input) != carried + 2 or len(body.output) < carried + 1:

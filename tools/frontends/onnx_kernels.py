@@ -12,7 +12,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, StringAttr
 from xdsl.ir import Attribute
 
-from memplan.dialect.interpreter import Kernel, dynamic_result_dims, kernel_of_shape_function
+from memplan.dialect.interpreter import Kernel, kernel_of_shape_function, shape_function_kernel
 from memplan.tools.frontends.onnx_import import (
     ONNX_ATTR_PREFIX,
     RESERVED_ONNX_KEYS,
@@ -55,21 +55,9 @@ class OnnxKernelResolver:
             len(kernel.function_type.inputs.data) - operand_count
         )
         run = self._evaluator(kernel)
-
-        def shape_function(
-            ins: Sequence[Any], outs: Sequence[np.ndarray], _: Mapping[str, Attribute]
-        ) -> None:
-            results = run(ins, result_count)
-            dims = dynamic_result_dims(kernel, operand_count, [np.shape(r) for r in results])
-            if len(dims) != len(outs):
-                raise ValueError(
-                    f"shape function @{declaration.sym_name.data} has {len(outs)} results, "
-                    f"the kernel's results have {len(dims)} dynamic dims"
-                )
-            for out, dim in zip(outs, dims):
-                out[...] = dim
-
-        return shape_function
+        return shape_function_kernel(
+            declaration, kernel, lambda ins: [np.shape(r) for r in run(ins, result_count)]
+        )
 
     def _kernel(self, declaration: func.FuncOp) -> Kernel:
         name = declaration.sym_name.data

@@ -719,7 +719,7 @@ def _carried_types(model: Any, folded: FoldedConstants, types: Mapping[str, Any]
                     learned[node.output[k]] = start
             # A scan output stacks its body value over a constant trip count.
             carried = len(node.input) - 2
-            trips = _constant_trip_count(node, folded)
+            trips = constant_trip_count(node, folded)
             for name, body_output in zip(node.output[carried:], body.output[carried + 1 :]):
                 row = _static_dims(types.get(body_output.name))
                 if trips is not None and row is not None:
@@ -729,7 +729,7 @@ def _carried_types(model: Any, folded: FoldedConstants, types: Mapping[str, Any]
     return learned
 
 
-def _constant_trip_count(node: Any, folded: FoldedConstants) -> int | None:
+def constant_trip_count(node: Any, folded: FoldedConstants) -> int | None:
     """The iterations a ``Loop`` runs when its trip count and condition fold."""
     inputs = list(node.input)
     if not inputs or inputs[0] not in folded.values:

@@ -19,7 +19,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, StringAttr
 from xdsl.ir import Attribute
 
-from memplan.dialect.interpreter import Kernel, dynamic_result_dims, kernel_of_shape_function
+from memplan.dialect.interpreter import Kernel, kernel_of_shape_function, shape_function_kernel
 from memplan.tools.frontends.tflite_import import TFLITE_ATTR_PREFIX
 
 Options = Mapping[str, Any]
@@ -273,19 +273,8 @@ class TfliteKernelResolver:
         body = KERNELS.get(options.get("op", ""))
         if body is None:
             return None
-        operand_count = len(declaration.function_type.inputs.data)
-
-        def shape_function(
-            ins: Sequence[Any], outs: Sequence[np.ndarray], attributes: Mapping[str, Attribute]
-        ) -> None:
-            result = np.asarray(body([np.asarray(value) for value in ins], options))
-            dims = dynamic_result_dims(kernel, operand_count, [result.shape])
-            if len(dims) != len(outs):
-                raise ValueError(
-                    f"shape function @{declaration.sym_name.data} has {len(outs)} results, "
-                    f"the kernel's result has {len(dims)} dynamic dims"
-                )
-            for out, dim in zip(outs, dims):
-                out[...] = dim
-
-        return shape_function
+        return shape_function_kernel(
+            declaration,
+            kernel,
+            lambda ins: [np.shape(body([np.asarray(value) for value in ins], options))],
+        )
