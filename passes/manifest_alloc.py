@@ -61,16 +61,10 @@ def _dynamic_byte_size(
         if dim >= 0:
             factor *= dim
     ops: list[Operation] = []
-    size: SSAValue = dims[0]
-    for dim in dims[1:]:
-        product = arith.MuliOp(size, dim)
-        ops.append(product)
-        size = product.result
-    if factor != 1:
-        constant = arith.ConstantOp.from_int_and_width(factor, IndexType())
-        product = arith.MuliOp(size, constant.result)
-        ops.extend((constant, product))
-        size = product.result
+    size: SSAValue | int = dims[0]
+    for dim in [*dims[1:], factor]:
+        size = _index_product(size, dim, ops)
+    assert isinstance(size, SSAValue)
     return ops, size
 
 
