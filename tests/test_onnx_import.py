@@ -349,41 +349,11 @@ def test_graph_attributes_are_rejected() -> None:
 
 
 def _scan_model(**scan_attributes: Any) -> onnx.ModelProto:
-    """A running sum as ONNX ``Scan``: state ``s`` (f32[2]) plus row ``i`` of
-    ``x`` (f32[3, 2]) each iteration; the sums stacked as a scan output."""
-    body = helper.make_graph(
-        [
-            helper.make_node("Add", ["s_in", "x_i"], ["s_out"]),
-            helper.make_node("Mul", ["s_out", "s_out"], ["square"]),
-        ],
-        "body",
-        [
-            helper.make_tensor_value_info("s_in", TensorProto.FLOAT, [2]),
-            helper.make_tensor_value_info("x_i", TensorProto.FLOAT, [2]),
-        ],
-        [
-            helper.make_tensor_value_info("s_out", TensorProto.FLOAT, [2]),
-            helper.make_tensor_value_info("square", TensorProto.FLOAT, [2]),
-        ],
-    )
-    scan = helper.make_node(
-        "Scan", ["s0", "x"], ["s", "squares"], name="scan", body=body, num_scan_inputs=1
-    )
+    """``scan.onnx`` (a running sum), its Scan node given ``scan_attributes``."""
+    model = onnx.load(FIXTURES / "scan.onnx")
     for name, value in scan_attributes.items():
-        scan.attribute.append(helper.make_attribute(name, value))
-    graph = helper.make_graph(
-        [scan],
-        "scan",
-        [
-            helper.make_tensor_value_info("s0", TensorProto.FLOAT, [2]),
-            helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 2]),
-        ],
-        [
-            helper.make_tensor_value_info("s", TensorProto.FLOAT, [2]),
-            helper.make_tensor_value_info("squares", TensorProto.FLOAT, [3, 2]),
-        ],
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        model.graph.node[0].attribute.append(helper.make_attribute(name, value))
+    return model
 
 
 def test_scan_runs_as_scf_for(tmp_path: Path) -> None:

@@ -358,6 +358,18 @@ def test_mlir_input_with_weights_from(tmp_path: Path, capsys: pytest.CaptureFixt
             ["dynamic_batch.onnx"],
             "memplan-run: error: tensor 'x' (graph input) has symbolic dim 'N'",
         ),
+        (
+            ["dynamic_batch.onnx", "--upper-bound", "N=8", "--dim-values", "N=two"],
+            "memplan-run: error: --dim-values 'N=two' must look like SYMBOL=1,32,64",
+        ),
+        (
+            ["dynamic_batch.onnx", "--upper-bound", "N=8", "--dim-values", "M=1"],
+            "memplan-run: error: --dim-values names 'M', which has no --upper-bound",
+        ),
+        (
+            ["dynamic_batch.onnx", "--upper-bound", "N=8", "--dim-values", "N=0"],
+            "memplan-run: error: --dim-values N=0: outside 1..8 (its --upper-bound)",
+        ),
         (["mlp.onnx", "--inputs", "missing.npz"], "memplan-run: error: --inputs missing.npz:"),
         (
             ["mlp.onnx", "--kernels", "missing.py"],
