@@ -14,9 +14,9 @@ and ``pool_assignment`` (which pool each buffer takes) both build on it.
   it, raised to the current offset and to the lowest minimum offset of its
   unplaced buffers) and the total size of its unplaced buffers;
   ``floor + total > C`` anywhere fails the node. Most candidates fail that
-  test before any state changes: the sections where ``offset + total > C``
-  form a range the candidate must span, found by bisection on running
-  maxima. Unplaced buffers whose minimum offset already overflows fail the
+  test before any state changes: a candidate at ``offset`` must span every
+  section where ``offset + total > C`` (the maxima outside its own sections
+  decide). Unplaced buffers whose minimum offset already overflows fail the
   node at once. *Dominance*: no
   buffer is placed at or above the lowest top an unplaced buffer could reach
   (that packing leaves a hole another buffer would fill). *Hatless*: when a
@@ -48,12 +48,12 @@ from __future__ import annotations
 import copy
 import sys
 import time
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections.abc import Generator, Sequence
 from enum import Enum
-from itertools import accumulate, compress, repeat
+from itertools import compress, repeat
 from math import gcd
-from operator import add, gt, mul, neg, sub
+from operator import add, gt, sub
 
 from memplan.passes.planning.intervals import sweep_events
 from memplan.passes.planning.model import (
@@ -91,12 +91,24 @@ class PoolSearch:
         self.sizes = [b.size for b in buffers]
         self.alignments = list(alignments)
         self.pinned = [b.pinned_offset for b in buffers]
+        self.has_pins = any(p is not None for p in self.pinned)
+        self.unaligned = all(a == 1 for a in self.alignments)
         self.preorderings = list(preorderings) or ["WAT"]
         self.heuristic = self.preorderings[0]
         self.conflicts = self._conflicts()
         self._sections()
         self._section_weights()
-        self.span = self.count + 1  # sort keys are min_offset * span + rank
+        # Per buffer: the largest conflict, and the sections its conflicts span.
+        self.largest_conflict = [
+            max(map(self.sizes.__getitem__, others), default=0) for others in self.conflicts
+        ]
+        self.conflict_spans = [
+            (
+                min(map(self.first_section.__getitem__, others), default=0),
+                max(map(self.end_section.__getitem__, others), default=0),
+            )
+            for others in self.conflicts
+        ]
         self.rank = [0] * self.count
         self.nodes = 0
         self.visited = 0
@@ -334,14 +346,13 @@ class PoolSearch:
         for position, index in enumerate(ordering):
             rank[index] = position
         try:
-            return (yield from self._search(ordering, ordering, low, high, 0, 0))
+            return (yield from self._search(ordering, low, high, 0, 0))
         finally:
             for index, old in zip(ordering, saved):
                 rank[index] = old
 
     def _search(
         self,
-        ordering: list[int],
         unplaced: list[int],
         low: int,
         high: int,
@@ -350,10 +361,10 @@ class PoolSearch:
     ) -> Generator[None, None, SearchStatus]:
         """One node: try each unplaced buffer of this partition at its minimum offset.
 
-        ``ordering`` is the partition's preorder (rank -> buffer), ``unplaced``
-        its unplaced buffers in that order; buffers
-        go in order of (minimum offset, rank), never below ``(min_offset,
-        min_rank)``, the position of the previous placement.
+        ``unplaced`` holds the partition's unplaced buffers in preorder
+        (rank) order; buffers go in order of (minimum offset, rank), never
+        below ``(min_offset, min_rank)``, the position of the previous
+        placement.
         """
         if not unplaced:
             return SearchStatus.FOUND
@@ -369,15 +380,20 @@ class PoolSearch:
         offsets = self.offsets
         min_offsets = self.min_offsets
         sizes = self.sizes
-        span = self.span
-        own_min_offsets = list(map(min_offsets.__getitem__, unplaced))
-        keys = list(
-            map(add, map(mul, own_min_offsets, repeat(span)), map(self.rank.__getitem__, unplaced))
+        rank_of = self.rank
+        # Candidates in order of (minimum offset, rank): ``unplaced`` is in
+        # rank order and the sort is stable.
+        candidates = sorted(unplaced, key=min_offsets.__getitem__)
+        start = bisect_left(candidates, min_offset, key=min_offsets.__getitem__)
+        # Dominance: nothing goes at or above the lowest top an unplaced
+        # buffer can reach. Only buffers sorted before a candidate can reach
+        # below it: a running minimum, seeded by the ones below ``start``.
+        below = candidates[:start]
+        min_height = min(
+            map(add, map(min_offsets.__getitem__, below), map(sizes.__getitem__, below)),
+            default=_PLACED,
         )
-        keys.sort()
-        # Dominance: nothing goes at or above the lowest top an unplaced buffer can reach.
-        min_height = min(map(add, own_min_offsets, map(sizes.__getitem__, unplaced)))
-        max_plain = max(map(self.max_weights.__getitem__, unplaced))
+        max_plain = -1  # built on first use
         capacity = self.capacity
         pinned = self.pinned
         floors = self.floors
@@ -387,51 +403,47 @@ class PoolSearch:
         first_section = self.first_section
         end_section = self.end_section
         solution = self.solution
-        floor_key = min_offset * span + min_rank
-        # Section data of this partition, with prefix and suffix maxima so that
-        # each candidate's check only recomputes the sections it lives in.
-        part_totals = totals[low:high]
-        part_values = list(map(add, floors[low:high], part_totals))
         # Every section already satisfies floor + total <= capacity (checked
         # when its floor or total last changed). A candidate at ``offset`` can
         # only keep offset + total <= capacity in the *critical* sections
-        # (total > capacity - offset) by covering all of them, and those form
-        # a range found by bisection on running maxima from either side.
-        total_prefix = list(accumulate(part_totals, max))
-        negated_suffix = list(accumulate(map(neg, reversed(part_totals)), min))[::-1]
+        # (total > capacity - offset) by covering all of them: the largest
+        # total outside its own sections must stay at or below capacity - offset.
+        part_totals = totals[low:high]
         width = high - low
-        max_total = total_prefix[-1]
-        critical_offset = -1
-        critical_low = width
-        critical_high = -1
-        for key in keys[bisect_left(keys, floor_key) :]:
-            offset = key // span
+        max_total = max(part_totals)
+        for index in candidates[start:]:
+            offset = min_offsets[index]
             if offset >= min_height:
                 break
-            if offset + max_total - max_plain > capacity:
-                break  # every later candidate sits at least this high
-            if offset != critical_offset:
-                critical_offset = offset
-                threshold = capacity - offset
-                critical_low = bisect_right(total_prefix, threshold)
-                critical_high = bisect_left(negated_suffix, -threshold) - 1
-            rank = key - offset * span
-            index = ordering[rank]
+            size = sizes[index]
+            top = offset + size
+            if top < min_height:
+                min_height = top
+            if offset + max_total > capacity:
+                if max_plain < 0:
+                    max_plain = max(map(self.max_weights.__getitem__, unplaced))
+                if offset + max_total - max_plain > capacity:
+                    break  # every later candidate sits at least this high
+            rank = rank_of[index]
+            if offset == min_offset and rank < min_rank:
+                continue
             first = first_section[index]
             last = end_section[index]
-            if critical_low < width and (first - low > critical_low or last - low <= critical_high):
+            inner_low = first - low
+            inner_high = last - low
+            # Sections outside this candidate's must keep offset + total <= capacity.
+            if offset + max_total > capacity and (
+                (inner_low and offset + max(part_totals[:inner_low]) > capacity)
+                or (inner_high < width and offset + max(part_totals[inner_high:]) > capacity)
+            ):
                 continue
             if pinned[index] is not None and offset != pinned[index]:
                 continue
-            size = sizes[index]
-            top = offset + size
             plain = plain_sizes[index]
             weights = section_weights[index]
             # Own sections: floors rise to this top, totals lose its size.
-            inner_low = first - low
-            inner_high = last - low
             if weights is None:
-                inner_value = max(part_values[inner_low:inner_high])
+                inner_value = max(map(add, floors[first:last], totals[first:last]))
                 raised = top + max(part_totals[inner_low:inner_high])
                 if (inner_value if inner_value > raised else raised) - plain > capacity:
                     continue
@@ -448,7 +460,7 @@ class PoolSearch:
                 continue
             offsets[index] = offset
             solution[index] = offset
-            changed, hatless, failed = self._lift_conflicts(index, top)
+            lifted, lifted_from, lifted_to, hatless, failed = self._lift_conflicts(index, top)
             status = SearchStatus.NOT_FOUND
             if not failed:
                 # A placed buffer no longer bounds any section's floor from below.
@@ -464,12 +476,11 @@ class PoolSearch:
                 # Unallocated floor: a section's floor is at least the lowest
                 # minimum offset of its unplaced buffers.
                 raised_floors: list[int] = []
-                if changed:
-                    failed = self._raise_floors(changed[::2], raised_floors)
+                if lifted:
+                    failed = self._raise_floors(index, lifted_to, raised_floors)
                 if not failed:
                     position = unplaced.index(index)
                     status = yield from self._descend(
-                        ordering,
                         unplaced[:position] + unplaced[position + 1 :],
                         low,
                         high,
@@ -485,7 +496,7 @@ class PoolSearch:
                 elif weights is not None:
                     totals[first:last] = list(map(add, totals[first:last], weights))
                 min_offsets[index] = own_min_offset
-            _undo(min_offsets, changed)
+            _assign(min_offsets, lifted, lifted_from)
             offsets[index] = -1
             if status != SearchStatus.NOT_FOUND:
                 return status
@@ -493,46 +504,53 @@ class PoolSearch:
                 break  # nothing rests on it: its siblings fail the same way
         return SearchStatus.NOT_FOUND
 
-    def _lift_conflicts(self, index: int, top: int) -> tuple[list[int], bool, bool]:
+    def _lift_conflicts(self, index: int, top: int) -> tuple[list[int], list[int], int, bool, bool]:
         """Raise the minimum offsets of ``index``'s unplaced conflicts to ``top``.
 
-        Returns the undo log (``(buffer, old minimum offset)`` pairs, flat),
-        whether no unplaced buffer conflicts with ``index`` (nothing rests
-        on it), and whether a raised buffer no longer fits (then the log
-        stops at that buffer).
+        Returns the lifted buffers and their old minimum offsets (the undo
+        log), the highest new minimum offset (``top`` aligned up), whether
+        no unplaced buffer conflicts with ``index`` (nothing rests on it),
+        and whether a lifted buffer no longer fits (then nothing is changed).
         """
-        offsets = self.offsets
         min_offsets = self.min_offsets
-        alignments = self.alignments
-        pinned = self.pinned
-        sizes = self.sizes
+        conflicts = self.conflicts[index]
+        # Placed buffers hold _PLACED, above any top: only unplaced ones lift.
+        lifted = [other for other in conflicts if min_offsets[other] < top]
+        if not lifted:
+            hatless = min(map(min_offsets.__getitem__, conflicts), default=_PLACED) == _PLACED
+            return lifted, lifted, top, hatless, False
         capacity = self.capacity
-        changed: list[int] = []
-        hatless = True
-        for other in self.conflicts[index]:
-            if offsets[other] >= 0:
-                continue
-            hatless = False
-            if min_offsets[other] >= top:
-                continue
-            changed.append(other)
-            changed.append(min_offsets[other])
-            alignment = alignments[other]
-            lifted = top if alignment == 1 else -(-top // alignment) * alignment
-            min_offsets[other] = lifted
-            pinned_offset = pinned[other]
-            if lifted + sizes[other] > capacity or (
-                pinned_offset is not None and lifted > pinned_offset
+        sizes = self.sizes
+        if self.unaligned:
+            # The largest conflict bounds the check; most often it fits.
+            if top + self.largest_conflict[index] > capacity and (
+                top + max(map(sizes.__getitem__, lifted)) > capacity
             ):
-                return changed, hatless, True
-        return changed, hatless, False
+                return [], [], top, False, True
+            new = [top] * len(lifted)
+        else:
+            new = [
+                top if alignment == 1 else -(-top // alignment) * alignment
+                for alignment in map(self.alignments.__getitem__, lifted)
+            ]
+            if max(map(add, new, map(sizes.__getitem__, lifted))) > capacity:
+                return [], [], top, False, True
+        if self.has_pins:
+            pinned = self.pinned
+            for other, offset in zip(lifted, new):
+                pinned_offset = pinned[other]
+                if pinned_offset is not None and offset > pinned_offset:
+                    return [], [], top, False, True
+        old = list(map(min_offsets.__getitem__, lifted))
+        _assign(min_offsets, lifted, new)
+        return lifted, old, max(new), False, False
 
-    def _raise_floors(self, moved: list[int], raised_floors: list[int]) -> bool:
+    def _raise_floors(self, index: int, lifted_to: int, raised_floors: list[int]) -> bool:
         """Raise section floors to the lowest minimum offset of their unplaced buffers.
 
-        Only the sections spanned by ``moved`` (the buffers just pushed up)
-        can change. The new floor is at most the highest raised minimum
-        offset: where even that plus the section's total fits, no later
+        Only the sections spanned by the conflicts of ``index`` (the buffers
+        just pushed up, to at most ``lifted_to``) can change. The new floor
+        is at most ``lifted_to``: where even that plus the section's total fits, no later
         check could fail on the raised floor (totals only shrink), so the
         exact minimum is only computed where it can prune. Appends
         ``(section, old floor)`` pairs to ``raised_floors``; True when a
@@ -546,9 +564,8 @@ class PoolSearch:
         capacity = self.capacity
         # A superset of the sections is fine: the minimum over unplaced
         # members is a valid floor anywhere.
-        span_low = min(map(self.first_section.__getitem__, moved))
-        span_high = max(map(self.end_section.__getitem__, moved))
-        highest = capacity - max(map(min_offsets.__getitem__, moved))
+        span_low, span_high = self.conflict_spans[index]
+        highest = capacity - lifted_to
         for section in compress(
             range(span_low, span_high),
             map(gt, totals[span_low:span_high], repeat(highest)),
@@ -571,7 +588,6 @@ class PoolSearch:
 
     def _descend(
         self,
-        ordering: list[int],
         unplaced: list[int],
         low: int,
         high: int,
@@ -593,7 +609,7 @@ class PoolSearch:
                 cut_points.append(s + 1)
         try:
             if not cut_points:
-                return (yield from self._search(ordering, unplaced, low, high, offset, rank))
+                return (yield from self._search(unplaced, low, high, offset, rank))
             first_section = self.first_section
             end_section = self.end_section
             bounds = [low] + cut_points + [high]
@@ -636,6 +652,12 @@ def pool_granularity(buffers: Sequence[Buffer], alignments: Sequence[int]) -> in
         if buffer.pinned_offset is not None:
             step = gcd(step, buffer.pinned_offset)
     return max(step, 1)
+
+
+def _assign(values: list[int], positions: list[int], new: list[int]) -> None:
+    """``values[p] = v`` for each pair of ``positions`` and ``new`` (in C: map
+    drives ``__setitem__`` and ``any`` consumes its ``None`` results)."""
+    any(map(values.__setitem__, positions, new))
 
 
 def _undo(values: list[int], log: list[int]) -> None:
