@@ -15,8 +15,8 @@ and ``pool_assignment`` (which pool each buffer takes) both build on it.
   unplaced buffers) and the total size of its unplaced buffers;
   ``floor + total > C`` anywhere fails the node. Most candidates fail that
   test before any state changes: a candidate at ``offset`` must span every
-  section where ``offset + total > C`` (the maxima outside its own sections
-  decide). Unplaced buffers whose minimum offset already overflows fail the
+  section where ``offset + total > C`` (a range, found once per offset).
+  Unplaced buffers whose minimum offset already overflows fail the
   node at once. *Dominance*: no
   buffer is placed at or above the lowest top an unplaced buffer could reach
   (that packing leaves a hole another buffer would fill). *Hatless*: when a
@@ -51,7 +51,7 @@ import time
 from bisect import bisect_left
 from collections.abc import Generator, Sequence
 from enum import Enum
-from itertools import compress, repeat
+from itertools import compress, count, repeat
 from math import gcd
 from operator import add, gt, sub
 
@@ -406,11 +406,14 @@ class PoolSearch:
         # Every section already satisfies floor + total <= capacity (checked
         # when its floor or total last changed). A candidate at ``offset`` can
         # only keep offset + total <= capacity in the *critical* sections
-        # (total > capacity - offset) by covering all of them: the largest
-        # total outside its own sections must stay at or below capacity - offset.
+        # (total > capacity - offset) by covering all of them; they form a
+        # range [critical_low, critical_high], found once per offset.
         part_totals = totals[low:high]
         width = high - low
         max_total = max(part_totals)
+        critical_offset = -1
+        critical_low = width
+        critical_high = -1
         for index in candidates[start:]:
             offset = min_offsets[index]
             if offset >= min_height:
@@ -431,11 +434,18 @@ class PoolSearch:
             last = end_section[index]
             inner_low = first - low
             inner_high = last - low
-            # Sections outside this candidate's must keep offset + total <= capacity.
-            if offset + max_total > capacity and (
-                (inner_low and offset + max(part_totals[:inner_low]) > capacity)
-                or (inner_high < width and offset + max(part_totals[inner_high:]) > capacity)
-            ):
+            if offset != critical_offset:
+                critical_offset = offset
+                threshold = capacity - offset
+                if max_total > threshold:
+                    above = repeat(threshold)
+                    critical_low = next(compress(count(), map(gt, part_totals, above)))
+                    critical_high = (
+                        width - 1 - next(compress(count(), map(gt, reversed(part_totals), above)))
+                    )
+                else:
+                    critical_low = width
+            if critical_low < width and (inner_low > critical_low or inner_high <= critical_high):
                 continue
             if pinned[index] is not None and offset != pinned[index]:
                 continue
