@@ -52,7 +52,7 @@ from xdsl.utils.lexer import Input, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from memplan.dialect.diagnostics import IRLocus, defining_op, error_notes, error_op
-from memplan.tools.version import version_text
+from memplan.tools.version import VersionAction
 
 PassRegistry = Mapping[str, Callable[[], type[ModulePass]]]
 
@@ -74,12 +74,7 @@ class ToolArgumentParser(argparse.ArgumentParser):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.add_argument(
-            "--version",
-            action="version",
-            version=version_text(self.prog),
-            help="print memplan's and xDSL's versions and exit",
-        )
+        self.add_argument("--version", action=VersionAction)
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)

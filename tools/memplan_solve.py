@@ -28,7 +28,7 @@ from memplan.passes.planning.algorithms import ALGORITHMS, PlanOptions, solve
 from memplan.passes.planning.bounds import lower_bound
 from memplan.passes.planning.io import PlanningInputError, format_csv, read_csv_table
 from memplan.passes.planning.validate import validate
-from memplan.tools.version import version_text
+from memplan.tools.version import VersionAction
 
 PROG = "memplan-solve"
 
@@ -51,12 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     # --input is the older spelling of the positional input.
     parser.add_argument("--input", dest="input_option", help=argparse.SUPPRESS)
     parser.add_argument("-o", "--output", help="write the input columns plus 'offset' here")
-    parser.add_argument(
-        "--version",
-        action="version",
-        version=version_text(PROG),
-        help="print memplan's and xDSL's versions and exit",
-    )
+    parser.add_argument("--version", action=VersionAction)
     parser.add_argument(
         "--capacity", type=int, help="pool size in bytes: solve feasibility, not minimisation"
     )
