@@ -73,8 +73,8 @@ from memplan.tools.cli import (
     describe_parse_error,
     normalize_pipeline,
     pass_options_help,
-    version_text,
 )
+from memplan.tools.version import version_text
 
 PROG = "memplan-opt"
 PASS_GROUP_TITLE = "memplan passes"
