@@ -715,13 +715,14 @@ class ManifestAllocPass(ModulePass):
     checked (indices in range, the result no larger than the operand, not on
     a view kernel); a pair with a dynamic result must have one type, and
     then the kernel promises the result's run-time shape is the operand's
-    (the result is carved with the shape function's dims). At a call, result `r` is carved at offset 0 of operand
-    `o`'s storage, with no storage of its own and `memory.inplace_of = o` on
-    its `memory.alloc_tensor`, when that storage was allocated by this pass
-    in the call's block on the same device and none of its tensors or views
-    is used after the call (so the operand is not an argument, a constant, a
-    value returned or yielded, or read later). Sharing never raises the peak
-    of live bytes, so it is on by default.
+    (the result is carved with the shape function's dims). At a call, result
+    `r` is carved at offset 0 of operand `o`'s storage, with no storage of
+    its own and `memory.inplace_of = o` on its `memory.alloc_tensor`, when
+    that storage was allocated by this pass in the call's block on the same
+    device and none of its tensors or views is used after the call (so the
+    operand is not an argument, a constant, a value returned or yielded, or
+    read later). Sharing never raises the peak of live bytes, so it is on by
+    default.
 
     Options:
 

@@ -406,10 +406,16 @@ def run_onnx(
     names = input_names(module)
     runs: list[tuple[str, dict[str, tuple[int, ...]]]] = [("", {})]
     if upper_bounds and inputs is None:
+        # The symbols by name: the module's types only say `?`.
         symbolic = [
-            (i.name, [d.dim_value if d.HasField("dim_value") else d.dim_param for d in dims])
-            for i in graph_inputs(prepare_model(model, input_shapes or {}))
-            for dims in [i.type.tensor_type.shape.dim]
+            (
+                graph_input.name,
+                [
+                    d.dim_value if d.HasField("dim_value") else d.dim_param
+                    for d in graph_input.type.tensor_type.shape.dim
+                ],
+            )
+            for graph_input in graph_inputs(prepare_model(model, input_shapes or {}))
         ]
         runs = _dim_runs(symbolic, upper_bounds, dim_values or {})
     return _run_series(

@@ -130,8 +130,7 @@ def _view_shape_function(name: str, source_type: Attribute, result_type: Attribu
         count = _append(ops, arith.MuliOp(count, index(source_static)))
         count = _append(ops, arith.DivUIOp(count, index(result_static)))
     block.add_ops([*ops, func.ReturnOp(count)])
-    shape_fn = func.FuncOp(name, ([source_type], [IndexType()]), Region(block), "private")
-    return shape_fn
+    return func.FuncOp(name, ([source_type], [IndexType()]), Region(block), "private")
 
 
 def _append(ops: list[Operation], op: Operation) -> SSAValue:

@@ -574,7 +574,7 @@ def import_model_and_constants(
             what,
             inferred.problem,
             advice,
-            bound_types.get(name) if upper_bounds else None,
+            bound_types.get(name),
         )
 
     importer = _GraphImporter(
@@ -999,6 +999,13 @@ class _GraphImporter:
                 body_values[name] = row
 
         def stack_scans(body_values: dict[str, SSAValue]) -> list[SSAValue]:
+            if not scans:
+                return []
+            # One ScatterND index, row i, for every scan output.
+            assert iteration_i64 is not None
+            index = tensor.FromElementsOp(iteration_i64, result_type=TensorType(i64, [1, 1]))
+            index.result.name_hint = "scan_index"
+            body_block.add_op(index)
             rows: list[SSAValue] = []
             for k, (name, info) in enumerate(zip(scans, scan_infos)):
                 stack = body_block.args[1 + carried + k]
@@ -1010,10 +1017,6 @@ class _GraphImporter:
                     view=True,
                 )
                 row.name_hint = sanitize_name(node.output[carried + k]) + "_row"
-                assert iteration_i64 is not None
-                index = tensor.FromElementsOp(iteration_i64, result_type=TensorType(i64, [1, 1]))
-                index.result.name_hint = "scan_index"
-                body_block.add_op(index)
                 rows.append(
                     self._call(
                         helper_node("ScatterND", ["", "", ""], f"{node.name}/scan{k}/write"),
