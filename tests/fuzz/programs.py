@@ -1,31 +1,47 @@
-"""Random valid programs through every planning pipeline, checked three ways.
+"""Random valid programs through every planning pipeline, checked against
+the original program.
 
 ``ProgramGenerator`` writes whole programs in memplan's value-semantic input
-form: a DAG of 5 to ``max_calls`` kernel calls on tensors of random shapes
-and element types (f32, f16, i8, i32, i64), dense constants, view kernels
-(`memory.view`, a reshape), kernels that may write their result over an
-operand of the same type (`memory.inplace`), an ``scf.if`` whose branches call kernels and
-yield a tensor, ``scf.for`` loops with calls inside, a second function
+form: 5 to ``max_calls`` kernel calls on tensors of random shapes and element
+types (f32, f16, i8, i32, i64), dense constants, view kernels (`memory.view`,
+reshapes), kernels whose result may take an operand's bytes
+(`memory.inplace`; the result the operand's type or smaller), the same value
+at several operands, ``scf.if`` (on ``%cond`` or its negation, nested, one or
+two results) whose branches yield kernel results, outer values or views of
+them, ``scf.for`` loops with or without carried tensors (0 to 3 trips,
+yielding the next value, the carried one unchanged or an outer value),
+``scf.while`` loops on an index whose bodies call kernels, a second function
 (planned on its own), and pools: bounded, read-only (`access ro`) and
-unbounded ones with targets.
+unbounded ones with targets. Operands are drawn often from values that
+alias others (region results, views), where manifest-alloc's in-place and
+loop-buffer decisions are hardest.
 
 ``check_program`` runs ``manifest-alloc,insert-kills`` and then each of
 ``usmp``, ``coalesce,usmp``, ``reuse,usmp`` and
-``coalesce{overlap=false},reuse,usmp`` with the given algorithm, and for each
-plan checks:
+``coalesce{overlap=false},reuse,usmp`` with the given algorithm, and
+``schedule,plan`` (the given schedule and algorithm) from the original; for
+each plan it checks:
 
 1. ``verify-plan`` accepts it;
 2. an overlap check written here, from ``plan-report{format=json}`` alone:
    no two storages of one pool that are live together (intervals meet, not
    in different branches of one ``scf.if``) share a byte;
-3. the planned program computes what the unplanned one does: run by the
-   interpreter with memory poisoned at allocation and at every kill, every
-   kernel call reads the same bytes and the outputs are bit-identical, for
-   both values of the ``scf.if`` condition;
+3. the planned program computes what the *original* program does: the
+   original is run by the value-semantic reference interpreter
+   (`memplan.dialect.reference`: immutable arrays, no memory plan), the plan
+   by the interpreter with memory poisoned at allocation and at every kill;
+   every kernel call must read the same bytes (in order; as a multiset after
+   ``schedule``) and the outputs must be bit-identical, for both values of
+   ``%cond``. The unplanned manifest is checked against the original too.
+   The kernels (`contract_kernel`) read the operands a result may not share
+   only after scribbling on the results, so an undeclared alias shows;
 4. when MLIR's ``mlir-opt`` is installed, ``lower-to-memref`` turns the plan
-   into IR that ``mlir-opt --verify-each`` accepts.
+   of one pipeline per program (rotating) into IR that ``mlir-opt
+   --verify-each`` accepts.
 
-    python tests/fuzz/programs.py --programs 5000 --seed 1   # the long campaign
+The usmp algorithms rotate over programs, the schedules over every fifth.
+
+    python tests/fuzz/programs.py --programs 2500 --seed 1   # with --seed 2: the long campaign
     pytest tests/fuzz                                        # a CI-sized sample
 """
 
@@ -47,15 +63,22 @@ from typing import Any
 
 import numpy as np
 
+from memplan.dialect.ops import INPLACE_ATTR
+
+SCHEDULED = "schedule,plan"
+"""The pipeline that reorders calls first: `schedule`, then `plan`, from the original."""
 PIPELINES = [
     "usmp",
     "coalesce,usmp",
     "reuse,usmp",
     "coalesce{overlap=false},reuse,usmp",
+    SCHEDULED,
 ]
+"""What follows `manifest-alloc,insert-kills` (but ``SCHEDULED``, run whole)."""
 MLIR_OPT = shutil.which("mlir-opt", path="/usr/lib/llvm-22/bin") or shutil.which("mlir-opt")
 """MLIR's mlir-opt (Debian's mlir-22-tools), or None: then check 4 is skipped."""
 ALGORITHMS = ["auto", "greedy-by-size", "greedy-by-conflicts", "hill-climb", "exact"]
+SCHEDULES = ["best", "post-order", "list", "dfs", "exact"]
 ELEMENT_TYPES = {
     "f32": np.float32,
     "f16": np.float16,
@@ -74,6 +97,23 @@ class Value:
     @property
     def type(self) -> str:
         return f"tensor<{'x'.join(map(str, self.shape))}x{self.element}>"
+
+    @property
+    def nbytes(self) -> int:
+        return prod(self.shape) * np.dtype(ELEMENT_TYPES[self.element]).itemsize
+
+
+@dataclass
+class Scope:
+    """The values a block may use; ``aliased`` are those that may share
+    bytes with another value (region results, yielded outer values, views):
+    operands drawn from them find the aliasing defects."""
+
+    live: list[Value]
+    aliased: list[Value]
+
+    def inner(self) -> Scope:
+        return Scope(list(self.live), list(self.aliased))
 
 
 @dataclass
@@ -100,10 +140,11 @@ class ProgramGenerator:
         if name is None:
             name = self.signatures[signature] = f"k_{len(self.declarations)}"
             attributes = " attributes {memory.view}" if view else ""
-            same = [i for i, v in enumerate(ins) if v.type == out.type]
-            if not view and same and self.rng.random() < 0.5:
-                # hash_kernel reads every input before writing: in-place safe.
-                pair = f"0, {self.rng.choice(same)}"
+            # In place into any operand at least as large (a smaller result
+            # takes the operand's first bytes).
+            fits = sorted({i for i, v in enumerate(ins) if v.nbytes >= out.nbytes})
+            if not view and fits and self.rng.random() < 0.6:
+                pair = f"0, {self.rng.choice(fits)}"
                 attributes = f" attributes {{memory.inplace = array<i64: {pair}>}}"
             self.declarations[name] = (
                 f"func.func private @{name}({', '.join(v.type for v in ins)}) -> {out.type}"
@@ -127,61 +168,185 @@ class ProgramGenerator:
             self._name("v"), shape or self._shape(), element or self.rng.choice(list(ELEMENT_TYPES))
         )
 
-    def _body(
-        self, lines: list[str], indent: str, live: list[Value], calls: int, allow_regions: bool
-    ) -> None:
+    def _pick(self, scope: Scope) -> Value:
+        """An operand: often an aliased value or a recent one."""
+        roll = self.rng.random()
+        if scope.aliased and roll < 0.35:
+            return self.rng.choice(scope.aliased)
+        if roll < 0.7:
+            return self.rng.choice(scope.live[-6:])
+        return self.rng.choice(scope.live)
+
+    def _smaller(self, like: Value) -> Value:
+        """A result that fits in ``like`` with bytes to spare."""
+        narrower = [e for e in ELEMENT_TYPES if self._itemsize(e) < self._itemsize(like.element)]
+        if narrower and self.rng.random() < 0.5:
+            return self._new(like.shape, self.rng.choice(narrower))
+        count = prod(like.shape)
+        if count > 1:
+            return self._new((self.rng.randint(1, count - 1),), like.element)
+        return self._new(like.shape, like.element)
+
+    @staticmethod
+    def _itemsize(element: str) -> int:
+        return np.dtype(ELEMENT_TYPES[element]).itemsize
+
+    def _kernel_call(self, lines: list[str], indent: str, scope: Scope) -> Value:
+        if not scope.live:
+            ins: list[Value] = []
+        else:
+            ins = [self._pick(scope) for _ in range(self.rng.randint(1, 3))]
+            if len(ins) > 1 and self.rng.random() < 0.2:
+                ins[-1] = ins[0]  # one value at two operands
+        roll = self.rng.random()
+        if ins and roll < 0.45:
+            out = self._new(ins[0].shape, ins[0].element)  # element-wise-like: in place
+        elif ins and roll < 0.6:
+            out = self._smaller(ins[0])
+        else:
+            out = self._new()
+        value = self._call(lines, indent, ins, out)
+        scope.live.append(value)
+        return value
+
+    def _view(self, lines: list[str], indent: str, scope: Scope, source: Value) -> Value:
+        count = prod(source.shape)
+        shape = (count,) if len(source.shape) != 1 or self.rng.random() < 0.5 else (1, count)
+        view = self._call(
+            lines, indent, [source], Value(self._name("v"), shape, source.element), True
+        )
+        scope.live.append(view)
+        if source in scope.aliased or self.rng.random() < 0.5:
+            scope.aliased.append(view)
+        return view
+
+    def _body(self, lines: list[str], indent: str, scope: Scope, calls: int, depth: int) -> None:
         for _ in range(calls):
             choice = self.rng.random()
-            if allow_regions and choice < 0.06:
-                self._if(lines, indent, live)
-                continue
-            if allow_regions and choice < 0.10:
-                self._for(lines, indent, live)
-                continue
-            if choice < 0.16 and live:
-                source = self.rng.choice(live)
-                count = prod(source.shape)
-                flat = Value(self._name("v"), (count,), source.element)
-                live.append(self._call(lines, indent, [source], flat, view=True))
-                continue
-            if choice < 0.22:
+            if depth < 2 and choice < 0.07:
+                self._if(lines, indent, scope, depth)
+            elif depth < 2 and choice < 0.13:
+                self._for(lines, indent, scope, depth)
+            elif depth < 2 and choice < 0.15:
+                self._while(lines, indent, scope, depth)
+            elif choice < 0.22 and scope.live:
+                self._view(lines, indent, scope, self._pick(scope))
+            elif choice < 0.27:
                 value = self._new()
                 literal = "1" if value.element.startswith("i") else "0.5"
                 lines.append(
                     f"{indent}%{value.name} = arith.constant dense<{literal}> : {value.type}"
                 )
-                live.append(value)
-                continue
-            ins = self.rng.sample(live, min(len(live), self.rng.randint(1, 3))) if live else []
-            # An element-wise-like result (an operand's type) now and then,
-            # so that in-place pairs occur.
-            like = ins[0] if ins and self.rng.random() < 0.4 else None
-            out = self._new(like.shape, like.element) if like else self._new()
-            live.append(self._call(lines, indent, ins, out))
+                scope.live.append(value)
+            else:
+                self._kernel_call(lines, indent, scope)
 
-    def _if(self, lines: list[str], indent: str, live: list[Value]) -> None:
-        result = self._new()
-        lines.append(f"{indent}%{result.name} = scf.if %cond -> ({result.type}) {{")
+    def _yielded(self, lines: list[str], indent: str, scope: Scope, like: Value) -> Value:
+        """A value of ``like``'s type to yield from a block: an outer value
+        (an alias), a view of one, or a kernel result."""
+        same = [v for v in scope.live if v.type == like.type]
+        roll = self.rng.random()
+        if same and roll < 0.4:
+            return self.rng.choice(same)
+        flat = [
+            v for v in scope.live if v.element == like.element and prod(v.shape) == prod(like.shape)
+        ]
+        if flat and roll < 0.55 and len(like.shape) == 1:
+            source = self.rng.choice(flat)
+            view = Value(self._name("v"), like.shape, like.element)
+            self._call(lines, indent, [source], view, view=True)
+            return view
+        ins = [self._pick(scope) for _ in range(self.rng.randint(1, 2))] if scope.live else []
+        return self._call(lines, indent, ins, Value(self._name("v"), like.shape, like.element))
+
+    def _condition(self) -> str:
+        return self.rng.choice(("%cond", "%ncond"))
+
+    def _if(self, lines: list[str], indent: str, scope: Scope, depth: int) -> None:
+        templates = [
+            self._pick(scope) if scope.live and self.rng.random() < 0.7 else self._new()
+            for _ in range(self.rng.randint(1, 2))
+        ]
+        results = [Value(self._name("v"), t.shape, t.element) for t in templates]
+        names = ", ".join(f"%{r.name}" for r in results)
+        types = ", ".join(r.type for r in results)
+        lines.append(f"{indent}{names} = scf.if {self._condition()} -> ({types}) {{")
         for branch in range(2):
             if branch:
                 lines.append(f"{indent}}} else {{")
-            inner = list(live)
-            self._body(lines, indent + "  ", inner, self.rng.randint(1, 4), False)
-            out = self._call(
-                lines,
-                indent + "  ",
-                self.rng.sample(inner, min(2, len(inner))),
-                Value(self._name("v"), result.shape, result.element),
+            inner = scope.inner()
+            self._body(lines, indent + "  ", inner, self.rng.randint(0, 3), depth + 1)
+            yielded = [self._yielded(lines, indent + "  ", inner, r) for r in results]
+            lines.append(
+                f"{indent}  scf.yield {', '.join('%' + v.name for v in yielded)} : {types}"
             )
-            lines.append(f"{indent}  scf.yield %{out.name} : {out.type}")
         lines.append(f"{indent}}}")
-        live.append(result)
+        scope.live += results
+        scope.aliased += results
 
-    def _for(self, lines: list[str], indent: str, live: list[Value]) -> None:
-        lines.append(f"{indent}scf.for %i{self._name('')} = %c0 to %c3 step %c1 {{")
-        inner = list(live)
-        self._body(lines, indent + "  ", inner, self.rng.randint(1, 4), False)
+    def _for(self, lines: list[str], indent: str, scope: Scope, depth: int) -> None:
+        step = self._name("i")
+        trips = self.rng.choice(("%c0", "%c1", "%c2", "%c3", "%c3"))
+        if not scope.live or self.rng.random() < 0.3:
+            lines.append(f"{indent}scf.for %{step} = %c0 to {trips} step %c1 {{")
+            self._body(lines, indent + "  ", scope.inner(), self.rng.randint(1, 4), depth + 1)
+            lines.append(f"{indent}}}")
+            return
+        inits = [self._pick(scope) for _ in range(self.rng.randint(1, 2))]
+        carried = [Value(self._name("a"), v.shape, v.element) for v in inits]
+        results = [Value(self._name("v"), v.shape, v.element) for v in inits]
+        iter_args = ", ".join(f"%{c.name} = %{v.name}" for c, v in zip(carried, inits))
+        types = ", ".join(v.type for v in inits)
+        names = ", ".join(f"%{r.name}" for r in results)
+        lines.append(
+            f"{indent}{names} = scf.for %{step} = %c0 to {trips} step %c1 "
+            f"iter_args({iter_args}) -> ({types}) {{"
+        )
+        inner = scope.inner()
+        inner.live += carried
+        inner.aliased += carried
+        self._body(lines, indent + "  ", inner, self.rng.randint(0, 3), depth + 1)
+        yielded: list[Value] = []
+        for value in carried:
+            roll = self.rng.random()
+            if roll < 0.5:
+                # The next value from the carried one (the usual recurrence).
+                ins = [value, *([self._pick(inner)] if self.rng.random() < 0.5 else [])]
+                yielded.append(
+                    self._call(
+                        lines,
+                        indent + "  ",
+                        ins,
+                        Value(self._name("v"), value.shape, value.element),
+                    )
+                )
+            elif roll < 0.6:
+                yielded.append(value)  # carried unchanged
+            else:
+                yielded.append(self._yielded(lines, indent + "  ", inner, value))
+        lines.append(f"{indent}  scf.yield {', '.join('%' + v.name for v in yielded)} : {types}")
         lines.append(f"{indent}}}")
+        scope.live += results
+        scope.aliased += results
+
+    def _while(self, lines: list[str], indent: str, scope: Scope, depth: int) -> None:
+        # manifest-alloc carries tensors through scf.for only: an index loop
+        # whose body computes on the outer values.
+        name, before, after = self._name("w"), self._name("wi"), self._name("wj")
+        bound = self.rng.choice(("%c0", "%c1", "%c2", "%c3"))
+        lines += [
+            f"{indent}%{name} = scf.while (%{before} = %c0) : (index) -> index {{",
+            f"{indent}  %{name}_go = arith.cmpi slt, %{before}, {bound} : index",
+            f"{indent}  scf.condition(%{name}_go) %{before} : index",
+            f"{indent}}} do {{",
+            f"{indent}^bb0(%{after}: index):",
+        ]
+        self._body(lines, indent + "  ", scope.inner(), self.rng.randint(1, 3), depth + 1)
+        lines += [
+            f"{indent}  %{name}_next = arith.addi %{after}, %c1 : index",
+            f"{indent}  scf.yield %{name}_next : index",
+            f"{indent}}}",
+        ]
 
     def _pools(self) -> list[str]:
         pools: list[str] = []
@@ -198,17 +363,20 @@ class ProgramGenerator:
     def _function(self, name: str, calls: int) -> str:
         arguments = [self._new() for _ in range(self.rng.randint(1, 3))]
         lines: list[str] = []
-        live = list(arguments)
-        self._body(lines, "  ", live, calls, True)
-        results = [v for v in live[-self.rng.randint(1, 2) :]]
+        scope = Scope(list(arguments), [])
+        self._body(lines, "  ", scope, calls, 0)
+        results = [
+            self._pick(scope) if self.rng.random() < 0.3 else scope.live[-1]
+            for _ in range(self.rng.randint(1, 2))
+        ]
         params = ", ".join(f"%{v.name}: {v.type}" for v in arguments)
         head = (
             f"func.func @{name}(%cond: i1, {params}) -> ({', '.join(v.type for v in results)}) {{"
         )
         constants = [
-            "  %c0 = arith.constant 0 : index",
-            "  %c1 = arith.constant 1 : index",
-            "  %c3 = arith.constant 3 : index",
+            *(f"  %c{n} = arith.constant {n} : index" for n in range(4)),
+            "  %true = arith.constant true",
+            "  %ncond = arith.xori %cond, %true : i1",
         ]
         ret = (
             f"  func.return {', '.join('%' + v.name for v in results)} : "
@@ -229,13 +397,26 @@ class ProgramGenerator:
 # ---------------------------------------------------------------------------
 
 
-def hash_kernel(
+def contract_kernel(
     ins: Sequence[Any], outs: Sequence[np.ndarray], attributes: Mapping[str, Any]
 ) -> None:
-    """Fill every output with bytes derived from every input's bytes."""
+    """Fill every output with bytes derived from every input's bytes, as
+    adversarially as the kernel contract allows: the operands a result may
+    take in place (`memory.inplace`) are read first, then every output is
+    scribbled over, then the other operands are read. A plan that lets an
+    undeclared operand share an output's bytes (the same value at two
+    operands, an alias) therefore changes the result."""
+    pairs = attributes.get(INPLACE_ATTR)
+    values = pairs.get_values() if pairs is not None else ()
+    shared = sorted(set(values[1::2]))
     seed = hashlib.sha256()
-    for value in ins:
-        seed.update(np.ascontiguousarray(value).tobytes())
+    for index in shared:
+        seed.update(np.ascontiguousarray(ins[index]).tobytes())
+    for out in outs:
+        out.reshape(-1).view(np.uint8)[:] = 0xA5
+    for index, value in enumerate(ins):
+        if index not in shared:
+            seed.update(np.ascontiguousarray(value).tobytes())
     for index, out in enumerate(outs):
         digest = seed.copy()
         digest.update(bytes([index]))
@@ -252,18 +433,18 @@ def _kernels(module: Any) -> Any:
     registry = KernelRegistry()
     for op in module.ops:
         if isinstance(op, func.FuncOp) and op.is_declaration and VIEW_ATTR not in op.attributes:
-            registry.register(op.sym_name.data, hash_kernel)
+            registry.register(op.sym_name.data, contract_kernel)
     return registry
 
 
 def _arguments(function: Any, condition: bool) -> list[Any]:
-    from xdsl.dialects.builtin import MemRefType
+    from xdsl.dialects.builtin import MemRefType, TensorType
 
     values: list[Any] = []
     rng = np.random.default_rng(0)
     for argument in function.body.block.args:
         kind = argument.type
-        if isinstance(kind, MemRefType):
+        if isinstance(kind, MemRefType | TensorType):
             dtype = ELEMENT_TYPES[str(kind.element_type)]
             shape = tuple(kind.get_shape())
             values.append((rng.random(shape) * 10).astype(dtype))
@@ -272,22 +453,29 @@ def _arguments(function: Any, condition: bool) -> list[Any]:
     return values
 
 
-def _run(module: Any, name: str, condition: bool) -> tuple[list[bytes], list[str]]:
+Run = tuple[list[bytes], list[str]]
+"""A run: the outputs' bytes and, per kernel call, its callee and input digests."""
+
+
+def _run(module: Any, name: str, condition: bool, reference: bool = False) -> Run:
+    """``@name`` run by the planned-module interpreter (memory poisoned at
+    allocation and kills), or with ``reference`` by the value-semantic
+    reference interpreter."""
     from xdsl.dialects import func
 
     from memplan.dialect.interpreter import run_function
+    from memplan.dialect.reference import run_reference
 
     function = next(
         op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name
     )
-    result = run_function(
-        module,
-        _arguments(function, condition),
-        kernels=_kernels(module),
-        trace=True,
-        poison=True,
-        name=name,
-    )
+    arguments = _arguments(function, condition)
+    if reference:
+        result = run_reference(module, arguments, kernels=_kernels(module), trace=True, name=name)
+    else:
+        result = run_function(
+            module, arguments, kernels=_kernels(module), trace=True, poison=True, name=name
+        )
     assert result.calls is not None
     reads = [f"{call.callee}:{','.join(call.input_digests)}" for call in result.calls]
     return [np.asarray(o).tobytes() for o in result.outputs], reads
@@ -318,31 +506,65 @@ def _exclusive(a: list[list[int]], b: list[list[int]]) -> bool:
     return any(x[0] == y[0] and x[1] != y[1] for x in a for y in b)
 
 
+def _apply(module: Any, spec: str, verify: bool = True) -> Any:
+    """``module`` after the pipeline ``spec``, verified once at the end (a
+    pass that broke the IR on the way breaks it at the end too, or is
+    caught by the checks)."""
+    from xdsl.passes import PassPipeline
+
+    from memplan.dialect.context import memplan_context
+    from memplan.passes import get_all_passes
+
+    PassPipeline.parse_spec(get_all_passes(), spec).apply(memplan_context(), module)
+    if verify:
+        module.verify()
+    return module
+
+
 def check_program(
     source: str,
     algorithm: str,
     pipelines: Sequence[str] = PIPELINES,
     mlir_opt: str | None = MLIR_OPT,
+    schedule: str = "best",
+    lowered_index: int = 0,
 ) -> list[str]:
-    """Every problem found with ``source`` (empty when it passes)."""
+    """Every problem found with ``source`` (empty when it passes); check 4
+    on the plan of ``pipelines[lowered_index]`` only (``mlir-opt`` is slow
+    to start: the campaign rotates it over the pipelines)."""
     from xdsl.utils.exceptions import DiagnosticException, PassFailedException
 
     from memplan.passes.plan_report import REPORT_WRITERS, gather_report
-    from memplan_testing import parse_module, print_module, run_passes
+    from memplan_testing import parse_module, print_module
 
     problems: list[str] = []
-    base = run_passes(parse_module(source, verify=True), "manifest-alloc,insert-kills")
+    original = parse_module(source, verify=True)
     names = [n for n in ("main", "other") if f"func.func @{n}(" in source]
-    expected = {(n, c): _run(base, n, c) for n in names for c in (False, True)}
+    runs = [(n, c) for n in names for c in (False, True)]
+    expected = {run: _run(original, *run, reference=True) for run in runs}
+    base = _apply(original.clone(), "manifest-alloc,insert-kills")
+    for name, condition in runs:
+        if _run(base, name, condition) != expected[name, condition]:
+            problems.append(
+                f"manifest-alloc,insert-kills: @{name} (cond={condition}) differs from the "
+                "original program\n" + print_module(base)
+            )
     for pipeline in pipelines:
         # A short timeout: hill-climb searches until it runs out.
-        options = f"algorithm={algorithm} timeout=0.5"
-        spec = ",".join(
-            f"{step}{{{options}}}" if step in ("usmp", "coalesce") else step
-            for step in pipeline.split(",")
-        )
+        options = f"algorithm={algorithm} timeout=0.2"
+        if pipeline == SCHEDULED:
+            spec, start = (
+                f"schedule{{algorithm={schedule} remarks=false}},plan{{{options}}}",
+                original,
+            )
+        else:
+            spec = ",".join(
+                f"{step}{{{options}}}" if step in ("usmp", "coalesce") else step
+                for step in pipeline.split(",")
+            )
+            start = base
         try:
-            planned = run_passes(base.clone(), spec + ",verify-plan")
+            planned = _apply(start.clone(), spec + ",verify-plan")
         except PassFailedException as error:
             if "fits in none" in str(error) or "has no pool" in str(error):
                 continue  # a bounded pool too small: a diagnostic, not a bug
@@ -353,14 +575,18 @@ def check_program(
             continue
         report = json.loads(REPORT_WRITERS["json"](gather_report(planned)))
         problems += [f"{spec}: {p}" for p in overlaps_from_report(report)]
-        for (name, condition), want in expected.items():
-            if _run(planned, name, condition) != want:
+        for (name, condition), (outputs, reads) in expected.items():
+            got_outputs, got_reads = _run(planned, name, condition)
+            if pipeline == SCHEDULED:
+                # Reordered calls: the same calls reading the same bytes.
+                reads, got_reads = sorted(reads), sorted(got_reads)
+            if (got_outputs, got_reads) != (outputs, reads):
                 problems.append(
-                    f"{spec}: @{name} (cond={condition}) differs from the unplanned run\n"
+                    f"{spec}: @{name} (cond={condition}) differs from the original program\n"
                     + print_module(planned)
                 )
-        if mlir_opt is not None:
-            lowered = print_module(run_passes(planned, "lower-to-memref"))
+        if mlir_opt is not None and pipeline == pipelines[lowered_index % len(pipelines)]:
+            lowered = print_module(_apply(planned, "lower-to-memref", verify=False))
             verified = subprocess.run(
                 [mlir_opt, "--verify-each", "-o", "/dev/null"],
                 input=lowered,
@@ -375,8 +601,9 @@ def check_program(
 def campaign(
     programs: int, seed: int, max_calls: int = 60, progress: bool = False
 ) -> tuple[int, list[str]]:
-    """``programs`` programs from ``seed``; algorithms rotate over programs.
-    With ``progress``, a line every 100 programs."""
+    """``programs`` programs from ``seed``; algorithms rotate over programs,
+    and schedules over every fifth. With ``progress``, a line every 100
+    programs."""
     failures: list[str] = []
     started = time.perf_counter()
     for index in range(programs):
@@ -385,8 +612,13 @@ def campaign(
             print(f"{index} programs, {len(failures)} problems, {elapsed:.0f} s", flush=True)
         source = ProgramGenerator(random.Random(seed * 1_000_003 + index), max_calls).program()
         algorithm = ALGORITHMS[index % len(ALGORITHMS)]
-        for problem in check_program(source, algorithm):
-            failures.append(f"program {index} (seed {seed}, {algorithm}): {problem}\n{source}")
+        schedule = SCHEDULES[index // len(ALGORITHMS) % len(SCHEDULES)]
+        checked = check_program(source, algorithm, schedule=schedule, lowered_index=index)
+        for problem in checked:
+            failures.append(
+                f"program {index} (seed {seed}, {algorithm}, schedule {schedule}): "
+                f"{problem}\n{source}"
+            )
     return programs, failures
 
 
