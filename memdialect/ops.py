@@ -2,8 +2,11 @@
 
 Every op has a pretty form (shown in its docstring) and round-trips through
 the generic form. Verifiers that need the enclosing function or module (pool
-lookups, use after kill, cross-branch uses) live in each op's ``verify_`` so
-that xDSL's verify-after-each-pass checks every pass's output.
+lookups, cross-branch uses) live in each op's ``verify_`` so that xDSL's
+verify-after-each-pass checks every pass's output. Whether a use follows a
+kill on some path is a property of paths, checked once per module by
+``passes/analysis/kill_order.py`` (in ``memplan-opt``'s verification and in
+``verify-plan``), not per kill.
 """
 
 from __future__ import annotations
@@ -56,11 +59,9 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 
 from memplan.dialect.aliases import transitive_aliases, underlying_root
-from memplan.dialect.diagnostics import at_op
 from memplan.dialect.regions import (
     ancestor_in_region,
     common_if,
-    happens_after,
     reachable_blocks,
     symbol_table_of,
 )
@@ -915,7 +916,9 @@ class KillOp(IRDLOperation):
     Killing a storage also ends every tensor carved from it. Killing a value
     twice on one path, killing a function argument, using a value (or a view
     of it) after its kill, and killing inside a loop a value defined outside
-    it are errors.
+    it are errors. The verifier checks the kill alone (an argument, a loop);
+    the paths after it are checked once per module by ``verify_kill_order``
+    (``memplan-opt`` runs it with the verifier, and so does ``verify-plan``).
 
     Example:
 
@@ -935,32 +938,17 @@ class KillOp(IRDLOperation):
         super().__init__(operands=[SSAValue.get(value)])
 
     def verify_(self) -> None:
+        # Only what the kill alone decides: uses and kills on the paths after
+        # it are checked once per module by `verify_kill_order` (linear), which
+        # memplan-opt's verification and verify-plan run.
         value = self.value
-        name = describe(value)
         if isinstance(value, BlockArgument):
             parent = value.block.parent_op()
             if parent is not None and parent.name == "func.func":
-                raise VerifyException(f"cannot kill function argument {name}")
+                raise VerifyException(f"cannot kill function argument {describe(value)}")
         owner = value.owner
         definition_block = owner if isinstance(owner, Block) else owner.parent_block()
         self._verify_not_in_loop(definition_block)
-        for alias in transitive_aliases(value):
-            for use in alias.uses:
-                user = use.operation
-                if user is self or not happens_after(self, user, definition_block):
-                    continue
-                if isinstance(user, KillOp) and user.value is value:
-                    raise at_op(
-                        VerifyException(f"{name} is killed twice on one path"),
-                        user,
-                        (self, "first kill here"),
-                    )
-                what = name if alias is value else f"{describe(alias)} (a view of {name})"
-                raise at_op(
-                    VerifyException(f"{what} is used by {user.name} after its kill"),
-                    user,
-                    (self, f"{name} is killed here"),
-                )
 
     def _verify_not_in_loop(self, definition_block: Block | None) -> None:
         # Walk out from the kill to the op holding the definition: a loop in

@@ -1,7 +1,7 @@
 """Where ops sit in regions and CFGs: the structural queries the verifiers ask.
 
-Used by the ``memory`` ops' verifiers (a kill after a use, a storage used
-across an ``scf.if``) and by the lifetime and value-flow analyses.
+Used by the ``memory`` ops' verifiers (a kill inside a loop, a storage used
+across an ``scf.if``) and by the analyses (kill order, lifetimes, value flow).
 """
 
 from __future__ import annotations
@@ -68,33 +68,3 @@ def reachable_blocks(start: Block, barrier: Block | None = None) -> dict[Block, 
                 if successor is not barrier:
                     work.append(successor)
     return seen
-
-
-def happens_after(kill: Operation, op: Operation, definition_block: Block | None) -> bool:
-    """May ``op`` execute after ``kill`` on some path (within one function)?"""
-    anchor: Operation | None = kill
-    while anchor is not None:
-        region = anchor.parent_region()
-        if region is None:
-            return False
-        other = ancestor_in_region(op, region)
-        if other is not None:
-            if other is anchor:
-                # `op` sits in a sibling region of `anchor` (another branch).
-                return False
-            anchor_block = anchor.parent_block()
-            other_block = other.parent_block()
-            assert anchor_block is not None and other_block is not None
-            assert definition_block is not None
-            reachable = reachable_blocks(anchor_block, definition_block)
-            # Coming back to the defining block redefines the value: its uses
-            # there (all after the definition) see a new, live value.
-            reachable.pop(definition_block, None)
-            if other_block is anchor_block:
-                return anchor.is_before_in_block(other) or anchor_block in reachable
-            return other_block in reachable
-        parent = region.parent_op()
-        if parent is None or parent.name == "func.func":
-            return False
-        anchor = parent
-    return False

@@ -27,6 +27,7 @@ from memplan.passes.analysis import (
     TensorLifetime,
     analyze_function,
 )
+from memplan.passes.planning.intervals import overlapping_live_pairs
 
 OpT = TypeVar("OpT", bound=Operation)
 
@@ -145,7 +146,10 @@ def _fragments(storage: StorageLifetime) -> list[Fragment] | None:
             return None
     tensors = storage.tensors
     buffers = [tensor.buffer() for tensor in tensors]
-    offsets = [tensor.offset for tensor in tensors]
+    offsets: list[int] = []
+    for tensor in tensors:
+        assert tensor.offset is not None  # every tensor is a static use, checked above
+        offsets.append(tensor.offset)
     parent = list(range(len(tensors)))
 
     def find(index: int) -> int:
@@ -154,13 +158,9 @@ def _fragments(storage: StorageLifetime) -> list[Fragment] | None:
             index = parent[index]
         return index
 
-    for i in range(len(tensors)):
-        for j in range(i + 1, len(tensors)):
-            low_i, low_j = offsets[i], offsets[j]
-            assert low_i is not None and low_j is not None
-            shares_bytes = low_i < low_j + buffers[j].size and low_j < low_i + buffers[i].size
-            if shares_bytes and buffers[i].conflicts_with(buffers[j]):
-                parent[find(j)] = find(i)
+    # Tensors that share bytes while they conflict (a sweep, not all pairs).
+    for i, j in overlapping_live_pairs(buffers, offsets):
+        parent[find(j)] = find(i)
     members: dict[int, list[int]] = {}
     for index in range(len(tensors)):
         members.setdefault(find(index), []).append(index)
@@ -173,15 +173,15 @@ def _fragments(storage: StorageLifetime) -> list[Fragment] | None:
         if len(group) == 1:
             # One tensor: exactly its bytes.
             (index,) = group
-            offset = offsets[index]
-            assert offset is not None
-            fragments.append(Fragment([tensors[index]], offset, buffers[index].size, alignment))
+            fragments.append(
+                Fragment([tensors[index]], offsets[index], buffers[index].size, alignment)
+            )
             continue
         step = alignment
         for index in group:
             step = lcm(step, tensors[index].alignment)
-        low = min(offsets[i] for i in group)  # type: ignore[type-var]
-        high = max(offsets[i] + buffers[i].size for i in group)  # type: ignore[operator]
+        low = min(offsets[i] for i in group)
+        high = max(offsets[i] + buffers[i].size for i in group)
         base = low - low % step
         fragments.append(Fragment([tensors[i] for i in group], base, high - base, alignment))
     if len(fragments) < 2:

@@ -8,9 +8,9 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import PassFailedException
+from xdsl.utils.exceptions import PassFailedException, VerifyException
 
-from memplan.dialect.diagnostics import at_op
+from memplan.dialect.diagnostics import at_op, error_notes, error_op
 from memplan.passes.analysis import (
     FunctionLifetimes,
     ModuleLifetimes,
@@ -19,6 +19,7 @@ from memplan.passes.analysis import (
     analyze_module,
 )
 from memplan.passes.analysis.inplace import declared_in_place
+from memplan.passes.analysis.kill_order import verify_kill_order
 from memplan.passes.analysis.symbols import SymbolCache
 from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution
 from memplan.passes.planning.validate import validate
@@ -185,6 +186,9 @@ class VerifyPlanPass(ModulePass):
       (`carried_across_iterations`) is an error: two instances live at once
       cannot share its one place.
 
+    First, no value (or view of it) is used or killed again on a path after
+    its `memory.kill` (`analysis.kill_order`).
+
     Unpinned storages are not checked against pools unless `require-pinned`
     is set, which makes each of them an error. Tensors with a dynamic offset
     or shape, and dynamic-size storages, are skipped.
@@ -202,6 +206,14 @@ class VerifyPlanPass(ModulePass):
     require_pinned: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        try:
+            verify_kill_order(op)
+        except VerifyException as error:
+            # Located at the use or second kill, as memplan-opt's verifier shows it.
+            located = error_op(error)
+            assert located is not None
+            failure = PassFailedException(f"verify-plan: {error}")
+            raise at_op(failure, located, *error_notes(error)) from None
         problems = plan_problems(analyze_module(op), require_pinned=self.require_pinned)
         if not problems:
             return

@@ -494,7 +494,9 @@ class LocatingParser(Parser):
                     and isinstance(owner, Operation)
                     and not isinstance(block.parent_op(), ModuleOp)  # a graph region
                 ):
-                    index = order.setdefault(block, {o: i for i, o in enumerate(block.ops)})
+                    index = order.get(block)
+                    if index is None:  # once per block: the walk stays linear
+                        index = order[block] = {o: i for i, o in enumerate(block.ops)}
                     visible = index[owner] < index[user]
                 if not visible:
                     name = operand.name_hint or "value"

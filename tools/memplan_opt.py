@@ -64,6 +64,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from memplan import passes
 from memplan.dialect.diagnostics import remark_handler
+from memplan.passes.analysis.kill_order import verify_kill_order
 from memplan.tools.cli import (
     CommandLineError,
     LocatingParser,
@@ -300,7 +301,8 @@ class MemplanOptMain(xDSLOptMain):
             specs.append(normalized)
         self.args.passes = ",".join(specs)
         super().setup_pipeline()
-        # Between passes: name the next one for the progress line.
+        # Between passes: verify (xDSL's verifier, then the kill order) and
+        # name the next pass for the progress line.
         verify = self.pipeline.callback
 
         total = len(self.pipeline.passes)
@@ -312,6 +314,9 @@ class MemplanOptMain(xDSLOptMain):
             nonlocal step
             if verify is not None:
                 verify(previous, module, next_pass)
+            if not self.args.disable_verify:
+                # The path checks of `memory.kill`, once per module (linear).
+                verify_kill_order(module)
             if next_pass is not None:
                 step = 1 if previous is None else step + 1
                 self.progress.set(f"{next_pass.name} ({step}/{total})")

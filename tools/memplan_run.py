@@ -86,6 +86,7 @@ from memplan.dialect.interpreter import (
     run_function,
 )
 from memplan.dialect.ops import InvokeOp
+from memplan.passes.analysis.kill_order import verify_kill_order
 from memplan.tools.cli import (
     CommandLineError,
     SourceMap,
@@ -180,6 +181,7 @@ def plan(module: ModuleOp, pipeline: str, ctx: Context | None = None) -> ModuleO
 
     def verify(_previous: ModulePass | None, planned: ModuleOp, _next: ModulePass | None) -> None:
         planned.verify()
+        verify_kill_order(planned)  # as memplan-opt verifies
 
     try:
         pass_pipeline = build_pipeline(

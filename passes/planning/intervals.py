@@ -1,6 +1,8 @@
 """Interval helpers shared by the validator, the bounds and the placers.
 
-``sweep_events`` orders lifetime starts and ends for a sweep over time.
+``sweep_events`` orders lifetime starts and ends for a sweep over time;
+``overlapping_live_pairs`` uses it to find the buffers that are live together
+and share bytes at given offsets.
 
 ``PrefixMaxTree`` answers "which active items in slots ``[0, limit)`` have a
 key above ``threshold``?" in ``O((k + 1) log n)`` for ``k`` answers. With slots
@@ -122,3 +124,37 @@ class StartOrder:
     def limit(self, end: int) -> int:
         """Number of items whose start is ``< end``."""
         return bisect_left(self._starts, end)
+
+
+def overlapping_live_pairs(
+    buffers: Sequence[Buffer], offsets: Sequence[int]
+) -> list[tuple[int, int]]:
+    """Index pairs ``(earlier, later)`` of buffers that conflict (live together,
+    not in different branches of one ``scf.if``) and share bytes at ``offsets``.
+
+    A sweep over time with a ``PrefixMaxTree`` over the buffers ranked by
+    offset standing in for an interval tree on addresses: O((n + k) log n)
+    for ``k`` address-overlapping live pairs. Zero-size buffers occupy no
+    bytes and overlap nothing. Pairs come in sweep order (by the later
+    buffer's start).
+    """
+    sized = [i for i, buffer in enumerate(buffers) if buffer.size > 0]
+    by_offset = sorted(sized, key=lambda i: (offsets[i], i))
+    rank = {index: position for position, index in enumerate(by_offset)}
+    ordered_offsets = [offsets[i] for i in by_offset]
+    tree = PrefixMaxTree(len(sized))
+    pairs: list[tuple[int, int]] = []
+    for _, kind, position in sweep_events(buffers[i] for i in sized):
+        index = sized[position]
+        if not kind:
+            tree.clear(rank[index])
+            continue
+        buffer = buffers[index]
+        top = offsets[index] + buffer.size
+        # Live buffers starting below our top and ending above our offset.
+        for other_rank in tree.report(bisect_left(ordered_offsets, top), offsets[index]):
+            other = by_offset[other_rank]
+            if not buffer.exclusive_with(buffers[other]):
+                pairs.append((other, index))
+        tree.set(rank[index], top)
+    return pairs

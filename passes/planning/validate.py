@@ -1,19 +1,17 @@
 """An independent checker for plans: what is wrong, precisely, and where.
 
 ``validate(problem, solution)`` returns a list of ``Finding``s (empty for a
-valid plan). Overlaps are found by a sweep over time per pool, with a
-``PrefixMaxTree`` over the buffers ranked by offset standing in for an
-interval tree on addresses: O((n + k) log n) for ``k`` address-overlapping
-live pairs, so it scales to 100k buffers.
+valid plan). Overlaps are found by a sweep over time per pool
+(``intervals.overlapping_live_pairs``): O((n + k) log n) for ``k``
+address-overlapping live pairs, so it scales to 100k buffers.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Literal
 
-from memplan.passes.planning.intervals import PrefixMaxTree, sweep_events
+from memplan.passes.planning.intervals import overlapping_live_pairs
 from memplan.passes.planning.model import Buffer, Placement, Problem, Solution
 
 FindingKind = Literal[
@@ -137,40 +135,19 @@ def _check_single(problem: Problem, buffer: Buffer, placement: Placement) -> lis
 
 def _overlaps(pool: str, placed: list[tuple[Buffer, Placement]]) -> list[Finding]:
     """Pairs of conflicting buffers sharing bytes of one pool (time sweep)."""
-    # Zero-size buffers occupy no bytes and can overlap nothing.
-    placed = [(b, p) for b, p in placed if b.size > 0]
-    by_offset = sorted(range(len(placed)), key=lambda i: (placed[i][1].offset, i))
-    rank = [0] * len(placed)
-    for position, index in enumerate(by_offset):
-        rank[index] = position
-    offsets = [placed[i][1].offset for i in by_offset]
-    tree = PrefixMaxTree(len(placed))
-    events = sweep_events(b for b, _ in placed)
+    buffers = [buffer for buffer, _ in placed]
+    offsets = [placement.offset for _, placement in placed]
     findings: list[Finding] = []
-    for _, kind, index in events:
-        if not kind:
-            tree.clear(rank[index])
-            continue
-        buffer, placement = placed[index]
-        top = placement.offset + buffer.size
-        # Live buffers starting below our top and ending above our offset.
-        for other_rank in tree.report(bisect_left(offsets, top), placement.offset):
-            other, other_placement = placed[by_offset[other_rank]]
-            if buffer.exclusive_with(other):
-                continue
-            first, second = sorted(
-                [(other, other_placement), (buffer, placement)], key=lambda bp: bp[0].id
+    for earlier, later in overlapping_live_pairs(buffers, offsets):
+        first, second = sorted([placed[earlier], placed[later]], key=lambda bp: bp[0].id)
+        findings.append(
+            Finding(
+                "overlap",
+                f"buffers {_where(*first)} and {_where(*second)} are live together but share bytes",
+                (first[0].id, second[0].id),
+                pool,
             )
-            findings.append(
-                Finding(
-                    "overlap",
-                    f"buffers {_where(*first)} and {_where(*second)} "
-                    f"are live together but share bytes",
-                    (first[0].id, second[0].id),
-                    pool,
-                )
-            )
-        tree.set(rank[index], top)
+        )
     return findings
 
 

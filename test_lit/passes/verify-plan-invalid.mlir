@@ -143,3 +143,21 @@ func.func @undeclared_in_place(%x: memref<16xf32>) {
 // ERR: error: verify-plan: tensor %a (bytes [0, 64) of storage %s in @undeclared_in_place, live [1, 5)) and tensor %b (bytes [0, 64) of storage %s in @undeclared_in_place, live [3, 5)) are live together but share bytes
 // NOVERIFY: tensor %a
 // PINNED: tensor %a
+
+// -----
+
+// A use after a kill: memplan-opt's verification reports it before any pass
+// runs; with --disable-verify, verify-plan's own kill-order check does, at
+// the use, with a note at the kill.
+func.func private @read(memref<16xf32>)
+func.func @use_after_kill() {
+  %s = memory.alloc_storage : !memory.storage<64>
+  %t = memory.alloc_tensor %s[0] : !memory.storage<64> -> memref<16xf32>
+  memory.kill %t : memref<16xf32>
+  memory.invoke @read ins(%t : memref<16xf32>)
+  func.return
+}
+// ERR: verify-plan-invalid.mlir:[[# @LINE - 3]]:3: error: %t is used by memory.invoke after its kill
+// NOVERIFY: verify-plan-invalid.mlir:[[# @LINE - 4]]:3: error: verify-plan: %t is used by memory.invoke after its kill
+// NOVERIFY: verify-plan-invalid.mlir:[[# @LINE - 6]]:3: note: %t is killed here
+// PINNED: %t is used by memory.invoke after its kill
