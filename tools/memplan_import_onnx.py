@@ -17,8 +17,8 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
+from memplan.tools import launch
 from memplan.tools.cli import ToolArgumentParser
 from memplan.tools.frontends.common import module_text
 from memplan.tools.frontends.onnx_import import (
@@ -27,6 +27,9 @@ from memplan.tools.frontends.onnx_import import (
     upper_bounds_from,
 )
 from memplan.tools.frontends.onnx_model import OnnxImportError
+from memplan.tools.output_file import OutputFile, OutputFileError
+
+PROG = "memplan-import-onnx"
 
 # ---------------------------------------------------------------------------
 # Command line
@@ -35,7 +38,7 @@ from memplan.tools.frontends.onnx_model import OnnxImportError
 
 def build_parser() -> argparse.ArgumentParser:
     parser = ToolArgumentParser(
-        prog="memplan-import-onnx",
+        prog=PROG,
         allow_abbrev=False,
         description="Import an ONNX model as a value-semantic func.func @main for manifest-alloc.",
     )
@@ -70,30 +73,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        module = import_onnx(
-            args.model,
-            input_shapes_from(args.input_shape),
-            args.weights,
-            upper_bounds_from(args.upper_bound),
-        )
-        module.verify()
-    except OnnxImportError as error:
+        # Opened first: an unwritable -o fails before the import, not after.
+        with OutputFile(args.output) as output:
+            module = import_onnx(
+                args.model,
+                input_shapes_from(args.input_shape),
+                args.weights,
+                upper_bounds_from(args.upper_bound),
+            )
+            module.verify()
+            output.stream.write(module_text(module))
+            output.commit()
+    except (OnnxImportError, OutputFileError) as error:
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
         return 1
-    text = module_text(module)
-    if args.output:
-        try:
-            Path(args.output).write_text(text)
-        except OSError as error:
-            print(
-                f"{parser.prog}: error: cannot write {args.output}: {error.strerror}",
-                file=sys.stderr,
-            )
-            return 1
-    else:
-        sys.stdout.write(text)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(launch.run(PROG, main))

@@ -16,17 +16,20 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
+from memplan.tools import launch
 from memplan.tools.cli import ToolArgumentParser
 from memplan.tools.frontends.common import module_text
 from memplan.tools.frontends.tflite_import import import_tflite, parse_upper_bound
 from memplan.tools.frontends.tflite_model import TfliteImportError
+from memplan.tools.output_file import OutputFile, OutputFileError
+
+PROG = "memplan-import-tflite"
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = ToolArgumentParser(
-        prog="memplan-import-tflite",
+        prog=PROG,
         allow_abbrev=False,
         description="Import a TFLite model as a value-semantic func.func @main for manifest-alloc.",
     )
@@ -60,26 +63,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        upper_bounds = dict(parse_upper_bound(spec) for spec in args.upper_bound)
-        module = import_tflite(args.model, args.subgraph, args.inputs_in_arena, upper_bounds)
-        module.verify()
-    except TfliteImportError as error:
+        # Opened first: an unwritable -o fails before the import, not after.
+        with OutputFile(args.output) as output:
+            upper_bounds = dict(parse_upper_bound(spec) for spec in args.upper_bound)
+            module = import_tflite(args.model, args.subgraph, args.inputs_in_arena, upper_bounds)
+            module.verify()
+            output.stream.write(module_text(module))
+            output.commit()
+    except (TfliteImportError, OutputFileError) as error:
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
         return 1
-    text = module_text(module)
-    if args.output:
-        try:
-            Path(args.output).write_text(text)
-        except OSError as error:
-            print(
-                f"{parser.prog}: error: cannot write {args.output}: {error.strerror}",
-                file=sys.stderr,
-            )
-            return 1
-    else:
-        sys.stdout.write(text)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(launch.run(PROG, main))

@@ -31,8 +31,12 @@ code reports whether any failed. ``--verify-diagnostics`` and
 stdout and the exit code is 0.
 
 ``-o FILE`` is written only when the run succeeds: the output goes to a
-temporary file next to FILE that replaces it at the end, so a failed run
-leaves an existing FILE untouched.
+temporary file next to FILE, created before the input is parsed (an
+unwritable FILE fails at once), that replaces it at the end, so a failed or
+interrupted run leaves an existing FILE untouched
+(``memplan.tools.output_file``). So are the ``output=`` options of the
+pipeline's passes checked before any pass runs. Ctrl-C, SIGTERM and SIGHUP
+print ``memplan-opt: interrupted`` (``memplan.tools.launch``).
 """
 
 from __future__ import annotations
@@ -42,13 +46,10 @@ import dataclasses
 import inspect
 import os
 import re
-import stat
 import sys
-import tempfile
 import traceback
 import warnings
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import IO, ClassVar, NoReturn
 
 from xdsl.dialects.builtin import ModuleOp
@@ -65,6 +66,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from memplan import passes
 from memplan.dialect.diagnostics import remark_handler
 from memplan.passes.analysis.kill_order import verify_kill_order
+from memplan.tools import launch
 from memplan.tools.cli import (
     CommandLineError,
     LocatingParser,
@@ -75,6 +77,7 @@ from memplan.tools.cli import (
     normalize_pipeline,
     pass_options_help,
 )
+from memplan.tools.output_file import OutputFile, OutputFileError
 from memplan.tools.version import version_text
 
 PROG = "memplan-opt"
@@ -359,54 +362,13 @@ class MemplanOptMain(xDSLOptMain):
         except ValueError as error:  # "Unrecognized file extension 'txt'"
             raise MemplanOptError(f"{error} (use -f mlir)") from None
 
-    @contextmanager
-    def _output_stream(self) -> Iterator[tuple[IO[str], Callable[[], None]]]:
-        """Yield the output stream and a ``commit`` to call on success.
-
-        For ``-o FILE`` (a regular file or a new one) the stream is a
-        temporary file in FILE's directory; ``commit`` moves it over FILE.
-        Without ``commit`` the temporary file is removed and FILE is left as
-        it was.
-        """
-        path = self.args.output_file
-        if path is None or path == "-":
-            yield sys.stdout, lambda: None
-            return
-        target = os.path.realpath(path)
-        if os.path.exists(target) and not os.path.isfile(target):
-            # /dev/stdout, a FIFO: nothing to replace atomically.
-            try:
-                stream = open(target, "w")
-            except OSError as error:
-                raise MemplanOptError(
-                    f"cannot write output file '{path}': {error.strerror or error}"
-                ) from None
-            with stream:
-                yield stream, lambda: None
-            return
-        directory, name = os.path.split(target)
+    def _open_output(self) -> OutputFile:
+        """The ``-o`` file (or stdout), opened before any chunk runs: an
+        unwritable path fails before the work, not after it."""
         try:
-            handle, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
-        except OSError as error:
-            raise MemplanOptError(
-                f"cannot write output file '{path}': {error.strerror or error}"
-            ) from None
-        committed = False
-
-        def commit() -> None:
-            nonlocal committed
-            stream.close()
-            os.chmod(temporary, _mode_for(target))
-            os.replace(temporary, target)
-            committed = True
-
-        stream = os.fdopen(handle, "w")
-        try:
-            yield stream, commit
-        finally:
-            if not committed:
-                stream.close()
-                os.unlink(temporary)
+            return OutputFile(self.args.output_file)
+        except OutputFileError as error:
+            raise MemplanOptError(str(error)) from None
 
     # ------------------------------------------------------------------
     # Running
@@ -420,23 +382,27 @@ class MemplanOptMain(xDSLOptMain):
         """
         chunks, file_extension = self.prepare_input()
         failed = False
+        output_file: OutputFile | None = None
         try:
-            with self._output_stream() as (output, commit):
-                for index, (chunk, line_offset) in enumerate(chunks):
-                    with chunk:
-                        if index > 0:
-                            output.write("// -----\n")
-                        succeeded = self._run_chunk(chunk, file_extension, line_offset, output)
-                        failed = failed or not succeeded
-                if self.args.shrink:
-                    print("Failure, can't shrink")
-                    return EXIT_USER_ERROR
-                if not failed:
-                    commit()
+            output_file = self._open_output()
+            output = output_file.stream
+            for index, (chunk, line_offset) in enumerate(chunks):
+                with chunk:
+                    if index > 0:
+                        output.write("// -----\n")
+                    succeeded = self._run_chunk(chunk, file_extension, line_offset, output)
+                    failed = failed or not succeeded
+            if self.args.shrink:
+                print("Failure, can't shrink")
+                return EXIT_USER_ERROR
+            if not failed:
+                output_file.commit()
         except ShrinkException:
             print("Success, can shrink")
             return 0
         finally:
+            if output_file is not None:
+                output_file.discard()
             for chunk, _ in chunks:
                 chunk.close()
         return EXIT_USER_ERROR if failed else 0
@@ -493,16 +459,6 @@ class MemplanOptMain(xDSLOptMain):
         print(message, file=sys.stderr)
 
 
-def _mode_for(target: str) -> int:
-    """Permissions for the new ``target``: the old file's, else the umask's."""
-    try:
-        return stat.S_IMODE(os.stat(target).st_mode)
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
-
-
 def describe_error(error: BaseException) -> str | None:
     """The diagnostic for a user error without an op to point at, or None if
     ``error`` is a bug. (Verifier and pass errors go through ``SourceMap``.)"""
@@ -533,9 +489,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exit_request:  # --help, --version
         code = exit_request.code
         return code if isinstance(code, int) else 0 if code is None else 1
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as error:
+        return launch.interrupted(PROG, error)
     except BrokenPipeError:
         # The reader went away (`memplan-opt ... | head`); stay quiet.
         sys.stdout = open(os.devnull, "w")
@@ -555,4 +510,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(launch.run(PROG, main))

@@ -87,6 +87,7 @@ from memplan.dialect.interpreter import (
 )
 from memplan.dialect.ops import InvokeOp
 from memplan.passes.analysis.kill_order import verify_kill_order
+from memplan.tools import launch
 from memplan.tools.cli import (
     CommandLineError,
     SourceMap,
@@ -121,6 +122,7 @@ from memplan.tools.frontends.tflite_import import parse_upper_bound as parse_tfl
 from memplan.tools.frontends.tflite_kernels import TfliteKernelResolver
 from memplan.tools.frontends.tflite_model import TfliteImportError, read_subgraph
 from memplan.tools.frontends.tflite_model import load_model as load_tflite
+from memplan.tools.output_file import OutputFile, OutputFileError
 from memplan.tools.run_compare import (
     RunReport,
     compare,
@@ -752,19 +754,17 @@ def _load_npz(path: str | None) -> dict[str, np.ndarray] | None:
         raise RunError(f"--inputs {path}: {error}") from error
 
 
-def _save_outputs(path: str | None, names: Sequence[str], outputs: Sequence[Any]) -> None:
-    if path is None:
+def _save_outputs(save: OutputFile | None, names: Sequence[str], outputs: Sequence[Any]) -> None:
+    if save is None:
         return
-    try:
-        arrays = {name: np.asarray(value) for name, value in zip(names, outputs)}
-        # numpy's stubs take the first keyword for allow_pickle.
-        np.savez(path, **arrays)  # pyright: ignore[reportArgumentType]
-    except OSError as error:
-        raise RunError(f"--save-outputs {path}: {error.strerror}") from error
+    arrays = {name: np.asarray(value) for name, value in zip(names, outputs)}
+    # numpy's stubs take the first keyword for allow_pickle.
+    np.savez(save.stream, **arrays)  # pyright: ignore[reportArgumentType]
+    save.commit()
 
 
 def _write_reports(
-    reports: Sequence[tuple[str, RunReport]], out: TextIO, save_outputs: str | None
+    reports: Sequence[tuple[str, RunReport]], out: TextIO, save_outputs: OutputFile | None
 ) -> int:
     """Print each run's report (labelled when there are sizes); save the
     last run's outputs (at the bounds); 0 if every run passed."""
@@ -775,7 +775,7 @@ def _write_reports(
     return 0 if all(r.ok for _, r in reports) else 1
 
 
-def _main(args: argparse.Namespace, out: TextIO) -> int:
+def _main(args: argparse.Namespace, out: TextIO, save_outputs: OutputFile | None) -> int:
     show_progress = sys.stderr.isatty()
     npz = _load_npz(args.inputs)
     kernels = default_kernels(args.kernels)
@@ -796,7 +796,7 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
             kernels=kernels,
             show_progress=show_progress,
         )
-        return _write_reports(reports, out, args.save_outputs)
+        return _write_reports(reports, out, save_outputs)
     elif args.input.endswith(".onnx"):
         pipeline = args.pipeline or DEFAULT_PIPELINE
         out.write(f"{args.input}: pipeline {pipeline}\n")
@@ -814,7 +814,7 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
             kernels=kernels,
             show_progress=show_progress,
         )
-        return _write_reports(reports, out, args.save_outputs)
+        return _write_reports(reports, out, save_outputs)
     else:
         try:
             text = Path(args.input).read_text()
@@ -843,27 +843,34 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
                     f"{name}: {array.dtype}[{','.join(str(d) for d in array.shape)}] "
                     f"sum {float(array.astype(np.float64).sum()):.6g}\n"
                 )
-            _save_outputs(args.save_outputs, names, result.outputs)
+            _save_outputs(save_outputs, names, result.outputs)
             return 0
         out.write(f"{args.input}: pipeline {args.pipeline}\n")
         report = result
     out.write(report.format() + "\n")
-    _save_outputs(args.save_outputs, names, report.planned_outputs)
+    _save_outputs(save_outputs, names, report.planned_outputs)
     return 0 if report.ok else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    save: OutputFile | None = None
     try:
-        return _main(args, sys.stdout)
+        # Opened first: an unwritable -o fails before the run, not after it.
+        if args.save_outputs is not None:
+            save = OutputFile(args.save_outputs, binary=True)
+        return _main(args, sys.stdout, save)
     except LocatedRunError as error:
         print(error, file=sys.stderr)
         return 1
-    except (RunError, OnnxImportError, TfliteImportError) as error:
+    except (RunError, OnnxImportError, TfliteImportError, OutputFileError) as error:
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
         return 1
+    finally:
+        if save is not None:
+            save.discard()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(launch.run(PROG, main))

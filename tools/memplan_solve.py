@@ -17,17 +17,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 import time
-from pathlib import Path
+from contextlib import ExitStack
 from typing import NoReturn
 
 from memplan.passes.planning.algorithms import ALGORITHMS, PlanOptions, solve
 from memplan.passes.planning.bounds import lower_bound
 from memplan.passes.planning.io import PlanningInputError, format_csv, read_csv_table
 from memplan.passes.planning.validate import validate
+from memplan.tools import launch
+from memplan.tools.output_file import OutputFile, OutputFileError
 from memplan.tools.version import VersionAction
 
 PROG = "memplan-solve"
@@ -66,21 +66,9 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same directory."""
-    directory = path.parent if str(path.parent) else Path(".")
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
-    try:
-        with os.fdopen(handle, "w") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
-def run(argv: list[str] | None) -> int:
-    """Parse ``argv``, solve, report; return the exit status (raises ``UsageError``)."""
+def run(argv: list[str] | None, cleanup: ExitStack) -> int:
+    """Parse ``argv``, solve, report; return the exit status (raises ``UsageError``).
+    ``cleanup`` closes the output file (removing it unless it was committed)."""
     args = _parser().parse_args(argv)
     if args.input is not None and args.input_option is not None:
         raise UsageError("give the input once: as an argument or with --input")
@@ -100,6 +88,13 @@ def run(argv: list[str] | None) -> int:
     except PlanningInputError as error:
         raise UsageError(str(error)) from None
     problem = table.problem
+    output = None
+    if args.output:
+        try:
+            # Opened before the search: an unwritable path fails at once.
+            output = cleanup.enter_context(OutputFile(args.output))
+        except OutputFileError as error:
+            raise UsageError(str(error)) from None
 
     started = time.perf_counter()
     options = PlanOptions(timeout=args.timeout, minimize=args.capacity is None)
@@ -114,11 +109,9 @@ def run(argv: list[str] | None) -> int:
     findings = validate(problem, solution) if args.validate and complete else []
     valid = solved and not findings
 
-    if valid and args.output:
-        try:
-            _write_atomically(Path(args.output), format_csv(problem, solution, table))
-        except OSError as error:
-            raise UsageError(f"{args.output}: cannot write: {error.strerror}") from None
+    if valid and output is not None:
+        output.stream.write(format_csv(problem, solution, table))
+        output.commit()
 
     for finding in findings:
         print(f"{PROG}: invalid plan: {finding.message}", file=sys.stderr)
@@ -155,14 +148,12 @@ def run(argv: list[str] | None) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``memplan-solve`` console script."""
     try:
-        return run(argv)
+        with ExitStack() as cleanup:
+            return run(argv, cleanup)
     except UsageError as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"{PROG}: error: interrupted", file=sys.stderr)
-        return 130
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(launch.run(PROG, main))

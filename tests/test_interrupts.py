@@ -1,0 +1,198 @@
+"""Ctrl-C, SIGTERM and SIGHUP through the installed commands, at two moments:
+right after the interrupt handlers are in place (the tool's modules are
+still loading) and in the middle of the work. Every tool prints one line,
+``<tool>: interrupted``, exits with 128 + the signal's number, leaves its
+``-o`` file as it was and no temporary file beside it.
+
+The inputs are generated large enough that the work lasts several seconds;
+each run is interrupted within about two, so the module takes ~15 s.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+LOADING = "loading"
+WORKING = "working"
+
+pytestmark = pytest.mark.skipif(
+    not Path("/proc/self/status").exists(), reason="reads /proc/<pid>/status (Linux)"
+)
+
+
+def _mlir_chain(path: Path, count: int) -> None:
+    lines = [
+        "func.func private @k(tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>",
+        "func.func @main(%x: tensor<64xf32>) -> tensor<64xf32> {",
+    ]
+    previous = "%x"
+    for i in range(count):
+        lines.append(
+            f"  %v{i} = func.call @k({previous}, %x) "
+            ": (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>"
+        )
+        previous = f"%v{i}"
+    lines += [f"  func.return {previous} : tensor<64xf32>", "}", ""]
+    path.write_text("\n".join(lines))
+
+
+def _onnx_chain(path: Path, count: int) -> None:
+    import onnx
+    from onnx import TensorProto, helper
+
+    nodes = []
+    previous = "x"
+    for i in range(count):
+        nodes.append(helper.make_node("Add", [previous, "x"], [f"v{i}"]))
+        previous = f"v{i}"
+    graph = helper.make_graph(
+        nodes,
+        "chain",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [64])],
+        [helper.make_tensor_value_info(previous, TensorProto.FLOAT, [64])],
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def _tflite_chain(path: Path, count: int) -> None:
+    source = REPO / "tests" / "fixtures" / "tflite" / "make_fixtures.py"
+    spec = importlib.util.spec_from_file_location("tflite_fixtures_interrupts", source)
+    assert spec is not None and spec.loader is not None
+    fixtures = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = fixtures  # dataclasses look their module up
+    spec.loader.exec_module(fixtures)
+    tensors = [fixtures.TensorSpec(f"v{i}", [64], 0) for i in range(count + 1)]
+    operators = [fixtures.OperatorSpec("ADD", [i, 0], [i + 1]) for i in range(count)]
+    subgraph = fixtures.SubgraphSpec(tensors, operators, [0], [count])
+    path.write_bytes(fixtures.build_model([subgraph]))
+
+
+def _csv_problem(path: Path, count: int) -> None:
+    rng = random.Random(1)
+    rows = ["id,lower,upper,size"]
+    for i in range(count):
+        start = rng.randrange(count)
+        rows.append(f"{i},{start},{start + rng.randrange(1, 300)},{rng.randrange(1, 1000)}")
+    path.write_text("\n".join(rows) + "\n")
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Inputs whose work takes seconds (the import of 8,000 nodes, planning
+    1,500 calls, solving 20,000 buffers)."""
+    pytest.importorskip("onnx")
+    pytest.importorskip("tflite")
+    folder = tmp_path_factory.mktemp("slow-inputs")
+    _mlir_chain(folder / "chain.mlir", 1500)
+    _onnx_chain(folder / "chain.onnx", 8000)
+    _tflite_chain(folder / "chain.tflite", 8000)
+    _csv_problem(folder / "problem.csv", 20000)
+    return folder
+
+
+def _caught_signals(pid: int) -> int:
+    """The mask of signals ``pid`` has handlers for (0 once it has exited)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    for line in status.splitlines():
+        if line.startswith("SigCgt:"):
+            return int(line.split()[1], 16)
+    return 0
+
+
+def _wait_for_handlers(process: subprocess.Popen[bytes]) -> None:
+    """Until the tool has installed its SIGTERM handler: the first thing its
+    entry point does, before it imports the tool's modules."""
+    deadline = time.monotonic() + 60
+    while not _caught_signals(process.pid) & (1 << (signal.SIGTERM - 1)):
+        assert process.poll() is None, "the tool ended before it handled signals"
+        assert time.monotonic() < deadline, "no SIGTERM handler after 60 s"
+        time.sleep(0.002)
+
+
+CASES = {
+    "memplan-opt": ["{in}/chain.mlir", "--plan", "-o", "{out}"],
+    "memplan-import-onnx": ["{in}/chain.onnx", "-o", "{out}"],
+    "memplan-import-tflite": ["{in}/chain.tflite", "-o", "{out}"],
+    "memplan-run": ["{in}/chain.onnx", "-o", "{out}"],
+    "memplan-solve": ["{in}/problem.csv", "-o", "{out}"],
+}
+SIGNAL_AT = [
+    ("memplan-opt", signal.SIGINT, LOADING),
+    ("memplan-opt", signal.SIGTERM, WORKING),
+    ("memplan-import-onnx", signal.SIGHUP, LOADING),
+    ("memplan-import-onnx", signal.SIGINT, WORKING),
+    ("memplan-import-tflite", signal.SIGTERM, LOADING),
+    ("memplan-import-tflite", signal.SIGHUP, WORKING),
+    ("memplan-run", signal.SIGINT, LOADING),
+    ("memplan-run", signal.SIGINT, WORKING),
+    ("memplan-solve", signal.SIGHUP, LOADING),
+    ("memplan-solve", signal.SIGTERM, WORKING),
+]
+
+
+@pytest.mark.parametrize(
+    ("tool", "signum", "moment"),
+    SIGNAL_AT,
+    ids=[f"{tool}-{signal.Signals(signum).name}-{moment}" for tool, signum, moment in SIGNAL_AT],
+)
+def test_interrupted_tool_says_so_and_leaves_its_output(
+    inputs: Path, tmp_path: Path, tool: str, signum: int, moment: str
+) -> None:
+    output = tmp_path / "out.file"
+    output.write_text("the previous output\n")
+    argv = [str(BIN / tool)] + [arg.format(**{"in": inputs, "out": output}) for arg in CASES[tool]]
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    try:
+        _wait_for_handlers(process)
+        if moment == WORKING:
+            time.sleep(1.5)
+        process.send_signal(signum)
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert stderr.decode() == f"{tool}: interrupted\n"
+    assert process.returncode == 128 + signum
+    assert b"Traceback" not in stdout  # memplan-run prints a header first
+    assert output.read_text() == "the previous output\n"
+    assert sorted(os.listdir(tmp_path)) == ["out.file"]
+
+
+def test_a_signal_the_parent_ignores_stays_ignored(inputs: Path) -> None:
+    """Under ``nohup`` SIGHUP is ignored: the tool leaves it so (a hang-up
+    does not stop the run) and still handles SIGTERM."""
+    argv = [str(BIN / "memplan-solve"), str(inputs / "problem.csv")]
+    process = subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
+    )
+    try:
+        _wait_for_handlers(process)
+        assert not _caught_signals(process.pid) & (1 << (signal.SIGHUP - 1))
+        process.send_signal(signal.SIGHUP)
+        time.sleep(0.5)
+        assert process.poll() is None
+        process.send_signal(signal.SIGTERM)
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert (process.returncode, stdout, stderr) == (143, b"", b"memplan-solve: interrupted\n")
