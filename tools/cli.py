@@ -52,6 +52,7 @@ from xdsl.utils.lexer import Input, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from memplan.dialect.diagnostics import IRLocus, defining_op, error_notes, error_op
+from memplan.tools.output_file import OutputFileError, check_output_path
 from memplan.tools.version import VersionAction
 
 PassRegistry = Mapping[str, Callable[[], type[ModulePass]]]
@@ -261,11 +262,29 @@ def check_pass_options(pass_class: type[ModulePass], spec: ArgSpec) -> None:
             raise CommandLineError(f"{spec.name}: {shown} {problem}")
 
 
+class _OutputOptionError(CommandLineError):
+    """An ``output=`` path that cannot be written (not about the pipeline's text)."""
+
+
+def _check_output_option(pass_instance: ModulePass) -> None:
+    """A pass's ``output=`` path (``plan-report``) must be writable before any
+    pass runs: a missing directory is an error now, not after the planning."""
+    path = getattr(pass_instance, "output", None)
+    if isinstance(path, str):
+        try:
+            check_output_path(path)
+        except OutputFileError as error:
+            # As the pass words it when it writes, only before the work.
+            raise _OutputOptionError(
+                f"{pass_instance.name}: cannot write '{path}': {error.reason}"
+            ) from None
+
+
 def check_pipeline(
     pipeline: str, available: PassRegistry, origin: str | None = None
 ) -> list[ArgSpec]:
     """The passes of ``pipeline`` (already normalized); ``CommandLineError``
-    if it would not build. ``origin`` (e.g. ``--usmp=...``) prefixes messages."""
+    if it would not build or a pass's ``output=`` path is not writable. ``origin`` (e.g. ``--usmp=...``) prefixes messages."""
     where = f"in {origin}: " if origin else ""
     try:
         specs = list(parse_pipeline(pipeline))
@@ -281,7 +300,10 @@ def check_pipeline(
         pass_class = available[spec.name]()
         try:
             check_pass_options(pass_class, spec)
-            pass_class.from_pass_spec(spec)
+            pass_instance = pass_class.from_pass_spec(spec)
+            _check_output_option(pass_instance)
+        except _OutputOptionError:
+            raise
         except CommandLineError as error:
             raise CommandLineError(where + str(error)) from None
         except (ValueError, TypeError) as error:

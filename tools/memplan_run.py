@@ -93,7 +93,9 @@ from memplan.tools.cli import (
     SourceMap,
     ToolArgumentParser,
     build_pipeline,
+    check_pipeline,
     describe_parse_error,
+    normalize_pipeline,
     parse_located,
 )
 from memplan.tools.cli import Progress as CliProgress
@@ -775,8 +777,20 @@ def _write_reports(
     return 0 if all(r.ok for _, r in reports) else 1
 
 
+def _check_pipeline(pipeline: str) -> None:
+    """``RunError`` for a pipeline that would not build or names an ``output=``
+    that cannot be written: checked before the import and the runs."""
+    try:
+        check_pipeline(normalize_pipeline(pipeline), available_passes(), f"--pipeline '{pipeline}'")
+    except CommandLineError as error:
+        raise RunError(str(error)) from None
+
+
 def _main(args: argparse.Namespace, out: TextIO, save_outputs: OutputFile | None) -> int:
     show_progress = sys.stderr.isatty()
+    is_model = args.input.endswith((".tflite", ".onnx"))
+    if args.pipeline is not None or is_model:
+        _check_pipeline(args.pipeline or DEFAULT_PIPELINE)
     npz = _load_npz(args.inputs)
     kernels = default_kernels(args.kernels)
     shapes = input_shapes_from(args.input_shape)

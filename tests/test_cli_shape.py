@@ -1,0 +1,125 @@
+"""What every tool's command line has in common, through the installed
+commands: output paths are checked before the work starts."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+ONNX = REPO / "tests" / "fixtures" / "onnx"
+TFLITE = REPO / "tests" / "fixtures" / "tflite"
+
+
+def _tool(*argv: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    command = [str(BIN / str(argv[0])), *(str(arg) for arg in argv[1:])]
+    return subprocess.run(command, capture_output=True, text=True, check=False, cwd=cwd)
+
+
+# --- output paths are checked before the work --------------------------------
+#
+# Each case gives an input the tool would reject (or spend time on) and an
+# output in a missing directory: the error is about the output, so the tool
+# looked at it first.
+
+BAD_MLIR = "func.func @f() {\n  %s = memory.alloc_storage : !memory.storage<64>\n"
+
+
+def test_opt_checks_its_output_before_parsing(tmp_path: Path) -> None:
+    source = tmp_path / "bad.mlir"
+    source.write_text(BAD_MLIR)
+    missing = tmp_path / "missing" / "x.mlir"
+    result = _tool("memplan-opt", source, "--plan", "-o", missing)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == (
+        f"memplan-opt: error: cannot write output file '{missing}': No such file or directory\n"
+    )
+
+
+def test_opt_checks_a_report_output_before_any_pass(tmp_path: Path) -> None:
+    source = tmp_path / "bad.mlir"
+    source.write_text(BAD_MLIR)
+    report = tmp_path / "missing" / "x.svg"
+    result = _tool("memplan-opt", source, "--plan", f"--plan-report=format=svg output={report}")
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == (
+        f"memplan-opt: error: plan-report: cannot write '{report}': No such file or directory\n"
+    )
+
+
+def test_opt_report_output_may_be_relative(tmp_path: Path) -> None:
+    """A bare file name is in the working directory, which is writable."""
+    result = _tool(
+        "memplan-opt",
+        REPO / "examples" / "mlp.mlir",
+        "--plan",
+        "--plan-report=format=json output=plan.json",
+        "-o",
+        "planned.mlir",
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plan.json", "planned.mlir"]
+
+
+@pytest.mark.parametrize(
+    ("tool", "model"),
+    [
+        ("memplan-import-onnx", ONNX / "not_onnx.onnx"),
+        ("memplan-import-tflite", TFLITE / "not_tflite.tflite"),
+    ],
+)
+def test_importers_check_their_output_before_reading(
+    tmp_path: Path, tool: str, model: Path
+) -> None:
+    missing = tmp_path / "missing" / "x.mlir"
+    result = _tool(tool, model, "-o", missing)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == (
+        f"{tool}: error: cannot write output file '{missing}': No such file or directory\n"
+    )
+
+
+def test_run_checks_its_output_before_running(tmp_path: Path) -> None:
+    missing = tmp_path / "missing" / "o.npz"
+    result = _tool("memplan-run", ONNX / "mlp.onnx", "-o", missing)
+    assert (result.returncode, result.stdout) == (1, "")  # no "result: OK" first
+    assert result.stderr == (
+        f"memplan-run: error: cannot write output file '{missing}': No such file or directory\n"
+    )
+
+
+def test_run_checks_a_report_output_before_reading(tmp_path: Path) -> None:
+    report = tmp_path / "missing" / "r.txt"
+    pipeline = f"--pipeline=manifest-alloc,usmp,plan-report{{output={report}}}"
+    result = _tool("memplan-run", ONNX / "not_onnx.onnx", pipeline)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == (
+        f"memplan-run: error: plan-report: cannot write '{report}': No such file or directory\n"
+    )
+
+
+def test_run_saves_outputs_where_asked(tmp_path: Path) -> None:
+    """``-o`` goes through a temporary file: the npz lands under its own name
+    (numpy would add ``.npz`` to a path without it), nothing else is left."""
+    import numpy as np
+
+    result = _tool("memplan-run", ONNX / "mlp.onnx", "-o", tmp_path / "outputs.data")
+    assert result.returncode == 0, result.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["outputs.data"]
+    with np.load(tmp_path / "outputs.data") as saved:
+        assert saved.files == ["y"]
+
+
+def test_solve_checks_its_output_before_solving(tmp_path: Path) -> None:
+    missing = tmp_path / "missing" / "o.csv"
+    result = _tool("memplan-solve", REPO / "test_lit/solve/Inputs/five-buffers.csv", "-o", missing)
+    assert result.stdout == ""
+    assert result.stderr == (
+        f"memplan-solve: error: cannot write output file '{missing}': No such file or directory\n"
+    )
+    assert result.returncode != 0
