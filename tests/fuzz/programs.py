@@ -55,7 +55,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from math import prod
 from pathlib import Path
@@ -622,12 +622,95 @@ def campaign(
     return programs, failures
 
 
+def reduce_program(source: str, failing: Callable[[str], bool]) -> str:
+    """A smaller program on which ``failing`` still holds: lines deleted
+    (halves, then smaller chunks, then single lines, as ddmin does) and
+    values (kernel calls, whole `scf` ops) replaced by constants, which
+    frees their operands for deletion, while the result still parses,
+    verifies and fails."""
+
+    def still_fails(lines: Sequence[str]) -> bool:
+        try:
+            return failing("\n".join(lines) + "\n")
+        except Exception:
+            return False  # not a valid program any more
+
+    lines = source.splitlines()
+    while True:
+        before = len(lines), sum(map(len, lines))
+        lines = _delete_chunks(lines, still_fails)
+        index = 0
+        while index < len(lines):
+            candidate = _as_constants(lines, index)
+            if candidate is not None and still_fails(candidate):
+                lines = candidate
+            index += 1
+        if (len(lines), sum(map(len, lines))) == before:
+            return "\n".join(lines) + "\n"
+
+
+def _delete_chunks(lines: list[str], still_fails: Callable[[Sequence[str]], bool]) -> list[str]:
+    chunk = max(1, len(lines) // 2)
+    while True:
+        index, changed = 0, False
+        while index < len(lines):
+            candidate = lines[:index] + lines[index + chunk :]
+            if still_fails(candidate):
+                lines, changed = candidate, True
+            else:
+                index += chunk
+        if chunk == 1 and not changed:
+            return lines
+        if not changed:
+            chunk = max(1, chunk // 2)
+
+
+def _as_constants(lines: list[str], index: int) -> list[str] | None:
+    """``lines`` with the kernel call or `scf` op at ``index`` (its whole
+    region) replaced by one constant per result, or None."""
+    line = lines[index]
+    names, equals, rest = line.partition(" = ")
+    if not equals or not names.strip().startswith("%"):
+        return None
+    if rest.startswith("func.call"):
+        types = [rest.rpartition("-> ")[2]]
+        end = index + 1
+    elif rest.startswith(("scf.if", "scf.for")) and rest.endswith("{"):
+        types = rest.rpartition("-> (")[2].removesuffix(") {").split(", ")
+        depth, end = 0, index
+        while True:
+            depth += lines[end].count("{") - lines[end].count("}")
+            end += 1
+            if depth == 0:
+                break
+    else:
+        return None
+    indent = line[: len(line) - len(line.lstrip())]
+    values = [n.strip() for n in names.split(",")]
+    if len(values) != len(types) or not all(t.startswith("tensor<") for t in types):
+        return None
+    constants = [
+        f"{indent}{value} = arith.constant dense<{'1' if '>' in t and 'xi' in t else '0.5'}> : {t}"
+        for value, t in zip(values, types)
+    ]
+    return lines[:index] + constants + lines[end:]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--programs", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-calls", type=int, default=60)
+    parser.add_argument(
+        "--reduce",
+        metavar="INDEX",
+        type=int,
+        help="reduce program INDEX of --seed to a small one with the same kind of problem, "
+        "through the first pipeline that has one",
+    )
     args = parser.parse_args(argv)
+    if args.reduce is not None:
+        return _reduce(args.seed, args.reduce, args.max_calls)
     started = time.perf_counter()
     ran, failures = campaign(args.programs, args.seed, args.max_calls, progress=True)
     for failure in failures:
@@ -636,7 +719,72 @@ def main(argv: list[str] | None = None) -> int:
         f"{ran} programs x {len(PIPELINES)} pipelines, {len(failures)} problems "
         f"(seed {args.seed}, {time.perf_counter() - started:.0f} s)"
     )
+    print(summary(failures))
     return 1 if failures else 0
+
+
+def _reduce(seed: int, index: int, max_calls: int) -> int:
+    source = ProgramGenerator(random.Random(seed * 1_000_003 + index), max_calls).program()
+    algorithm = ALGORITHMS[index % len(ALGORITHMS)]
+    schedule = SCHEDULES[index // len(ALGORITHMS) % len(SCHEDULES)]
+    for pipeline in PIPELINES:
+        problems = check_program(source, algorithm, [pipeline], None, schedule)
+        if problems:
+            break
+    else:
+        print(f"program {index} of seed {seed} has no problem")
+        return 1
+    kind = _kind(problems[0])
+    # The unplanned manifest is checked before any pipeline runs.
+    pipelines = [] if kind.startswith("unplanned") else [pipeline]
+
+    def failing(candidate: str) -> bool:
+        found = check_program(candidate, algorithm, pipelines, None, schedule)
+        return any(_kind(p) == kind for p in found)
+
+    reduced = reduce_program(source, failing)
+    print(f"// {pipeline} ({algorithm}, schedule {schedule}): {kind}")
+    print(reduced, end="")
+    for problem in check_program(reduced, algorithm, pipelines, None, schedule):
+        print("// " + problem.splitlines()[0])
+    return 0
+
+
+def _kind(problem: str) -> str:
+    """What a problem of ``check_program`` is (its pipeline and its check)."""
+    spec, _, detail = problem.partition(": ")
+    detail = detail.splitlines()[0] if detail else ""
+    if spec == "manifest-alloc,insert-kills":
+        return "unplanned manifest differs from the original"
+    if "differs from the original" in detail:
+        return "plan differs from the original"
+    if detail.startswith("verify-plan"):
+        return "verify-plan finding"
+    if detail.endswith(" overlap"):
+        return "overlap in the JSON report"
+    if "mlir-opt" in spec or detail.startswith("mlir-opt"):
+        return "mlir-opt rejection"
+    return "diagnostic or error"
+
+
+def summary(failures: Sequence[str]) -> str:
+    """The problems of a campaign counted by program, plan and kind."""
+    programs: set[str] = set()
+    plans: set[tuple[str, str]] = set()
+    kinds: dict[str, int] = {}
+    for failure in failures:
+        head, _, problem = failure.partition("): ")
+        spec = problem.partition(": ")[0]
+        program = head.partition(" (")[0]
+        programs.add(program)
+        if spec != "manifest-alloc,insert-kills":
+            plans.add((program, spec))
+        kind = _kind(problem)
+        kinds[kind] = kinds.get(kind, 0) + 1
+    counts = ", ".join(f"{kind}: {count}" for kind, count in sorted(kinds.items()))
+    return f"programs with a problem: {len(programs)}; unsound or failed plans: {len(plans)}" + (
+        f" ({counts})" if counts else ""
+    )
 
 
 if __name__ == "__main__":
