@@ -10,7 +10,9 @@ unbounded and the peak is minimised. The output CSV is the input columns plus
 A one-line summary goes to stdout, or one JSON object with ``--json``.
 
 Exit status: 0 success, 1 no plan found or validation failed, 2 bad usage or
-input (one ``memplan-solve: error: ...`` line on stderr, no traceback).
+input (one ``memplan-solve: error: ...`` line on stderr, no traceback),
+including pre-placed offsets no plan can keep (two live together sharing
+bytes, or one past ``--capacity``).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import NoReturn
 from memplan.passes.planning.algorithms import ALGORITHMS, PlanOptions, solve
 from memplan.passes.planning.bounds import lower_bound
 from memplan.passes.planning.io import PlanningInputError, format_csv, read_csv_table
+from memplan.passes.planning.model import Placement, Problem, Solution
 from memplan.passes.planning.validate import validate
 from memplan.tools import launch
 from memplan.tools.output_file import OutputFile, OutputFileError
@@ -66,6 +69,23 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_pinned(problem: Problem, source: str) -> None:
+    """Refuse pre-placed offsets (an ``offset`` column) that no plan can keep:
+    two buffers live together sharing bytes, one past ``--capacity`` or off
+    its alignment.
+    Without this the search would report a plan below the lower bound."""
+    pinned = Solution(
+        {
+            b.id: Placement(problem.pools[0].name, b.pinned_offset)
+            for b in problem.buffers
+            if b.pinned_offset is not None
+        }
+    )
+    for finding in validate(problem, pinned):
+        if finding.kind in ("overlap", "out-of-bounds", "misaligned"):
+            raise UsageError(f"{source}: infeasible pre-placed offsets: {finding.message}")
+
+
 def run(argv: list[str] | None, cleanup: ExitStack) -> int:
     """Parse ``argv``, solve, report; return the exit status (raises ``UsageError``).
     ``cleanup`` closes the output file (removing it unless it was committed)."""
@@ -88,6 +108,7 @@ def run(argv: list[str] | None, cleanup: ExitStack) -> int:
     except PlanningInputError as error:
         raise UsageError(str(error)) from None
     problem = table.problem
+    _check_pinned(problem, args.input)
     output = None
     if args.output:
         try:
