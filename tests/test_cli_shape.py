@@ -123,3 +123,57 @@ def test_solve_checks_its_output_before_solving(tmp_path: Path) -> None:
         f"memplan-solve: error: cannot write output file '{missing}': No such file or directory\n"
     )
     assert result.returncode != 0
+
+
+# --- one shape for usage errors ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("tool", "argv", "message"),
+    [
+        (
+            "memplan-opt",
+            ["--plna", "in.mlir"],
+            "unrecognized arguments: --plna; did you mean --plan?",
+        ),
+        (
+            "memplan-import-onnx",
+            ["m.onnx", "--wieghts=inline"],
+            "unrecognized arguments: --wieghts=inline; did you mean --weights?",
+        ),
+        (
+            "memplan-import-tflite",
+            ["m.tflite", "--subgrph=1"],
+            "unrecognized arguments: --subgrph=1; did you mean --subgraph?",
+        ),
+        (
+            "memplan-run",
+            ["m.onnx", "--pipelin=usmp"],
+            "unrecognized arguments: --pipelin=usmp; did you mean --pipeline?",
+        ),
+        (
+            "memplan-solve",
+            ["p.csv", "--capacty=4"],
+            "unrecognized arguments: --capacty=4; did you mean --capacity?",
+        ),
+        (
+            "memplan-import-onnx",
+            ["m.onnx", "--weights", "bogus"],
+            "argument --weights: invalid choice: 'bogus' (choose from 'external', 'inline')",
+        ),
+        ("memplan-solve", ["nosuch.csv"], None),
+    ],
+)
+def test_a_usage_error_is_one_line_with_exit_1(
+    tmp_path: Path, tool: str, argv: list[str], message: str | None
+) -> None:
+    """No usage dump, no exit 2 (memplan-opt's internal errors): one line
+    naming the problem, with "did you mean" for a misspelt option."""
+    result = _tool(tool, *argv, cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (1, "")
+    if message is None:  # an input that does not exist
+        assert result.stderr == (
+            f"{tool}: error: nosuch.csv: cannot read: No such file or directory\n"
+        )
+    else:
+        assert result.stderr == f"{tool}: error: {message} (see {tool} --help)\n"

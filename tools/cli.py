@@ -1,8 +1,8 @@
 """Command-line plumbing shared by memplan's tools (a library, not a tool).
 
 ``memplan-opt`` and ``memplan-run`` read the same pass pipelines and report
-the same diagnostics through this module; every tool's argument parser
-(``ToolArgumentParser``: usage errors exit 1, ``--version``) comes from it.
+the same diagnostics through this module. (Every tool's argument parser is
+``memplan.tools.arguments``, which loads no xDSL.)
 
 * Pipelines: ``normalize_pipeline`` accepts option values written as MLIR
   does, bare up to the next space or ``}`` (``output=out/plan.json``), by
@@ -23,7 +23,6 @@ the same diagnostics through this module; every tool's argument parser
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import difflib
 import os
@@ -36,7 +35,7 @@ import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from io import StringIO
-from typing import Any, Literal, NoReturn, TextIO
+from typing import Any, Literal, TextIO
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -53,7 +52,6 @@ from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from memplan.dialect.diagnostics import IRLocus, defining_op, error_notes, error_op
 from memplan.tools.output_file import OutputFileError, check_output_path
-from memplan.tools.version import VersionAction
 
 PassRegistry = Mapping[str, Callable[[], type[ModulePass]]]
 
@@ -63,23 +61,6 @@ class CommandLineError(Exception):
 
     ``str(error)`` is the message; tools print it as ``<prog>: error: ...``.
     """
-
-
-class ToolArgumentParser(argparse.ArgumentParser):
-    """An ``ArgumentParser`` whose usage errors exit with status 1, not 2, and
-    which gives every tool ``--version``.
-
-    memplan's tools keep exit status 2 for internal errors, so a bad command
-    line is reported like any other user error.
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.add_argument("--version", action=VersionAction)
-
-    def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        self.exit(1, f"{self.prog}: error: {message}\n")
 
 
 # ---------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 
 from memplan.tools import launch
-from memplan.tools.cli import ToolArgumentParser
+from memplan.tools.arguments import ToolArgumentParser
 from memplan.tools.frontends.common import module_text
 from memplan.tools.frontends.tflite_import import import_tflite, parse_upper_bound
 from memplan.tools.frontends.tflite_model import TfliteImportError

@@ -67,6 +67,7 @@ from memplan import passes
 from memplan.dialect.diagnostics import remark_handler
 from memplan.passes.analysis.kill_order import verify_kill_order
 from memplan.tools import launch
+from memplan.tools.arguments import suggest_options
 from memplan.tools.cli import (
     CommandLineError,
     LocatingParser,
@@ -241,7 +242,13 @@ class MemplanOptMain(xDSLOptMain):
         # Abbreviations could silently pick the wrong option (--verify could
         # be --verify-diagnostics or --verify-plan).
         arg_parser.allow_abbrev = False
-        arg_parser.error = self._command_line_error  # exit 1, no usage dump
+
+        # Exit 1, no usage dump, "did you mean" for a misspelt option.
+        def error(message: str) -> NoReturn:
+            known = list(arg_parser._option_string_actions)  # pyright: ignore[reportPrivateUsage]
+            self._command_line_error(suggest_options(message, known))
+
+        arg_parser.error = error
         arg_parser.add_argument(
             "--debug",
             default=False,

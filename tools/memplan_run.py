@@ -88,10 +88,10 @@ from memplan.dialect.interpreter import (
 from memplan.dialect.ops import InvokeOp
 from memplan.passes.analysis.kill_order import verify_kill_order
 from memplan.tools import launch
+from memplan.tools.arguments import ToolArgumentParser
 from memplan.tools.cli import (
     CommandLineError,
     SourceMap,
-    ToolArgumentParser,
     build_pipeline,
     check_pipeline,
     describe_parse_error,

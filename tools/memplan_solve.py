@@ -9,10 +9,10 @@ unbounded and the peak is minimised. The output CSV is the input columns plus
 ``offset``, written (through a temporary file and a rename) only on success.
 A one-line summary goes to stdout, or one JSON object with ``--json``.
 
-Exit status: 0 success, 1 no plan found or validation failed, 2 bad usage or
-input (one ``memplan-solve: error: ...`` line on stderr, no traceback),
-including pre-placed offsets no plan can keep (two live together sharing
-bytes, or one past ``--capacity``).
+Exit status: 0 success; 1 no plan found, validation failed, or bad usage or
+input (one ``memplan-solve: error: ...`` line on stderr, no traceback, as
+every memplan tool's user errors), including pre-placed offsets no plan can
+keep (two live together sharing bytes, or one past ``--capacity``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ import json
 import sys
 import time
 from contextlib import ExitStack
-from typing import NoReturn
 
 from memplan.passes.planning.algorithms import ALGORITHMS, PlanOptions, solve
 from memplan.passes.planning.bounds import lower_bound
@@ -30,23 +29,18 @@ from memplan.passes.planning.io import PlanningInputError, format_csv, read_csv_
 from memplan.passes.planning.model import Placement, Problem, Solution
 from memplan.passes.planning.validate import validate
 from memplan.tools import launch
+from memplan.tools.arguments import EXIT_USER_ERROR, ToolArgumentParser
 from memplan.tools.output_file import OutputFile, OutputFileError
-from memplan.tools.version import VersionAction
 
 PROG = "memplan-solve"
 
 
 class UsageError(Exception):
-    """A command-line or input problem, reported as one line with exit status 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(message)
+    """A command-line or input problem, reported as one line with exit status 1."""
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = ToolArgumentParser(
         prog=PROG,
         description="Assign offsets to the buffers of a MiniMalloc CSV problem.",
     )
@@ -54,7 +48,6 @@ def _parser() -> argparse.ArgumentParser:
     # --input is the older spelling of the positional input.
     parser.add_argument("--input", dest="input_option", help=argparse.SUPPRESS)
     parser.add_argument("-o", "--output", help="write the input columns plus 'offset' here")
-    parser.add_argument("--version", action=VersionAction)
     parser.add_argument(
         "--capacity", type=int, help="pool size in bytes: solve feasibility, not minimisation"
     )
@@ -173,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
             return run(argv, cleanup)
     except UsageError as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
-        return 2
+        return EXIT_USER_ERROR
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@
 // RUN: not memplan-opt %s --frobnicate 2>&1 | filecheck %s --check-prefix=FLAG
 // FLAG:        memplan-opt: error: unrecognized arguments: --frobnicate (see memplan-opt --help)
 // RUN: not memplan-opt %s --split-input 2>&1 | filecheck %s --check-prefix=ABBREV
-// ABBREV:      memplan-opt: error: unrecognized arguments: --split-input (see memplan-opt --help)
+// ABBREV:      memplan-opt: error: unrecognized arguments: --split-input; did you mean --split-input-file? (see memplan-opt --help)
 
 // A missing or unreadable input file:
 // RUN: not memplan-opt %s.missing 2>&1 | filecheck %s --check-prefix=MISSING

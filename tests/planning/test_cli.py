@@ -99,7 +99,7 @@ def test_malformed_csv(tmp_path: Path, text: str, message: str) -> None:
     bad.write_text(text)
     out = tmp_path / "out.csv"
     result = run("--input", str(bad), "--output", str(out))
-    assert result.returncode == 2
+    assert result.returncode == 1
     assert result.stderr.startswith(f"memplan-solve: error: {bad}:")
     assert message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
@@ -120,7 +120,7 @@ def test_usage_errors(toy: Path, args: list[str], message: str) -> None:
     if "--input" not in args:
         args = ["--input", str(toy), *args]
     result = run(*args)
-    assert result.returncode == 2
+    assert result.returncode == 1
     assert result.stderr.startswith("memplan-solve: error: ")
     assert message in result.stderr
     assert "Traceback" not in result.stderr
@@ -146,7 +146,7 @@ def test_positional_input_and_short_output_like_the_other_tools(toy: Path, tmp_p
 )
 def test_input_given_zero_or_two_times(args: list[str], message: str) -> None:
     result = run(*args)
-    assert result.returncode == 2
+    assert result.returncode == 1
     assert result.stderr.startswith(f"memplan-solve: error: {message}")
 
 
