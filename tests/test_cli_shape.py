@@ -177,3 +177,31 @@ def test_a_usage_error_is_one_line_with_exit_1(
         )
     else:
         assert result.stderr == f"{tool}: error: {message} (see {tool} --help)\n"
+
+
+# --- a model given to memplan-opt ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("model", "importer"),
+    [
+        (ONNX / "mlp.onnx", "memplan-import-onnx"),
+        (TFLITE / "convnet.tflite", "memplan-import-tflite"),
+    ],
+)
+def test_opt_on_a_model_says_to_import_it(model: Path, importer: str) -> None:
+    """memplan-opt reads MLIR: given a model it names the importer's command,
+    also when told to read the model as MLIR (-f mlir)."""
+    kind = "an ONNX" if model.suffix == ".onnx" else "a TFLite"
+    command = f"{importer} {model} -o {model.stem}.mlir"
+    result = _tool("memplan-opt", "--plan", model)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == (
+        f"memplan-opt: error: {model} is {kind} model; memplan-opt reads MLIR\n"
+        f"note: import it first: {command}\n"
+    )
+    forced = _tool("memplan-opt", "--plan", "-f", "mlir", model)
+    assert forced.returncode == 1
+    assert forced.stderr.endswith(
+        f"note: {model} is {kind} model; memplan-opt reads MLIR; import it first: {command}\n"
+    )

@@ -50,6 +50,7 @@ import sys
 import traceback
 import warnings
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import IO, ClassVar, NoReturn
 
 from xdsl.dialects.builtin import ModuleOp
@@ -364,6 +365,9 @@ class MemplanOptMain(xDSLOptMain):
             ) from None
 
     def prepare_input(self) -> tuple[list[tuple[IO[bytes], int]], str]:
+        hint = import_hint(self.get_input_name())
+        if hint is not None and not self.args.frontend:
+            raise MemplanOptError(hint)
         try:
             return super().prepare_input()
         except ValueError as error:  # "Unrecognized file extension 'txt'"
@@ -463,7 +467,34 @@ class MemplanOptMain(xDSLOptMain):
         else:
             message = describe_error(error)
         assert message is not None
+        hint = import_hint(self.get_input_name())
+        if isinstance(error, ParseError | UnicodeDecodeError) and hint is not None:
+            # A model read with -f mlir.
+            message += "\nnote: " + hint.replace("\nnote: ", "; ")
         print(message, file=sys.stderr)
+
+
+MODEL_IMPORTERS = {
+    ".onnx": ("an ONNX", "memplan-import-onnx"),
+    ".tflite": ("a TFLite", "memplan-import-tflite"),
+}
+"""The importer of each model file extension memplan reads."""
+
+
+def import_hint(input_name: str) -> str | None:
+    """For a model file (``.onnx``, ``.tflite``): that memplan-opt reads MLIR,
+    and a ``note:`` line with the command that imports the model; None for
+    other names."""
+    path = Path(input_name)
+    found = MODEL_IMPORTERS.get(path.suffix.lower())
+    if found is None:
+        return None
+    kind, importer = found
+    mlir = path.with_suffix(".mlir").name
+    return (
+        f"{input_name} is {kind} model; memplan-opt reads MLIR\n"
+        f"note: import it first: {importer} {input_name} -o {mlir}"
+    )
 
 
 def describe_error(error: BaseException) -> str | None:
