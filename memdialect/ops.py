@@ -65,7 +65,7 @@ from memplan.dialect.regions import (
     reachable_blocks,
     symbol_table_of,
 )
-from memplan.dialect.types import StorageType, element_byte_size, static_byte_size
+from memplan.dialect.types import MAX_BYTES, StorageType, element_byte_size, static_byte_size
 
 DEFAULT_STORAGE_ALIGNMENT = 64
 DEFAULT_POOL_ALIGNMENT = 16
@@ -99,6 +99,17 @@ index of the invoke whose bytes it takes (`verify-plan` checks it)."""
 
 def _int_attr(value: int) -> IntegerAttr:
     return IntegerAttr(value, 64)
+
+
+def _parse_i64(parser: Parser, what: str, allow_negative: bool = False) -> int:
+    """An integer of the custom syntax (a size, offset or alignment in
+    bytes): sizes, offsets and `used` are i64, so beyond 2^63-1 is an error
+    at the literal, not a wrapped negative number."""
+    start = parser.pos
+    value = parser.parse_integer(allow_negative=allow_negative, allow_boolean=False)
+    if not -MAX_BYTES - 1 <= value <= MAX_BYTES:
+        parser.raise_error(f"{what} {value} exceeds 2^63-1 bytes", start, parser.pos)
+    return value
 
 
 def _is_power_of_two(value: int) -> bool:
@@ -265,9 +276,9 @@ class PoolOp(IRDLOperation):
         targets: list[str] | None = None
         access = None
         if parser.parse_optional_keyword("size") is not None:
-            size = parser.parse_integer(allow_negative=False, allow_boolean=False)
+            size = _parse_i64(parser, "pool size")
         if parser.parse_optional_keyword("align") is not None:
-            alignment = parser.parse_integer(allow_negative=False, allow_boolean=False)
+            alignment = _parse_i64(parser, "alignment")
         if parser.parse_optional_keyword("targets") is not None:
             targets = parser.parse_comma_separated_list(
                 parser.Delimiter.SQUARE, parser.parse_str_literal
@@ -278,7 +289,7 @@ class PoolOp(IRDLOperation):
                 "expected access mode 'rw' or 'ro'",
             )
         if parser.parse_optional_keyword("used") is not None:
-            used = parser.parse_integer(allow_negative=False, allow_boolean=False)
+            used = _parse_i64(parser, "used")
         attributes = parser.parse_optional_attr_dict()
         op = cls(
             sym_name,
@@ -546,9 +557,9 @@ class AllocStorageOp(IRDLOperation):
         pools: list[str] | None = None
         pin: tuple[str, int] | None = None
         if parser.parse_optional_keyword("max") is not None:
-            max_size = parser.parse_integer(allow_boolean=False)
+            max_size = _parse_i64(parser, "max", allow_negative=True)
         if parser.parse_optional_keyword("align") is not None:
-            alignment = parser.parse_integer(allow_negative=False, allow_boolean=False)
+            alignment = _parse_i64(parser, "alignment")
         if parser.parse_optional_keyword("on") is not None:
             device = parser.parse_str_literal()
         if parser.parse_optional_keyword("pools") is not None:
@@ -558,7 +569,7 @@ class AllocStorageOp(IRDLOperation):
         if parser.parse_optional_keyword("at") is not None:
             pool = parser.parse_symbol_name().data
             parser.parse_punctuation("[")
-            offset = parser.parse_integer(allow_boolean=False)
+            offset = _parse_i64(parser, "offset", allow_negative=True)
             parser.parse_punctuation("]")
             pin = (pool, offset)
         attributes = parser.parse_optional_attr_dict()
@@ -770,7 +781,7 @@ class AllocTensorOp(IRDLOperation):
         dynamic_offset = parser.parse_optional_unresolved_operand()
         static_offset = None
         if dynamic_offset is None:
-            static_offset = parser.parse_integer(allow_boolean=False)
+            static_offset = _parse_i64(parser, "offset", allow_negative=True)
         parser.parse_punctuation("]")
         dims = (
             parser.parse_optional_comma_separated_list(
@@ -780,7 +791,7 @@ class AllocTensorOp(IRDLOperation):
         )
         align = None
         if parser.parse_optional_keyword("align") is not None:
-            align = parser.parse_integer(allow_negative=False, allow_boolean=False)
+            align = _parse_i64(parser, "alignment")
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         storage_type = parser.parse_type()

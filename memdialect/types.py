@@ -19,6 +19,9 @@ from xdsl.utils.exceptions import VerifyException
 DYNAMIC_SIZE = -1
 """The ``size`` parameter of ``!memory.storage<?>``."""
 
+MAX_BYTES = 2**63 - 1
+"""The largest byte count memplan plans: sizes, offsets and ``used`` are i64."""
+
 
 @irdl_attr_definition
 class StorageType(ParametrizedAttribute, TypeAttribute):
@@ -49,6 +52,8 @@ class StorageType(ParametrizedAttribute, TypeAttribute):
     def verify(self) -> None:
         if self.size.data != DYNAMIC_SIZE and self.size.data <= 0:
             raise VerifyException(f"storage size must be positive, got {self.size.data}")
+        if self.size.data > MAX_BYTES:
+            raise VerifyException(f"storage size {self.size.data} exceeds 2^63-1 bytes")
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
@@ -85,7 +90,10 @@ def static_byte_size(memref: MemRefType | TensorType) -> int | None:
     count = 1
     for dim in memref.get_shape():
         count *= dim
-    return count * element_byte_size(memref)
+    size = count * element_byte_size(memref)
+    if size > MAX_BYTES:
+        raise VerifyException(f"{memref} holds {size} bytes, which exceeds 2^63-1 bytes")
+    return size
 
 
 def default_alignment(memref: MemRefType) -> int:

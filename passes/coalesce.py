@@ -31,6 +31,7 @@ from memplan.dialect.ops import (
     KillOp,
 )
 from memplan.dialect.regions import ancestor_in_region
+from memplan.dialect.types import MAX_BYTES
 from memplan.passes.analysis import FunctionLifetimes, StorageLifetime, analyze_function
 from memplan.passes.analysis.forms import remark_value_semantic
 from memplan.passes.planning.algorithms import (
@@ -169,7 +170,8 @@ def plan_group(
     """The merged storage for ``members`` (same block, device and candidates).
 
     ``None`` when ``overlap`` is set and even the best layout found, alignment
-    padding included, is bigger than the members' sizes added up.
+    padding included, is bigger than the members' sizes added up, or when
+    the merged storage would exceed 2^63-1 bytes.
     """
     buffers = [_member_buffer(member) for member in members]
     lower_bound = buffers_lower_bound(buffers)
@@ -188,6 +190,8 @@ def plan_group(
             # Alignment padding would make the merged storage bigger than the
             # members side by side: not worth it.
             return None
+    if size > MAX_BYTES:
+        return None  # no storage type holds it: usmp reports the pool instead
     killed = any(member.killed for member in members)
     latest = _latest_anchor(members, lifetimes)
     block = members[0].alloc.parent_block()

@@ -19,7 +19,9 @@ from memplan.dialect.diagnostics import at_op
 from memplan.dialect.ops import (
     AllocStorageOp,
     PoolOp,
+    describe,
 )
+from memplan.dialect.types import MAX_BYTES
 from memplan.passes.analysis import (
     ModuleLifetimes,
     StorageLifetime,
@@ -231,6 +233,17 @@ class UsmpPass(ModulePass):
         if failures:
             raise failures[0].exception()
         for storage, placement in plan.placements.items():
+            # Offsets and `used` are i64: a pool past 2^63-1 bytes has no plan.
+            size = storage.byte_size or storage.size_bound or 0
+            if placement.offset + size > MAX_BYTES:
+                raise at_op(
+                    PassFailedException(
+                        f"usmp: storage {describe(storage.storage)} ({size} bytes) at offset "
+                        f"{placement.offset} of @{placement.pool} ends at byte "
+                        f"{placement.offset + size}, which exceeds 2^63-1 bytes"
+                    ),
+                    storage,
+                )
             storage.pin(placement.pool, placement.offset)
         for pool in op.ops:
             if isinstance(pool, PoolOp):

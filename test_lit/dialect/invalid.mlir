@@ -27,6 +27,22 @@ func.func @zero_size() {
 
 // -----
 
+// Sizes, offsets and `used` are i64: a storage type beyond 2^63-1 bytes is
+// an error, never a wrapped negative size.
+func.func @huge_storage() {
+  %s = memory.alloc_storage : !memory.storage<9223372036854775808>
+  func.return
+}
+// CHECK: storage size 9223372036854775808 exceeds 2^63-1 bytes
+
+// -----
+
+// The same for a number of the custom syntax, at the literal.
+memory.pool @huge size 9223372036854775808
+// CHECK: pool size 9223372036854775808 exceeds 2^63-1 bytes
+
+// -----
+
 // A dynamic-size storage is pinned only with a `max` bound: the plan must
 // know how many bytes to reserve.
 memory.pool @sram size 65536

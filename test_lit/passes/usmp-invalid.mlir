@@ -123,6 +123,23 @@ func.func @clashing_pins() {
 
 // -----
 
+// Two 2^62-byte storages live together need 2^63 bytes: past the i64 range
+// of offsets and `used`, so the storage that ends there is an error (never
+// a negative `used`).
+func.func private @k2(memref<4xf32>, memref<4xf32>)
+func.func @two_halves() {
+  %a = memory.alloc_storage : !memory.storage<4611686018427387904>
+  %b = memory.alloc_storage : !memory.storage<4611686018427387904>
+  %ta = memory.alloc_tensor %a[0] : !memory.storage<4611686018427387904> -> memref<4xf32>
+  %tb = memory.alloc_tensor %b[0] : !memory.storage<4611686018427387904> -> memref<4xf32>
+  memory.invoke @k2 ins(%ta : memref<4xf32>) outs(%tb : memref<4xf32>)
+  func.return
+}
+// ERR:      usmp-invalid.mlir:[[# @LINE - 6]]:3: error: usmp: storage %b (4611686018427387904 bytes) at offset 4611686018427387904 of @workspace_cpu ends at byte 9223372036854775808, which exceeds 2^63-1 bytes
+// ERR-NOT:  used must be non-negative
+
+// -----
+
 // A heuristic that finds no gap says so, and that it proves nothing (the
 // same module plans with every other algorithm: usmp-algorithms.mlir).
 // RUN: not memplan-opt %S/usmp-algorithms.mlir --usmp=algorithm=greedy-by-size 2>&1 | filecheck %s --check-prefix=GREEDY
