@@ -205,3 +205,27 @@ def test_opt_on_a_model_says_to_import_it(model: Path, importer: str) -> None:
     assert forced.stderr.endswith(
         f"note: {model} is {kind} model; memplan-opt reads MLIR; import it first: {command}\n"
     )
+
+
+# --- start-up ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "tool", ["memplan-import-onnx", "memplan-import-tflite", "memplan-run", "memplan-solve"]
+)
+@pytest.mark.parametrize("option", ["--help", "--version"])
+def test_help_and_version_load_neither_xdsl_nor_numpy(tool: str, option: str) -> None:
+    """They read only the command line: xDSL, NumPy, ONNX and the planning
+    algorithms load after it (the tools' start-up drops from ~0.6 s CPU to
+    ~0.05 s). memplan-opt's options are xdsl-opt's, so it needs xDSL."""
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", str(BIN / tool), option],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert tool in result.stdout
+    loaded = {line.rpartition("|")[2].strip() for line in result.stderr.splitlines()}
+    heavy = {m for m in loaded if m.split(".")[0] in ("xdsl", "numpy", "onnx", "tflite")}
+    assert not heavy

@@ -17,7 +17,9 @@ own start-up, before this module runs (a few tens of milliseconds), is not
 covered.
 
 This module imports only the standard library's ``os``, ``signal`` and
-``sys``; the tool is imported after the handlers are in place.
+``sys``; the tool is imported after the handlers are in place. Every
+tool's ``--help`` and ``--version`` load neither NumPy nor, except in
+``memplan-opt`` (whose options are xdsl-opt's), xDSL.
 """
 
 from __future__ import annotations
@@ -69,11 +71,18 @@ def interrupted(prog: str, error: KeyboardInterrupt) -> int:
     return 128 + (error.signum if isinstance(error, Interrupted) else signal.SIGINT)
 
 
-def run(prog: str, main: Callable[[], int] | str) -> int:
+def run(prog: str, main: Callable[[], int] | str, command_line: str | None = None) -> int:
     """Run a tool's ``main`` (or import the module named ``main`` and run its
-    ``main``) with interrupts handled; return the exit status."""
+    ``main``) with interrupts handled; return the exit status.
+
+    ``command_line`` names a light module whose ``build_parser()`` reads the
+    tool's command line: it runs before the tool is imported, so that
+    ``--help``, ``--version`` and usage errors do not wait for the tool's
+    modules to load (``main`` reads the command line again)."""
     install_signal_handlers()
     try:
+        if command_line is not None:
+            import_module(command_line).build_parser().parse_args()
         entry = import_module(main).main if isinstance(main, str) else main
         return entry()
     except KeyboardInterrupt as error:
@@ -97,7 +106,7 @@ def memplan_import_tflite() -> int:
 
 def memplan_run() -> int:
     """The ``memplan-run`` command."""
-    return run("memplan-run", "memplan.tools.memplan_run")
+    return run("memplan-run", "memplan.tools.memplan_run", "memplan.tools.run_arguments")
 
 
 def memplan_solve() -> int:

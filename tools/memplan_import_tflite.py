@@ -19,9 +19,6 @@ from collections.abc import Sequence
 
 from memplan.tools import launch
 from memplan.tools.arguments import ToolArgumentParser
-from memplan.tools.frontends.common import module_text
-from memplan.tools.frontends.tflite_import import import_tflite, parse_upper_bound
-from memplan.tools.frontends.tflite_model import TfliteImportError
 from memplan.tools.output_file import OutputFile, OutputFileError
 
 PROG = "memplan-import-tflite"
@@ -62,6 +59,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    # Loaded after the command line is read: --help and --version need
+    # neither xDSL nor the flatbuffer reader.
+    from memplan.tools.frontends.common import module_text
+    from memplan.tools.frontends.tflite_import import import_tflite, parse_upper_bound
+    from memplan.tools.frontends.tflite_model import TfliteImportError
+
     try:
         # Opened first: an unwritable -o fails before the import, not after.
         with OutputFile(args.output) as output:

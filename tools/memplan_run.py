@@ -88,7 +88,6 @@ from memplan.dialect.interpreter import (
 from memplan.dialect.ops import InvokeOp
 from memplan.passes.analysis.kill_order import verify_kill_order
 from memplan.tools import launch
-from memplan.tools.arguments import ToolArgumentParser
 from memplan.tools.cli import (
     CommandLineError,
     SourceMap,
@@ -125,14 +124,13 @@ from memplan.tools.frontends.tflite_kernels import TfliteKernelResolver
 from memplan.tools.frontends.tflite_model import TfliteImportError, read_subgraph
 from memplan.tools.frontends.tflite_model import load_model as load_tflite
 from memplan.tools.output_file import OutputFile, OutputFileError
+from memplan.tools.run_arguments import DEFAULT_PIPELINE, PROG, build_parser
 from memplan.tools.run_compare import (
     RunReport,
     compare,
     view_kernel_names,
 )
 
-PROG = "memplan-run"
-DEFAULT_PIPELINE = "manifest-alloc,insert-kills,usmp"
 PROGRESS_DELAY_SECONDS = 2.0
 
 
@@ -653,84 +651,6 @@ def run_mlir(
 # ---------------------------------------------------------------------------
 # Command line
 # ---------------------------------------------------------------------------
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = ToolArgumentParser(
-        prog=PROG,
-        allow_abbrev=False,
-        description="Execute a memory-dialect module (or an ONNX or TFLite model) with NumPy, "
-        "planned and unplanned, and compare.",
-    )
-    parser.add_argument("input", help="an .onnx or .tflite model, or an .mlir module")
-    parser.add_argument(
-        "--pipeline",
-        help=f"passes to plan with (default for models: {DEFAULT_PIPELINE}; "
-        ".mlir without it: run once)",
-    )
-    parser.add_argument(
-        "--input-shape",
-        action="append",
-        default=[],
-        metavar="NAME=DIMS",
-        help="fix an ONNX graph input's shape (repeatable)",
-    )
-    parser.add_argument(
-        "--upper-bound",
-        action="append",
-        default=[],
-        metavar="SYMBOL=N",
-        help="keep an ONNX symbolic dim dynamic, at most N, plan once and run at several "
-        "sizes (repeatable)",
-    )
-    parser.add_argument(
-        "--dim-values",
-        action="append",
-        default=[],
-        metavar="SYMBOL=V,V,...",
-        help="the sizes a bounded symbol takes, one run each (default: 1, half the bound, "
-        "the bound)",
-    )
-    parser.add_argument("--inputs", metavar="FILE.npz", help="input arrays by name")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
-    parser.add_argument(
-        "--weights-from",
-        metavar="MODEL.onnx",
-        help="data of the module's external globals (.mlir input)",
-    )
-    parser.add_argument(
-        "--kernels",
-        action="append",
-        default=[],
-        metavar="FILE.py",
-        help="a Python file defining register_kernels(registry)",
-    )
-    parser.add_argument(
-        "--atol",
-        type=float,
-        help="tolerance against the reference (default 1e-5 for ONNX's reference "
-        "evaluator, 1e-4 for TFLite's interpreter)",
-    )
-    parser.add_argument(
-        "--rtol",
-        type=float,
-        help="tolerance relative to the largest |reference| value, added to --atol "
-        "(default 0 for ONNX, 1e-3 for TFLite)",
-    )
-    parser.add_argument(
-        "--no-reference",
-        action="store_true",
-        help="skip the reference run (ONNX's evaluator, or TFLite's interpreter)",
-    )
-    parser.add_argument(
-        "-o",
-        "--output",
-        "--save-outputs",
-        dest="save_outputs",
-        metavar="FILE.npz",
-        help="write the (planned) outputs here",
-    )
-    return parser
 
 
 def _dim_values(specs: Sequence[str]) -> dict[str, list[int]]:
