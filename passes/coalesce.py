@@ -24,7 +24,6 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.utils.exceptions import PassFailedException
 
 from memplan.dialect.ops import (
     AllocStorageOp,
@@ -34,8 +33,8 @@ from memplan.dialect.regions import ancestor_in_region
 from memplan.dialect.types import MAX_BYTES
 from memplan.passes.analysis import FunctionLifetimes, StorageLifetime, analyze_function
 from memplan.passes.analysis.forms import remark_value_semantic
+from memplan.passes.pass_options import check_options
 from memplan.passes.planning.algorithms import (
-    ALGORITHMS,
     AlgorithmName,
     PlanOptions,
     solve,
@@ -336,15 +335,11 @@ class CoalescePass(ModulePass):
     # `int` too: xDSL's option parser rejects `timeout=5` for a plain float.
     timeout: float | int = 10.0
 
+    def __post_init__(self) -> None:
+        check_options(self, non_negative=("timeout",))
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         remark_value_semantic(op, self.name)
-        if self.algorithm not in ALGORITHMS:
-            raise PassFailedException(
-                f"coalesce: unknown algorithm '{self.algorithm}' "
-                f"(choose from {', '.join(ALGORITHMS)})"
-            )
-        if self.timeout < 0:
-            raise PassFailedException(f"coalesce: timeout must be >= 0, got {self.timeout}")
         functions = [f for f in op.walk() if isinstance(f, FuncOp) and not f.is_declaration]
         work = [
             (lifetimes, merge_groups(lifetimes))

@@ -47,6 +47,7 @@ from memplan.dialect.ops import (
 )
 from memplan.dialect.types import StorageType
 from memplan.passes.analysis.value_flow import trace_flow
+from memplan.passes.pass_options import check_options
 from memplan.passes.planning.model import pool_base_alignment
 
 PoolMode = Literal["alloc", "arg", "global"]
@@ -555,6 +556,10 @@ class LowerToMemrefPass(ModulePass):
     name = "lower-to-memref"
 
     pool_mode: PoolMode = "alloc"
+
+    def __post_init__(self) -> None:
+        check_options(self)
+
     """How pools reach functions: ``alloc`` (allocated at each function's
     entry), ``arg`` (leading function arguments) or ``global`` (``memref.global``)."""
 

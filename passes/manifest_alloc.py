@@ -45,6 +45,7 @@ from memplan.passes.analysis.value_semantic import (
     memref_or_same,
     to_memref,
 )
+from memplan.passes.pass_options import check_options
 
 
 def _dynamic_byte_size(
@@ -733,6 +734,10 @@ class ManifestAllocPass(ModulePass):
     name = "manifest-alloc"
 
     inplace: bool = True
+
+    def __post_init__(self) -> None:
+        check_options(self)
+
     """Let results of `memory.inplace` kernels take their operand's storage
     when it dies at the call (false: one storage per result, for comparison)."""
 

@@ -8,6 +8,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 
+from memplan.passes.pass_options import check_options
 from memplan.passes.planning.algorithms import AlgorithmName
 
 
@@ -36,6 +37,9 @@ class PlanPass(ModulePass):
     algorithm: AlgorithmName = "auto"
     timeout: float | int = 10.0
     coalesce: bool = True
+
+    def __post_init__(self) -> None:
+        check_options(self, non_negative=("timeout",))
 
     def pipeline(self) -> str:
         """The pipeline this pass runs, in `-p` syntax."""

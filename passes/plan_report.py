@@ -28,6 +28,7 @@ from memplan.passes.analysis import (
 )
 from memplan.passes.analysis.inplace import declared_in_place
 from memplan.passes.analysis.symbols import SymbolCache
+from memplan.passes.pass_options import check_options
 from memplan.passes.planning.bounds import buffers_lower_bound, peak_live_bytes
 from memplan.passes.planning.model import Buffer, pool_base_alignment
 from memplan.passes.report_formats.c_header import format_c_header
@@ -395,17 +396,20 @@ class PlanReportPass(ModulePass):
     output: str | None = None
     prefix: str | None = None
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        writer = REPORT_WRITERS.get(self.format)
-        if writer is None:
-            raise PassFailedException(
+    def __post_init__(self) -> None:
+        check_options(self)
+        if self.format not in REPORT_WRITERS:
+            raise ValueError(
                 f"plan-report: unknown format '{self.format}'; expected one of "
                 f"{', '.join(sorted(REPORT_WRITERS))}"
             )
         if self.prefix is not None and self.format != "c-header":
-            raise PassFailedException(
+            raise ValueError(
                 f"plan-report: option 'prefix' applies to format=c-header, not '{self.format}'"
             )
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        writer = REPORT_WRITERS[self.format]  # checked in __post_init__
         report = gather_report(op)
         text = format_c_header(report, self.prefix) if self.format == "c-header" else writer(report)
         if self.output is None:

@@ -24,12 +24,12 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.utils.exceptions import PassFailedException
 
 from memplan.dialect.ops import AllocStorageOp, KillOp
 from memplan.dialect.regions import ancestor_in_region
 from memplan.passes.analysis import FunctionLifetimes, StorageLifetime, analyze_function
 from memplan.passes.analysis.forms import remark_value_semantic
+from memplan.passes.pass_options import check_options
 from memplan.passes.planning.model import Buffer
 from memplan.passes.storage_rewrites import (
     is_terminator,
@@ -298,10 +298,11 @@ class ReusePass(ModulePass):
 
     match_range: int = 16
 
+    def __post_init__(self) -> None:
+        check_options(self, non_negative=("match_range",))
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         remark_value_semantic(op, self.name)
-        if self.match_range < 0:
-            raise PassFailedException(f"reuse: match-range must be >= 0, got {self.match_range}")
         functions = [f for f in op.walk() if isinstance(f, FuncOp) and not f.is_declaration]
         for func in functions:
             lifetimes = analyze_function(func, pools=())

@@ -17,6 +17,7 @@ from memplan.dialect.diagnostics import emit_remark
 from memplan.dialect.ops import VIEW_ATTR
 from memplan.dialect.types import static_byte_size
 from memplan.passes.analysis.symbols import SymbolCache
+from memplan.passes.pass_options import check_options
 from memplan.passes.planning.schedule import (
     SCHEDULERS,
     ScheduleAlgorithm,
@@ -88,6 +89,10 @@ class SchedulePass(ModulePass):
     algorithm: ScheduleAlgorithm = "best"
     """`best`, or the name of one scheduler."""
     remarks: bool = True
+
+    def __post_init__(self) -> None:
+        check_options(self)
+
     """Emit `schedule: @f: peak ... -> ...` per function."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -29,6 +29,7 @@ from memplan.passes.analysis import (
     pools_of,
 )
 from memplan.passes.analysis.forms import remark_value_semantic
+from memplan.passes.pass_options import check_options
 from memplan.passes.planning.algorithms import AlgorithmName, PlanOptions, solve
 from memplan.passes.planning.model import Placement, Pool, Problem, Solution
 from memplan.passes.planning.validate import validate
@@ -192,10 +193,11 @@ class UsmpPass(ModulePass):
     replan: bool = False
     split_storages: bool = True
 
+    def __post_init__(self) -> None:
+        check_options(self, non_negative=("timeout",))
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         remark_value_semantic(op, self.name)
-        if self.timeout < 0:
-            raise PassFailedException(f"usmp: timeout must be non-negative, got {self.timeout}")
         if not any(isinstance(child, PoolOp) for child in op.ops):
             pools = default_pools(op)
             if pools:

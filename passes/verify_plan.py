@@ -21,6 +21,7 @@ from memplan.passes.analysis import (
 from memplan.passes.analysis.inplace import declared_in_place
 from memplan.passes.analysis.kill_order import verify_kill_order
 from memplan.passes.analysis.symbols import SymbolCache
+from memplan.passes.pass_options import check_options
 from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution
 from memplan.passes.planning.validate import validate
 
@@ -204,6 +205,9 @@ class VerifyPlanPass(ModulePass):
     name = "verify-plan"
 
     require_pinned: bool = False
+
+    def __post_init__(self) -> None:
+        check_options(self)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         try:

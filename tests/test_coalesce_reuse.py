@@ -519,10 +519,10 @@ def test_cli_runs_both_passes(tmp_path: Path) -> None:
 def test_cli_reports_bad_options(capsys: pytest.CaptureFixture[str]) -> None:
     code = memplan_opt_main([str(EXAMPLES / "mlp.mlir"), "--coalesce=timeout=-1.0"])
     assert code == 1
-    assert "coalesce: timeout must be >= 0, got -1.0" in capsys.readouterr().err
+    assert "coalesce: timeout must be non-negative (got -1.0)" in capsys.readouterr().err
     code = memplan_opt_main([str(EXAMPLES / "mlp.mlir"), "--reuse=match-range=-3"])
     assert code == 1
-    assert "reuse: match-range must be >= 0, got -3" in capsys.readouterr().err
+    assert "reuse: match-range must be non-negative (got -3)" in capsys.readouterr().err
 
 
 def test_pass_options_round_trip() -> None:

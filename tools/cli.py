@@ -30,12 +30,11 @@ import re
 import sys
 import threading
 import time
-import types
 import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from io import StringIO
-from typing import Any, Literal, TextIO
+from typing import Any, TextIO
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -51,6 +50,7 @@ from xdsl.utils.lexer import Input, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from memplan.dialect.diagnostics import IRLocus, defining_op, error_notes, error_op
+from memplan.passes.pass_options import option_problem, option_values_text
 from memplan.tools.output_file import OutputFileError, check_output_path
 
 PassRegistry = Mapping[str, Callable[[], type[ModulePass]]]
@@ -170,53 +170,6 @@ def _option_hints(pass_class: type[ModulePass]) -> dict[str, Any]:
     return typing.get_type_hints(pass_class)
 
 
-def _strip_none(hint: Any) -> tuple[Any, ...]:
-    """The non-None members of ``hint`` (a union or one type)."""
-    if typing.get_origin(hint) in (typing.Union, types.UnionType):
-        return tuple(a for a in typing.get_args(hint) if a is not type(None))
-    return (hint,)
-
-
-def option_values_text(hint: Any) -> str:
-    """What an option of type ``hint`` takes, for ``--help`` and diagnostics."""
-    members = _strip_none(hint)
-    if len(members) == 1 and typing.get_origin(members[0]) is Literal:
-        return "|".join(str(v) for v in typing.get_args(members[0]))
-    names = {m for m in members}
-    if names == {bool}:
-        return "true|false"
-    if names <= {int, float} and float in names:
-        return "<number>"
-    if names == {int}:
-        return "<integer>"
-    return "<string>"
-
-
-def _type_problem(hint: Any, value: object) -> str | None:
-    """Why ``value`` is not a value of type ``hint``, or None if it is."""
-    members = _strip_none(hint)
-    if len(members) == 1 and typing.get_origin(members[0]) is Literal:
-        choices = typing.get_args(members[0])
-        if value in choices:
-            return None
-        return f"must be one of {', '.join(str(c) for c in choices)} (got {value!r})"
-    kinds = set(members)
-    if kinds == {bool}:
-        return None if isinstance(value, bool) else f"must be true or false (got {value!r})"
-    number = isinstance(value, int | float) and not isinstance(value, bool)
-    if kinds <= {int, float} and float in kinds:
-        return None if number else f"must be a number (got {value!r})"
-    if kinds == {int}:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return None
-        return f"must be an integer (got {value!r})"
-    if kinds == {str}:
-        if isinstance(value, str):
-            return None
-        return f'must be a string (got {value!r}; quote it: "{value}")'
-    return None
-
-
 def check_pass_options(pass_class: type[ModulePass], spec: ArgSpec) -> None:
     """Raise ``CommandLineError`` for an unknown option of ``spec`` or a value of
     the wrong type, naming the pass, the option and what it takes."""
@@ -238,7 +191,7 @@ def check_pass_options(pass_class: type[ModulePass], spec: ArgSpec) -> None:
             raise CommandLineError(message)
         if len(values) != 1:
             raise CommandLineError(f"{spec.name}: {shown} takes one value, got {len(values)}")
-        problem = _type_problem(hints[name], values[0])
+        problem = option_problem(hints[name], values[0])
         if problem is not None:
             raise CommandLineError(f"{spec.name}: {shown} {problem}")
 
@@ -288,9 +241,10 @@ def check_pipeline(
         except CommandLineError as error:
             raise CommandLineError(where + str(error)) from None
         except (ValueError, TypeError) as error:
-            raise CommandLineError(
-                f"{where}invalid options for pass '{spec.name}': {error}"
-            ) from None
+            message = str(error)
+            if not message.startswith(f"{spec.name}: "):  # memplan's passes name themselves
+                message = f"invalid options for pass '{spec.name}': {message}"
+            raise CommandLineError(where + message) from None
     return specs
 
 

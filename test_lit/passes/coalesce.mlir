@@ -5,7 +5,7 @@
 // Every run ends with `verify-plan`, which checks that no two tensors that
 // are live together share bytes of the merged storages.
 
-// ERR: memplan-opt: error: coalesce: timeout must be >= 0, got -1.0
+// ERR: memplan-opt: error: in --coalesce=timeout=-1.0: coalesce: timeout must be non-negative (got -1.0)
 
 // Straight-line code: %s0 and %s1 are live together (the second invoke reads
 // %t0 and writes %t1), %s2 only after %s0's kill. With overlap the region is

@@ -13,7 +13,7 @@
 // RUN: not ls %t.bad.h
 // QUIET-NOT: {{.}}
 // BAD-PREFIX: error: plan-report: prefix '1app' is not a C identifier (letters, digits and '_', not starting with a digit)
-// NOT-HEADER: error: plan-report: option 'prefix' applies to format=c-header, not 'svg'
+// NOT-HEADER: error: in --plan-report=format=svg prefix=app: plan-report: option 'prefix' applies to format=c-header, not 'svg'
 
 // A planned module (the one of plan-report-svg.mlir): the prefix is the
 // module's name. @sram's SIZE is the bytes the plan uses (448 = 320 + 128),

@@ -3,13 +3,14 @@
 // RUN: not memplan-opt %s --split-input-file --plan-report 2>&1 | filecheck %s --check-prefix=RECURSIVE
 
 // An unknown format names the ones there are; an output file that cannot be
-// written is a diagnostic, not a traceback, given before any chunk is
-// planned: nothing else is reported.
+// written is a diagnostic, not a traceback. Both are given before any chunk
+// is planned: nothing else is reported.
 func.func @simple() {
   %s = memory.alloc_storage : !memory.storage<64>
   func.return
 }
-// FORMAT: error: plan-report: unknown format 'bogus'; expected one of c-header, json, svg, text, trace
+// FORMAT: memplan-opt: error: in --plan-report=format=bogus: plan-report: unknown format 'bogus'; expected one of c-header, json, svg, text, trace
+// FORMAT-NOT: error
 // OUTPUT: memplan-opt: error: plan-report: cannot write '{{.*}}.missing/report.txt': No such file or directory
 // OUTPUT-NOT: error
 
@@ -25,5 +26,4 @@ func.func @recursive(%n: i1) {
   }
   func.return
 }
-// FORMAT: error: plan-report: unknown format 'bogus'; expected one of c-header, json, svg, text, trace
 // RECURSIVE: error: @recursive calls itself (directly or not) and allocates storages: recursive functions cannot be planned statically

@@ -5,7 +5,7 @@
 // Every run ends with `verify-plan`, which checks that no two tensors that
 // are live together share bytes of a slot.
 
-// ERR: memplan-opt: error: reuse: match-range must be >= 0, got -1
+// ERR: memplan-opt: error: in --reuse=match-range=-1: reuse: match-range must be non-negative (got -1)
 
 // A chain: each op reads the previous result and writes a new one, so an
 // op's output never takes its own input's slot (the output is allocated

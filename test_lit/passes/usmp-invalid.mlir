@@ -151,6 +151,6 @@ func.func @two_halves() {
 
 // Options are checked.
 // RUN: not memplan-opt %S/usmp-algorithms.mlir --usmp=timeout=-1.5 2>&1 | filecheck %s --check-prefix=TIMEOUT
-// TIMEOUT: memplan-opt: error: usmp: timeout must be non-negative, got -1.5
+// TIMEOUT: memplan-opt: error: in --usmp=timeout=-1.5: usmp: timeout must be non-negative (got -1.5)
 // RUN: not memplan-opt %S/usmp-algorithms.mlir --usmp=algorithm=best 2>&1 | filecheck %s --check-prefix=ALGORITHM
 // ALGORITHM: memplan-opt: error: in --usmp=algorithm=best: usmp: algorithm must be one of greedy-by-size, greedy-by-conflicts, hill-climb, exact, auto (got 'best')
