@@ -58,3 +58,46 @@ def test_readme_python_snippet_runs() -> None:
     )
     assert 'memory.pool @workspace_cpu targets ["cpu"] used 1024' in result.stdout
     assert result.stdout.count("at @workspace_cpu[") == 6
+
+
+# --- docs/testing.md: a project's own lit tests ---------------------------------
+
+LIT_PROJECT = REPO / "examples" / "lit-project"
+
+
+def test_testing_doc_shows_the_example_project_as_it_is() -> None:
+    doc = (REPO / "docs" / "testing.md").read_text()
+    blocks = re.findall(r"```(?:python|mlir)\n(.*?)```", doc, re.S)
+    assert blocks == [
+        (LIT_PROJECT / "lit.cfg.py").read_text(),
+        (LIT_PROJECT / "plan-two-layers.mlir").read_text(),
+    ]
+
+
+def _lit(folder: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "lit"), "-v", str(folder)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_testing_doc_example_passes_and_can_fail(tmp_path: Path) -> None:
+    """lit runs the worked example with the test extra's tools; the same
+    test with a wrong pool size fails, naming the check."""
+    import shutil
+
+    good = tmp_path / "good"
+    shutil.copytree(LIT_PROJECT, good)
+    result = _lit(good)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "PASS: my-project :: plan-two-layers.mlir (1 of 1)" in result.stdout
+    bad = tmp_path / "bad"
+    shutil.copytree(LIT_PROJECT, bad)
+    test = bad / "plan-two-layers.mlir"
+    test.write_text(test.read_text().replace("used 8192", "used 4096"))
+    result = _lit(bad)
+    assert result.returncode == 1
+    assert "FAIL: my-project :: plan-two-layers.mlir" in result.stdout
+    assert 'memory.pool @workspace_cpu targets ["cpu"] used 4096' in result.stdout
