@@ -1,6 +1,6 @@
 """Bytes and pass time of `coalesce` and `reuse` against no planning and the lower bounds.
 
-Usage: python benchmarks/coalesce_reuse.py [--sizes 10,100,1000] [--timeout 10] [--markdown FILE]
+Usage: python benchmarks/coalesce_reuse.py [--sizes 10,100,1000] [--budget N] [--markdown FILE]
 
 Programs (every one through `manifest-alloc` and `insert-kills` first):
 
@@ -52,7 +52,7 @@ from memplan.passes.analysis import analyze_function  # noqa: E402
 from memplan.passes.coalesce import CoalescePass, plan_function  # noqa: E402
 from memplan.passes.insert_kills import InsertKillsPass  # noqa: E402
 from memplan.passes.manifest_alloc import ManifestAllocPass  # noqa: E402
-from memplan.passes.planning.algorithms import PlanOptions  # noqa: E402
+from memplan.passes.planning.algorithms import DEFAULT_BUDGET, PlanOptions  # noqa: E402
 from memplan.passes.planning.bounds import buffers_lower_bound  # noqa: E402
 from memplan.passes.reuse import ReusePass  # noqa: E402
 
@@ -194,7 +194,7 @@ def _timed(module: ModuleOp, make: Callable[[], ModulePass], repeat: int) -> tup
     return result, statistics.median(times) * 1000
 
 
-def measure(name: str, source: str, *, timeout: float, repeat: int) -> Row:
+def measure(name: str, source: str, *, budget: int, repeat: int) -> Row:
     parse_times: list[float] = []
     for _ in range(repeat):
         started = time.perf_counter()
@@ -208,12 +208,12 @@ def measure(name: str, source: str, *, timeout: float, repeat: int) -> Row:
 
     part1, part1_ms = _timed(module, lambda: CoalescePass(overlap=False), repeat)
     reused, reuse_ms = _timed(module, lambda: ReusePass(), repeat)
-    coalesced, coalesce_ms = _timed(module, lambda: CoalescePass(timeout=timeout), repeat)
+    coalesced, coalesce_ms = _timed(module, lambda: CoalescePass(budget=budget), repeat)
 
     regions_bound = peak = at_bound = proven = settled = regions = 0
     for func in _functions(module):
         lifetimes = analyze_function(func)
-        plans = plan_function(lifetimes, options=PlanOptions(timeout=timeout))
+        plans = plan_function(lifetimes, options=PlanOptions(budget=budget))
         merged = {id(m.value) for plan in plans for m in plan.members}
         regions_bound += sum(plan.lower_bound for plan in plans)
         regions_bound += sum(
@@ -273,7 +273,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--sizes", default="10,100,1000", help="kernel calls per generated program")
     parser.add_argument(
-        "--timeout", type=float, default=10.0, help="coalesce's search time (whole pass)"
+        "--budget",
+        type=int,
+        default=DEFAULT_BUDGET,
+        help="coalesce's search nodes (whole pass)",
     )
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per pass (median)")
     parser.add_argument("--markdown", type=Path, help="also write the table to this file")
@@ -287,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     programs += [(f"branches-{n}", branches(n)) for n in sizes]
     rows = []
     for name, source in programs:
-        rows.append(measure(name, source, timeout=args.timeout, repeat=args.repeat))
+        rows.append(measure(name, source, budget=args.budget, repeat=args.repeat))
         print(f"measured {name}", file=sys.stderr)
     text = table(rows)
     print(text)

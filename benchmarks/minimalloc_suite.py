@@ -3,7 +3,8 @@
 Usage::
 
     python benchmarks/minimalloc_suite.py [--minimalloc PATH/TO/minimalloc]
-        [--runs 3] [--only A,B,...] [--timeout S] [--minimize] [--scaling 1000,10000]
+        [--runs 3] [--only A,B,...] [--timeout S] [--budget N] [--minimize]
+        [--scaling 1000,10000]
 
 Both solvers run as programs on the same CSV files, on this machine, in the
 same run: for each problem the runs alternate (memplan, MiniMalloc, memplan,
@@ -24,7 +25,9 @@ Without ``--minimalloc`` the MiniMalloc columns are empty: the script never
 compares against numbers it did not measure. MiniMalloc is built outside
 this repository (see docs/benchmarks.md for the recipe); each of its runs
 is capped at ``--memory-limit`` GiB of address space and ``--timeout``
-seconds.
+seconds. memplan's search stops on its node budget (``--budget``, default
+``memplan-solve``'s), so its plans do not depend on the machine's load;
+``--timeout`` (plus 30 s) only stops a run that hangs.
 """
 
 from __future__ import annotations
@@ -165,9 +168,10 @@ def _wait(
         time.sleep(0.005)
 
 
-def memplan_argv(csv: Path, out: Path, capacity: int | None, timeout: float) -> list[str]:
+def memplan_argv(csv: Path, out: Path, capacity: int | None, budget: int | None) -> list[str]:
     argv = [sys.executable, "-m", "memplan.tools.memplan_solve", str(csv), "-o", str(out)]
-    argv += ["--timeout", str(timeout)]
+    if budget is not None:
+        argv += ["--budget", str(budget)]
     return argv + (["--capacity", str(capacity)] if capacity is not None else [])
 
 
@@ -212,7 +216,7 @@ def compare(
             out = work / f"{name}.memplan.csv"
             mine.append(
                 _run(
-                    memplan_argv(csv, out, capacity, args.timeout),
+                    memplan_argv(csv, out, capacity, args.budget),
                     out,
                     csv,
                     args.timeout + 30,
@@ -284,6 +288,7 @@ def main() -> None:
     parser.add_argument("--only", default=NAMES, help="problems to run (default all 11)")
     parser.add_argument("--runs", type=int, default=3, help="runs per tool and case (median)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per run")
+    parser.add_argument("--budget", type=int, help="memplan-solve's --budget (search nodes)")
     parser.add_argument("--memory-limit", type=float, default=8.0, help="GiB per run")
     parser.add_argument("--minimize", action="store_true", help="also minimise the capacity")
     parser.add_argument("--scaling", default="", help="buffer counts of random problems")

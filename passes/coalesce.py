@@ -14,7 +14,6 @@ with ``reuse``.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -25,6 +24,7 @@ from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from memplan.dialect.diagnostics import emit_remark
 from memplan.dialect.ops import (
     AllocStorageOp,
     KillOp,
@@ -35,7 +35,9 @@ from memplan.passes.analysis import FunctionLifetimes, StorageLifetime, analyze_
 from memplan.passes.analysis.forms import remark_value_semantic
 from memplan.passes.pass_options import check_options
 from memplan.passes.planning.algorithms import (
+    DEFAULT_BUDGET,
     AlgorithmName,
+    Budget,
     PlanOptions,
     solve,
 )
@@ -165,12 +167,14 @@ def plan_group(
     overlap: bool,
     algorithm: str,
     options: PlanOptions,
+    budget: Budget | None = None,
 ) -> RegionPlan | None:
     """The merged storage for ``members`` (same block, device and candidates).
 
     ``None`` when ``overlap`` is set and even the best layout found, alignment
     padding included, is bigger than the members' sizes added up, or when
-    the merged storage would exceed 2^63-1 bytes.
+    the merged storage would exceed 2^63-1 bytes. With ``budget``, the
+    search runs within what is left of it and is charged to it.
     """
     buffers = [_member_buffer(member) for member in members]
     lower_bound = buffers_lower_bound(buffers)
@@ -178,7 +182,11 @@ def plan_group(
     status = "end-to-end"
     if overlap:
         problem = Problem(tuple(buffers), (Pool(REGION_POOL),))
+        if budget is not None:
+            options = options.within(budget)
         solution = solve(problem, algorithm, options)
+        if budget is not None:
+            budget.absorb(solution.stats)
         planned = solution.peak(problem)
         # Never worse than part 1 (a heuristic with odd alignments could be).
         if not solution.unplaced(problem) and planned <= size:
@@ -234,7 +242,7 @@ def plan_function(
 ) -> list[RegionPlan]:
     """Every merge ``coalesce`` makes in one function, in IR order (the IR is not changed).
 
-    Each group is planned with ``options`` (its ``timeout`` per group).
+    Each group is planned with ``options`` (its ``budget`` per group).
     """
     options = options or PlanOptions()
     plans = [
@@ -302,9 +310,12 @@ class CoalescePass(ModulePass):
     order (TVM part 1). With `overlap=true` (part 2) members whose lifetimes
     (`passes.analysis`) never conflict may share bytes: the offsets come
     from `passes.planning` (`algorithm`, default `auto`: greedy, then the
-    exact search within the time budget), so the merged size equals the
+    exact search within the work budget), so the merged size equals the
     region's lower bound (its peak of live member bytes) whenever the exact
-    search reaches it in time. A plan is never bigger than the end-to-end
+    search reaches it within its budget. The searches stop on a count of
+    work, not on a clock: the output is the same on every machine at any
+    load, unless an explicit `timeout` cuts a search short (the pass then
+    says so in a remark). A plan is never bigger than the end-to-end
     layout (if a heuristic's were, the end-to-end layout is kept).
 
     Alignment padding: laid end to end, a member starts at the next multiple
@@ -323,20 +334,25 @@ class CoalescePass(ModulePass):
     Options:
     - `overlap` (bool, default true): let non-conflicting members share bytes.
     - `algorithm` (default `auto`): the planning algorithm for `overlap=true`.
-    - `timeout` (seconds, default 10): search time of the whole pass, shared
-      evenly by the groups still to plan (the greedy stage always runs, so
-      `timeout=0` gives greedy plans).
+    - `budget` (integer, default 60000): search nodes of the whole pass (a
+      greedy placement costs one per 4 buffers), shared evenly by the groups
+      still to plan (the greedy stage always runs, so `budget=0` gives
+      greedy plans).
+    - `timeout` (seconds, no default): also stop the searches after this
+      much wall-clock time, shared like the budget (an opt-in; the plan then
+      depends on machine speed and load; `timeout=0` gives greedy plans).
     """
 
     name = "coalesce"
 
     overlap: bool = True
     algorithm: AlgorithmName = "auto"
+    budget: int = DEFAULT_BUDGET
     # `int` too: xDSL's option parser rejects `timeout=5` for a plain float.
-    timeout: float | int = 10.0
+    timeout: float | int | None = None
 
     def __post_init__(self) -> None:
-        check_options(self, non_negative=("timeout",))
+        check_options(self, non_negative=("budget", "timeout"))
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         remark_value_semantic(op, self.name)
@@ -345,22 +361,33 @@ class CoalescePass(ModulePass):
             (lifetimes, merge_groups(lifetimes))
             for lifetimes in (analyze_function(func, pools=()) for func in functions)
         ]
-        # One time budget for the pass, shared evenly by the groups still to plan.
-        deadline = time.perf_counter() + self.timeout
+        # One budget for the pass, shared evenly by the groups still to plan.
+        budget = Budget(self.budget, self.timeout)
         left = sum(len(groups) for _, groups in work)
         plans: list[RegionPlan] = []
+        timed_out: list[FuncOp] = []
         for lifetimes, groups in work:
             for members in groups:
-                budget = max(0.0, deadline - time.perf_counter()) / left
+                share = budget.part(1 / left)
                 left -= 1
                 plan = plan_group(
                     members,
                     lifetimes,
                     overlap=self.overlap,
                     algorithm=self.algorithm,
-                    options=PlanOptions(timeout=budget),
+                    options=PlanOptions(),
+                    budget=share,
                 )
                 if plan is not None:
                     plans.append(plan)
+                if share.stopped_by == "timeout" and lifetimes.func not in timed_out:
+                    timed_out.append(lifetimes.func)
         for plan in plans:
             apply_plan(plan)
+        for function in timed_out:
+            emit_remark(
+                function,
+                f"coalesce: @{function.sym_name.data}: timeout={self.timeout} cut the search "
+                "short: the merged sizes depend on machine speed and load (without timeout "
+                f"the search stops on budget={self.budget}, the same everywhere)",
+            )

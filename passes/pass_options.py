@@ -99,6 +99,6 @@ def check_options(pass_instance: Any, *, non_negative: Iterable[str] = ()) -> No
             raise ValueError(f"{name}: {shown} {problem}")
     for option in non_negative:
         value = getattr(pass_instance, option)
-        if value < 0:
+        if value is not None and value < 0:  # None: not given (timeout)
             shown = option.replace("_", "-")
             raise ValueError(f"{name}: {shown} must be non-negative (got {value})")

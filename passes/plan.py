@@ -9,7 +9,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 
 from memplan.passes.pass_options import check_options
-from memplan.passes.planning.algorithms import AlgorithmName
+from memplan.passes.planning.algorithms import DEFAULT_BUDGET, AlgorithmName
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,10 @@ class PlanPass(ModulePass):
     Options:
     - `algorithm` (`greedy-by-size|greedy-by-conflicts|hill-climb|exact|auto`,
       default `auto`): the offset algorithm of `coalesce` and `usmp`.
-    - `timeout` (number, default 10): seconds for each of `coalesce` and `usmp`.
+    - `budget` (integer, default 60000): search nodes for each of
+      `coalesce` and `usmp` (the plan is the same on every machine).
+    - `timeout` (seconds, no default): an opt-in wall-clock limit for each of
+      `coalesce` and `usmp`, as theirs.
     - `coalesce` (bool, default true): run `coalesce` (false: `usmp` alone,
       which never uses less memory but gives one storage per tensor).
     """
@@ -35,15 +38,18 @@ class PlanPass(ModulePass):
     name = "plan"
 
     algorithm: AlgorithmName = "auto"
-    timeout: float | int = 10.0
+    budget: int = DEFAULT_BUDGET
+    timeout: float | int | None = None
     coalesce: bool = True
 
     def __post_init__(self) -> None:
-        check_options(self, non_negative=("timeout",))
+        check_options(self, non_negative=("budget", "timeout"))
 
     def pipeline(self) -> str:
         """The pipeline this pass runs, in `-p` syntax."""
-        options = f"algorithm={self.algorithm} timeout={self.timeout}"
+        options = f"algorithm={self.algorithm} budget={self.budget}"
+        if self.timeout is not None:
+            options += f" timeout={self.timeout}"
         steps = ["manifest-alloc", "insert-kills"]
         if self.coalesce:
             steps.append(f"coalesce{{{options}}}")

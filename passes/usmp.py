@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -15,7 +14,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolOpInterface
 from xdsl.utils.exceptions import PassFailedException
 
-from memplan.dialect.diagnostics import at_op
+from memplan.dialect.diagnostics import at_op, emit_remark
 from memplan.dialect.ops import (
     AllocStorageOp,
     PoolOp,
@@ -30,7 +29,13 @@ from memplan.passes.analysis import (
 )
 from memplan.passes.analysis.forms import remark_value_semantic
 from memplan.passes.pass_options import check_options
-from memplan.passes.planning.algorithms import AlgorithmName, PlanOptions, solve
+from memplan.passes.planning.algorithms import (
+    DEFAULT_BUDGET,
+    AlgorithmName,
+    Budget,
+    PlanOptions,
+    solve,
+)
 from memplan.passes.planning.model import Placement, Pool, Problem, Solution
 from memplan.passes.planning.validate import validate
 from memplan.passes.usmp_diagnostics import (
@@ -70,6 +75,8 @@ class Plan:
     used: dict[str, int] = field(default_factory=dict)
     unplaced: dict[Component, int] = field(default_factory=dict)
     failures: dict[Component, Failure] = field(default_factory=dict)
+    # Functions whose search the opt-in timeout cut short.
+    timed_out: set[str] = field(default_factory=set)
 
     def fail(self, component: Component, count: int, message: Failure) -> None:
         self.unplaced[component] = self.unplaced.get(component, 0) + count
@@ -168,14 +175,22 @@ class UsmpPass(ModulePass):
     that the merged storage aligns more. `split-storages=false` keeps every
     storage whole.
 
-    The output is deterministic, except where `timeout` cuts a search short.
+    The searches stop on a count of work, not on a clock, so the output is
+    the same on every machine at any load. Only an explicit `timeout` makes
+    it depend on the machine: when the clock cuts a search short the pass
+    says so in a remark (`usmp: timeout=T cut the search short ...`).
 
     Options:
     - `algorithm` (default `auto`): `greedy-by-size`, `greedy-by-conflicts`,
       `hill-climb`, `exact` or `auto` (heuristics, then `exact` or
-      `hill-climb` until the lower bound or the timeout).
-    - `timeout` (seconds, default 10): time budget of the whole pass, shared
-      among the problems it solves.
+      `hill-climb` until the lower bound or the end of the budget).
+    - `budget` (integer, default 60000): search nodes of the whole pass (a
+      greedy placement costs one per 4 buffers), shared among the problems
+      it solves: each gets an even share of what is left. Spent in full, it
+      takes some 5 to 20 seconds; `budget=0` gives greedy plans.
+    - `timeout` (seconds, no default): also stop the searches after this
+      much wall-clock time, shared like the budget (an opt-in; the plan
+      then depends on machine speed and load).
     - `seed` (default 0): seed of `hill-climb`'s random moves.
     - `scope` (default `function`): `function` or `module`, as above.
     - `replan` (default false): re-plan storages that are already pinned.
@@ -186,15 +201,16 @@ class UsmpPass(ModulePass):
     name = "usmp"
 
     algorithm: AlgorithmName = "auto"
+    budget: int = DEFAULT_BUDGET
     # `int` too: xDSL's option parser rejects `timeout=10` for a plain float.
-    timeout: float | int = 10.0
+    timeout: float | int | None = None
     seed: int = 0
     scope: PlanningScope = "function"
     replan: bool = False
     split_storages: bool = True
 
     def __post_init__(self) -> None:
-        check_options(self, non_negative=("timeout",))
+        check_options(self, non_negative=("budget", "timeout"))
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         remark_value_semantic(op, self.name)
@@ -213,7 +229,7 @@ class UsmpPass(ModulePass):
                 if isinstance(storage, AllocStorageOp) and storage.pinned is not None:
                     storage.pool = None
                     storage.offset = None
-        deadline = time.perf_counter() + self.timeout
+        budget = Budget(self.budget, self.timeout)
         lifetimes = analyze_module(op)
         for function, storage in lifetimes.storages():
             # Two instances live at once, one static place: no plan is right.
@@ -224,9 +240,17 @@ class UsmpPass(ModulePass):
                 )
         components = pool_components(lifetimes)
         splits = storage_splits(lifetimes) if self.split_storages else []
-        plan = self._plan(lifetimes, components, deadline, 2 if splits else 1)
+        plan = self._plan(lifetimes, components, budget, 2 if splits else 1)
         if splits:
-            plan = self._plan_split(op, splits, plan, components, deadline)
+            plan = self._plan_split(op, splits, plan, components, budget)
+        for function in lifetimes.functions:
+            if function.func.sym_name.data in plan.timed_out:
+                emit_remark(
+                    function.func,
+                    f"usmp: @{function.func.sym_name.data}: timeout={self.timeout} cut the "
+                    "search short: the plan depends on machine speed and load (without "
+                    f"timeout the search stops on budget={self.budget}, the same everywhere)",
+                )
         failures = [
             plan.failures[component]
             for component in [*dict.fromkeys(components.values()), None]
@@ -257,7 +281,7 @@ class UsmpPass(ModulePass):
         splits: list[StorageSplit],
         whole: Plan,
         components: dict[str, str],
-        deadline: float,
+        budget: Budget,
     ) -> Plan:
         """Plan with the multi-tensor storages split; keep the split where it pays.
 
@@ -273,10 +297,11 @@ class UsmpPass(ModulePass):
         in_clone = dict(zip(module.walk(), clone.walk(), strict=True))
         original_of = dict(zip(_storage_ops(clone), _storage_ops(module), strict=True))
         clone_fragments = apply_splits(clone, splits, in_clone)
-        split = self._plan(analyze_module(clone), components, deadline, 1)
+        split = self._plan(analyze_module(clone), components, budget, 1)
         component_pools: dict[str, list[str]] = {}
         for pool, component in components.items():
             component_pools.setdefault(component, []).append(pool)
+        whole.timed_out |= split.timed_out
         chosen = {
             component
             for component, names in component_pools.items()
@@ -292,7 +317,7 @@ class UsmpPass(ModulePass):
         fragments = apply_splits(module, [splits[index] for index in selected])
         for index, new_storages in zip(selected, fragments):
             original_of.update(zip(clone_fragments[index], new_storages, strict=True))
-        plan = Plan(used=dict(whole.used))
+        plan = Plan(used=dict(whole.used), timed_out=whole.timed_out)
         for storage, placement in whole.placements.items():
             if components[placement.pool] not in chosen:
                 plan.placements[storage] = placement
@@ -312,13 +337,13 @@ class UsmpPass(ModulePass):
         self,
         lifetimes: ModuleLifetimes,
         components: dict[str, str],
-        deadline: float,
+        budget: Budget,
         rounds: int,
     ) -> Plan:
         """Plan every group of the analysed module (the IR is not changed).
 
         ``rounds`` is how many whole-module plans (this one included) still
-        share the time left before ``deadline``.
+        share what is left of ``budget``; each search is charged to it.
         """
         groups = [
             build_group(lifetimes, functions)
@@ -335,9 +360,12 @@ class UsmpPass(ModulePass):
         solves = [group for group in groups if group.problem.buffers]
         for position, group in enumerate(solves):
             left = len(solves) - position + (rounds - 1) * len(solves)
-            budget = max(0.0, deadline - time.perf_counter()) / max(left, 1)
-            options = PlanOptions(timeout=budget, seed=self.seed)
+            share = budget.part(1 / max(left, 1))
+            options = PlanOptions(seed=self.seed).within(share)
             solution = solve(group.problem, self.algorithm, options)
+            share.absorb(solution.stats)
+            if solution.stats.get("stopped_by") == "timeout":
+                plan.timed_out.update(f.func.sym_name.data for f in group.functions)
             unplaced = solution.unplaced(group.problem)
             if unplaced:
                 message = self._unplaced_failure(group, solution)
@@ -388,7 +416,9 @@ class UsmpPass(ModulePass):
                 else "\n  the exact search proved that no plan fits the pool sizes"
             )
         elif solution.status == "timeout":
-            message += f"\n  the search found no plan within timeout={self.timeout}"
+            stopped = solution.stats.get("stopped_by")
+            limit = f"timeout={self.timeout}" if stopped == "timeout" else f"budget={self.budget}"
+            message += f"\n  the search found no plan within {limit}"
         elif self.algorithm != "exact":
             message += (
                 "\n  (a heuristic's failure is no proof: algorithm=exact searches every plan)"

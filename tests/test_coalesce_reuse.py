@@ -324,7 +324,7 @@ def test_regions_sit_between_their_lower_bound_and_end_to_end(source: str) -> No
         # group's largest alignment.
         largest = max(m.alignment for m in members)
         assert size <= sum(align_up(m.size or 0, largest) for m in members)
-    for plan in plan_function(lifetimes, options=PlanOptions(timeout=2.0)):
+    for plan in plan_function(lifetimes, options=PlanOptions(budget=100_000)):
         assert plan.lower_bound <= plan.size <= part1[plan.members]
         assert plan.size <= plan.member_bytes
         assert all(o % m.alignment == 0 for o, m in zip(plan.offsets, plan.members))
@@ -332,7 +332,7 @@ def test_regions_sit_between_their_lower_bound_and_end_to_end(source: str) -> No
             Buffer(m.name, m.size or 0, m.interval.start, m.interval.end, m.alignment)
             for m in plan.members
         ]
-        proven = exact(Problem(tuple(buffers), (Pool("region"),)), PlanOptions(timeout=2.0))
+        proven = exact(Problem(tuple(buffers), (Pool("region"),)), PlanOptions(budget=100_000))
         if proven.peak(Problem(tuple(buffers))) == plan.lower_bound:
             assert plan.size == plan.lower_bound
 
@@ -520,6 +520,9 @@ def test_cli_reports_bad_options(capsys: pytest.CaptureFixture[str]) -> None:
     code = memplan_opt_main([str(EXAMPLES / "mlp.mlir"), "--coalesce=timeout=-1.0"])
     assert code == 1
     assert "coalesce: timeout must be non-negative (got -1.0)" in capsys.readouterr().err
+    code = memplan_opt_main([str(EXAMPLES / "mlp.mlir"), "--coalesce=budget=-5"])
+    assert code == 1
+    assert "coalesce: budget must be non-negative (got -5)" in capsys.readouterr().err
     code = memplan_opt_main([str(EXAMPLES / "mlp.mlir"), "--reuse=match-range=-3"])
     assert code == 1
     assert "reuse: match-range must be non-negative (got -3)" in capsys.readouterr().err
@@ -527,6 +530,10 @@ def test_cli_reports_bad_options(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_pass_options_round_trip() -> None:
     passes = get_all_passes()
-    for pass_ in (CoalescePass(overlap=False, timeout=2), ReusePass(match_range=4)):
+    for pass_ in (
+        CoalescePass(overlap=False, timeout=2),
+        CoalescePass(budget=1234),
+        ReusePass(match_range=4),
+    ):
         (parsed,) = PassPipeline.parse_spec(passes, str(pass_)).passes
         assert parsed == pass_

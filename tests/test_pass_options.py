@@ -74,6 +74,9 @@ def test_every_option_of_every_pass_is_checked(name: str, option: str) -> None:
         (lambda: UsmpPass(timeout=-1), "usmp: timeout must be non-negative (got -1)"),
         (lambda: CoalescePass(timeout=-0.5), "coalesce: timeout must be non-negative (got -0.5)"),
         (lambda: PlanPass(timeout=-2), "plan: timeout must be non-negative (got -2)"),
+        (lambda: UsmpPass(budget=-1), "usmp: budget must be non-negative (got -1)"),
+        (lambda: CoalescePass(budget=-3), "coalesce: budget must be non-negative (got -3)"),
+        (lambda: PlanPass(budget=-4), "plan: budget must be non-negative (got -4)"),
         (lambda: ReusePass(match_range=-1), "reuse: match-range must be non-negative (got -1)"),
         (
             lambda: PlanReportPass(format="xml"),
@@ -93,6 +96,8 @@ def test_values_a_type_cannot_rule_out(build: Any, message: str) -> None:
 
 def test_good_options_build() -> None:
     assert UsmpPass(algorithm="exact", timeout=0).timeout == 0
+    # No timeout by default (no wall clock), and budget=0 is a budget.
+    assert UsmpPass(budget=0).timeout is None
     assert PlanReportPass(format="c-header", prefix="app", output=None).prefix == "app"
 
 

@@ -186,7 +186,7 @@ def _lower_bounds(module: ModuleOp) -> dict[str, int]:
 def test_random_programs_are_pinned_and_verified(steps: list[Step], algorithm: str) -> None:
     """Every static storage is pinned, every pool has `used`, verify-plan accepts."""
     module = run_passes(
-        parse_module(_program(steps)), f"insert-kills,usmp{{algorithm={algorithm} timeout=2}}"
+        parse_module(_program(steps)), f"insert-kills,usmp{{algorithm={algorithm} budget=20000}}"
     )
     run_passes(module, "verify-plan{require-pinned=true}")
     used = _used(module)
@@ -215,7 +215,7 @@ def test_chains_reach_the_lower_bound(blocks: list[int], algorithm: str) -> None
     """
     steps = [Step(elements=16 * n, alignment=64, reads=(i - 1,)) for i, n in enumerate(blocks)]
     text = _program(steps)
-    module = run_passes(parse_module(text), f"insert-kills,usmp{{algorithm={algorithm} timeout=5}}")
+    module = run_passes(parse_module(text), f"insert-kills,usmp{{algorithm={algorithm}}}")
     run_passes(module, "verify-plan{require-pinned=true}")
     sizes = [64 * n for n in blocks]
     expected = max([sizes[0], *(a + b for a, b in zip(sizes, sizes[1:]))])
@@ -255,11 +255,11 @@ def test_coalesce_first_never_costs_memory(steps: list[Step], overlap: bool) -> 
     carries `align` with what it had, which usmp's split gives back.
     """
     text = _program(steps)
-    # A timeout long enough for the searches to end (a search cut short by
-    # the clock gives a plan that depends on the machine's load).
-    alone = _used(run_passes(parse_module(text), "insert-kills,usmp{timeout=10}"))
+    # The default budget: enough for these searches to end (and never the
+    # clock, which would make the plans depend on the machine's load).
+    alone = _used(run_passes(parse_module(text), "insert-kills,usmp"))
     for before in (f"coalesce{{overlap={'true' if overlap else 'false'}}}", "reuse"):
-        module = run_passes(parse_module(text), f"insert-kills,{before},usmp{{timeout=10}}")
+        module = run_passes(parse_module(text), f"insert-kills,{before},usmp")
         run_passes(module, "verify-plan{require-pinned=true}")
         combined = _used(module)
         assert all(combined[pool] <= alone[pool] for pool in alone), (before, combined, alone)
@@ -273,8 +273,8 @@ def test_usmp_never_loses_to_the_storages_as_given(steps: list[Step], overlap: b
     coalesced = run_passes(
         parse_module(text), f"insert-kills,coalesce{{overlap={str(overlap).lower()}}}"
     )
-    whole = _used(run_passes(coalesced.clone(), "usmp{timeout=1 split-storages=false}"))
-    seen_through = run_passes(coalesced, "usmp{timeout=1}")
+    whole = _used(run_passes(coalesced.clone(), "usmp{budget=20000 split-storages=false}"))
+    seen_through = run_passes(coalesced, "usmp{budget=20000}")
     run_passes(seen_through, "verify-plan{require-pinned=true}")
     assert all(_used(seen_through)[pool] <= whole[pool] for pool in whole)
 
@@ -339,7 +339,9 @@ def test_fallback_respects_pool_sizes(steps: list[Step], quarter: int) -> None:
     total = sum(-(-step.elements * 4 // grain) * grain for step in steps)
     size = max(64, total * quarter // 4)
     pools = f"memory.pool @fast size {size} align 64\nmemory.pool @slow"
-    module = run_passes(parse_module(_program(steps, pools=pools)), "insert-kills,usmp{timeout=1}")
+    module = run_passes(
+        parse_module(_program(steps, pools=pools)), "insert-kills,usmp{budget=20000}"
+    )
     run_passes(module, "verify-plan{require-pinned=true}")
     used = _used(module)
     assert used["fast"] <= size
@@ -389,9 +391,20 @@ def test_pass_class_and_options() -> None:
     assert get_all_passes()["usmp"]() is UsmpPass
     parsed = PassPipeline.parse_spec(
         get_all_passes(),
-        "usmp{algorithm=exact timeout=3 seed=2 scope=module replan=true split-storages=false}",
+        "usmp{algorithm=exact budget=5000 timeout=3 seed=2 scope=module replan=true "
+        "split-storages=false}",
     ).passes[0]
-    assert parsed == UsmpPass("exact", 3, 2, "module", True, False)
+    assert parsed == UsmpPass(
+        algorithm="exact",
+        budget=5000,
+        timeout=3,
+        seed=2,
+        scope="module",
+        replan=True,
+        split_storages=False,
+    )
+    # No wall clock unless asked for: the plan is the same at any machine load.
+    assert UsmpPass().timeout is None
     # The `algorithm` option lists exactly the registry's algorithms.
     assert set(get_args(AlgorithmName)) == set(ALGORITHMS)
 

@@ -1,13 +1,17 @@
 """``memplan-solve``: plan a MiniMalloc CSV problem from the command line.
 
     memplan-solve --input IN.csv [--output OUT.csv] [--capacity N]
-                  [--algorithm auto] [--timeout SECONDS] [--validate] [--json]
+                  [--algorithm auto] [--budget NODES] [--timeout SECONDS]
+                  [--validate] [--json]
 
 With ``--capacity`` the problem is a feasibility question (like MiniMalloc's
 ``--capacity``): exit status 1 when no plan fits. Without it the pool is
 unbounded and the peak is minimised. The output CSV is the input columns plus
 ``offset``, written (through a temporary file and a rename) only on success.
 A one-line summary goes to stdout, or one JSON object with ``--json``.
+The search stops after ``--budget`` nodes (the same plan on every machine);
+``--timeout`` adds a wall-clock limit, and the summary says (``stopped by
+timeout``, JSON ``"stopped_by"``) when a limit cut the search short.
 
 Exit status: 0 success; 1 no plan found, validation failed, or bad usage or
 input (one ``memplan-solve: error: ...`` line on stderr, no traceback, as
@@ -23,7 +27,7 @@ import sys
 import time
 from contextlib import ExitStack
 
-from memplan.passes.planning.algorithms import ALGORITHMS, PlanOptions, solve
+from memplan.passes.planning.algorithms import ALGORITHMS, DEFAULT_BUDGET, PlanOptions, solve
 from memplan.passes.planning.bounds import lower_bound
 from memplan.passes.planning.io import PlanningInputError, format_csv, read_csv_table
 from memplan.passes.planning.model import Placement, Problem, Solution
@@ -55,7 +59,13 @@ def _parser() -> argparse.ArgumentParser:
         "--algorithm", default="auto", help=f"one of: {', '.join(ALGORITHMS)} (default auto)"
     )
     parser.add_argument(
-        "--timeout", type=float, default=10.0, help="search time limit in seconds (default 10)"
+        "--budget",
+        type=int,
+        default=DEFAULT_BUDGET,
+        help=f"search nodes (default {DEFAULT_BUDGET}; the same plan on every machine)",
+    )
+    parser.add_argument(
+        "--timeout", type=float, help="also a wall-clock limit in seconds (default: none)"
     )
     parser.add_argument("--validate", action="store_true", help="check the plan independently")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -94,7 +104,9 @@ def run(argv: list[str] | None, cleanup: ExitStack) -> int:
         )
     if args.capacity is not None and args.capacity < 0:
         raise UsageError(f"--capacity must be non-negative, got {args.capacity}")
-    if not args.timeout > 0:
+    if args.budget < 0:
+        raise UsageError(f"--budget must be non-negative, got {args.budget}")
+    if args.timeout is not None and not args.timeout > 0:
         raise UsageError(f"--timeout must be positive, got {args.timeout}")
     try:
         table = read_csv_table(args.input, args.capacity)
@@ -111,7 +123,7 @@ def run(argv: list[str] | None, cleanup: ExitStack) -> int:
             raise UsageError(str(error)) from None
 
     started = time.perf_counter()
-    options = PlanOptions(timeout=args.timeout, minimize=args.capacity is None)
+    options = PlanOptions(budget=args.budget, timeout=args.timeout, minimize=args.capacity is None)
     solution = solve(problem, args.algorithm, options)
     seconds = time.perf_counter() - started
 
@@ -139,6 +151,7 @@ def run(argv: list[str] | None, cleanup: ExitStack) -> int:
             "peak": peak if complete else None,
             "lower_bound": bound,
             "seconds": round(seconds, 3),
+            "stopped_by": solution.stats.get("stopped_by"),
         }
         if args.validate:
             report["valid"] = valid
@@ -153,6 +166,8 @@ def run(argv: list[str] | None, cleanup: ExitStack) -> int:
             f"buffers {len(problem.buffers)}",
             f"seconds {seconds:.3f}",
         ]
+        if "stopped_by" in solution.stats:
+            parts.append(f"stopped by {solution.stats['stopped_by']}")
         if args.validate and solved:
             parts.append("validation " + ("PASS" if valid else "FAIL"))
         print(", ".join(parts))

@@ -1,11 +1,13 @@
 // RUN: memplan-opt %s --coalesce --verify-plan --split-input-file | filecheck %s
 // RUN: memplan-opt %s --coalesce=overlap=false --verify-plan --split-input-file | filecheck %s --check-prefix=PART1
 // RUN: not memplan-opt %s --coalesce=timeout=-1.0 --split-input-file 2>&1 | filecheck %s --check-prefix=ERR
+// RUN: not memplan-opt %s --coalesce=budget=-2 --split-input-file 2>&1 | filecheck %s --check-prefix=BUDGET
 
 // Every run ends with `verify-plan`, which checks that no two tensors that
 // are live together share bytes of the merged storages.
 
 // ERR: memplan-opt: error: in --coalesce=timeout=-1.0: coalesce: timeout must be non-negative (got -1.0)
+// BUDGET: memplan-opt: error: in --coalesce=budget=-2: coalesce: budget must be non-negative (got -2)
 
 // Straight-line code: %s0 and %s1 are live together (the second invoke reads
 // %t0 and writes %t1), %s2 only after %s0's kill. With overlap the region is

@@ -6,6 +6,13 @@
 // RUN: memplan-opt %s --plan='algorithm=exact coalesce=false' > %t.exact.mlir
 // RUN: memplan-opt %s --manifest-alloc --insert-kills --usmp=algorithm=exact > %t.exact-steps.mlir
 // RUN: diff %t.exact.mlir %t.exact-steps.mlir
+// The searches stop on a node budget, passed on as well; an explicit
+// wall-clock `timeout` is still accepted (an opt-in), and where the searches
+// end before it the plan is the budget's.
+// RUN: memplan-opt %s --plan='budget=500 timeout=60' > %t.budget.mlir
+// RUN: memplan-opt %s --manifest-alloc --insert-kills --coalesce='budget=500 timeout=60' --usmp='budget=500 timeout=60' > %t.budget-steps.mlir
+// RUN: diff %t.budget.mlir %t.budget-steps.mlir
+// RUN: diff %t.plan.mlir %t.budget.mlir
 // RUN: filecheck %s --input-file %t.plan.mlir
 //
 // The planning passes on value-semantic input have nothing to plan: each

@@ -152,5 +152,20 @@ func.func @two_halves() {
 // Options are checked.
 // RUN: not memplan-opt %S/usmp-algorithms.mlir --usmp=timeout=-1.5 2>&1 | filecheck %s --check-prefix=TIMEOUT
 // TIMEOUT: memplan-opt: error: in --usmp=timeout=-1.5: usmp: timeout must be non-negative (got -1.5)
+// RUN: not memplan-opt %S/usmp-algorithms.mlir --usmp=budget=-3 2>&1 | filecheck %s --check-prefix=BUDGET
+// BUDGET: memplan-opt: error: in --usmp=budget=-3: usmp: budget must be non-negative (got -3)
+
+// budget=0 leaves auto its first greedy plan, which has no gap for %c (the
+// search would find one); the message names the budget, not a timeout.
+// RUN: not memplan-opt %S/usmp-algorithms.mlir --usmp=budget=0 2>&1 | filecheck %s --check-prefix=NOBUDGET
+// NOBUDGET:      error: usmp: storage %c in @tight
+// NOBUDGET:      @sram: size 384, peak 384; no gap found by algorithm=auto
+// NOBUDGET-NOT:  remark
+
+// An explicit timeout still works, and when the clock cuts the search short
+// the pass says so in a remark at the function (timeout=0: no search at all).
+// RUN: not memplan-opt %S/usmp-algorithms.mlir --usmp=timeout=0 2>&1 | filecheck %s --check-prefix=CUT
+// CUT:      usmp-algorithms.mlir:{{[0-9]+}}:1: remark: usmp: @tight: timeout=0 cut the search short: the plan depends on machine speed and load (without timeout the search stops on budget={{[0-9]+}}, the same everywhere)
+// CUT:      error: usmp: storage %c in @tight
 // RUN: not memplan-opt %S/usmp-algorithms.mlir --usmp=algorithm=best 2>&1 | filecheck %s --check-prefix=ALGORITHM
 // ALGORITHM: memplan-opt: error: in --usmp=algorithm=best: usmp: algorithm must be one of greedy-by-size, greedy-by-conflicts, hill-climb, exact, auto (got 'best')

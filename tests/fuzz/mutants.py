@@ -42,7 +42,7 @@ PIPELINES: list[list[str]] = [
     ["--manifest-alloc", "--insert-kills", "--reuse", "--usmp", "--plan-report=format=json"],
     ["--manifest-alloc", "--insert-kills", "--usmp", "--lower-to-memref"],
     ["--import-memref", "--insert-kills", "--usmp", "--lower-to-memref=pool-mode=arg"],
-    ["--usmp=algorithm=exact timeout=2", "--verify-plan", "--plan-report=format=c-header"],
+    ["--usmp=algorithm=exact budget=20000", "--verify-plan", "--plan-report=format=c-header"],
     ["--coalesce=overlap=false", "--reuse", "--usmp=scope=module", "--plan-report=format=svg"],
 ]
 """What memplan-opt runs each mutant through (the README's and docs' pipelines)."""
@@ -184,7 +184,7 @@ def solve_cases(rng: random.Random, count: int, work: Path) -> Iterator[Outcome]
         source = rng.choice(sources)
         mutant = work / f"mutant-{index}.csv"
         mutant.write_text(mutate(source.read_text(), rng))
-        argv = [str(mutant), "-o", str(work / "out.csv"), "--timeout", "2"]
+        argv = [str(mutant), "-o", str(work / "out.csv"), "--budget", "20000"]
         if rng.random() < 0.5:
             argv += ["--capacity", rng.choice(["0", "12", "64", "1048576", "-5"])]
         yield run_case("memplan-solve", main, argv, work / "out.csv")

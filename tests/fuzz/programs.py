@@ -550,8 +550,8 @@ def check_program(
                 "original program\n" + print_module(base)
             )
     for pipeline in pipelines:
-        # A short timeout: hill-climb searches until it runs out.
-        options = f"algorithm={algorithm} timeout=0.2"
+        # A small budget: hill-climb and exact search until it runs out.
+        options = f"algorithm={algorithm} budget=5000"
         if pipeline == SCHEDULED:
             spec, start = (
                 f"schedule{{algorithm={schedule} remarks=false}},plan{{{options}}}",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from memplan.passes.planning.validate import validate
 from memplan_testing import examples
 from tests.planning.strategies import brute_force_peak, buffers, problems
 
-FAST = PlanOptions(timeout=2.0, iterations=20)
+FAST = PlanOptions(budget=50_000, iterations=20)
 NAMES = sorted(ALGORITHMS)
 
 
@@ -41,9 +40,8 @@ def test_every_algorithm_returns_a_valid_plan(algorithm: str, problem: Problem) 
 @settings(max_examples=examples(15), deadline=None)
 @given(problem=problems(max_buffers=8))
 def test_deterministic(algorithm: str, problem: Problem) -> None:
-    # A generous time limit: searches are budgeted in nodes, so only a
-    # deadline that actually cuts one short could make runs differ.
-    options = PlanOptions(timeout=120.0, iterations=20)
+    # Searches stop on node budgets, never on the clock (no timeout is set).
+    options = PlanOptions(iterations=20)
     first = solve(problem, algorithm, options)
     second = solve(problem, algorithm, options)
     assert first.placements == second.placements
@@ -54,7 +52,7 @@ def test_deterministic(algorithm: str, problem: Problem) -> None:
 @given(buffers(max_buffers=6), st.sampled_from([1, 8]))
 def test_exact_matches_brute_force(items: list[Buffer], pool_alignment: int) -> None:
     problem = Problem(tuple(items), (Pool("mem", alignment=pool_alignment),))
-    solution = solve(problem, "exact", PlanOptions(timeout=20))
+    solution = solve(problem, "exact", PlanOptions())
     assert validate(problem, solution) == []
     assert solution.status == "optimal"
     assert solution.used(problem)["mem"] == brute_force_peak(items, pool_alignment)
@@ -66,9 +64,9 @@ def test_exact_decision_is_tight(items: list[Buffer]) -> None:
     items = [b for b in items if b.size > 0]
     optimum = brute_force_peak(items)
     search = PoolSearch(items, [b.alignment for b in items], ["WAT", "TAW", "TWA"])
-    assert search.decide(optimum, float("inf"))[0] is SearchStatus.FOUND
+    assert search.decide(optimum)[0] is SearchStatus.FOUND
     if optimum > 0:
-        assert search.decide(optimum - 1, float("inf"))[0] is SearchStatus.NOT_FOUND
+        assert search.decide(optimum - 1)[0] is SearchStatus.NOT_FOUND
 
 
 @settings(max_examples=examples(40), deadline=None)
@@ -80,9 +78,9 @@ def test_exact_decision_is_tight_unaligned(items: list[Buffer]) -> None:
     optimum = brute_force_peak(items)
     search = PoolSearch(items, [1] * len(items), ["TWA", "TAW", "WAT"])
     assert search.unaligned
-    assert search.decide(optimum, float("inf"))[0] is SearchStatus.FOUND
+    assert search.decide(optimum)[0] is SearchStatus.FOUND
     if optimum > 0:
-        assert search.decide(optimum - 1, float("inf"))[0] is SearchStatus.NOT_FOUND
+        assert search.decide(optimum - 1)[0] is SearchStatus.NOT_FOUND
 
 
 @settings(max_examples=examples(30), deadline=None)
@@ -90,14 +88,11 @@ def test_exact_decision_is_tight_unaligned(items: list[Buffer]) -> None:
 def test_exact_feasibility_under_capacity(items: list[Buffer], slack: int) -> None:
     optimum = brute_force_peak(items)
     fits = Problem(tuple(items), (Pool("mem", size=optimum + slack),))
-    solution = solve(fits, "exact", PlanOptions(timeout=20, minimize=False))
+    solution = solve(fits, "exact", PlanOptions(minimize=False))
     assert validate(fits, solution) == []
     if optimum > 0:
         too_small = Problem(tuple(items), (Pool("mem", size=optimum - 1),))
-        assert (
-            solve(too_small, "exact", PlanOptions(timeout=20, minimize=False)).status
-            == "infeasible"
-        )
+        assert solve(too_small, "exact", PlanOptions(minimize=False)).status == "infeasible"
 
 
 def test_gap_filling_not_stacking() -> None:
@@ -229,11 +224,23 @@ def _minimalloc_problem(name: str) -> Problem:
 
 
 def test_exact_reports_timeout_with_the_best_partial_plan() -> None:
+    # A budget too small to find a plan within 1 MiB: status `timeout`, and
+    # the stats say the budget (not the clock) stopped it.
     problem = _minimalloc_problem("A")
-    solution = solve(problem, "exact", PlanOptions(timeout=0.2, minimize=False))
+    solution = solve(problem, "exact", PlanOptions(budget=2000, minimize=False))
     assert solution.status == "timeout"
+    assert solution.stats["stopped_by"] == "budget"
+    assert int(solution.stats["work"]) >= 2000
     # What the greedy could place is kept, and is valid as far as it goes.
     assert {f.kind for f in validate(problem, solution)} == {"unplaced"}
+
+
+def test_opt_in_timeout_is_reported() -> None:
+    # An explicit wall-clock limit still stops the search, and says so.
+    problem = _minimalloc_problem("A")
+    solution = solve(problem, "exact", PlanOptions(timeout=0.05, minimize=False))
+    assert solution.status == "timeout"
+    assert solution.stats["stopped_by"] == "timeout"
 
 
 def test_feasibility_tries_the_lower_bound_first() -> None:
@@ -242,7 +249,7 @@ def test_feasibility_tries_the_lower_bound_first() -> None:
     is found in a few hundred nodes, where deciding 1 MiB itself takes tens
     of thousands, and it is optimal."""
     problem = _minimalloc_problem("C")
-    solution = solve(problem, "exact", PlanOptions(timeout=60, minimize=False))
+    solution = solve(problem, "exact", PlanOptions(minimize=False))
     assert solution.status == "optimal"
     assert solution.used(problem) == {"workspace": 1039360}
     assert validate(problem, solution) == []
@@ -258,10 +265,10 @@ def test_portfolio_resumes_instead_of_restarting() -> None:
     problem = _minimalloc_problem("I")
     buffers = problem.buffers
     alone = PoolSearch(buffers, [1] * len(buffers), ["TWA"])
-    status, _ = alone.decide(1048576, time.perf_counter() + 60)
+    status, _ = alone.decide(1048576)
     assert status == SearchStatus.FOUND
     portfolio = PoolSearch(buffers, [1] * len(buffers), ["WAT", "TAW", "TWA"])
-    status, offsets = portfolio.decide(1048576, time.perf_counter() + 60)
+    status, offsets = portfolio.decide(1048576)
     assert status == SearchStatus.FOUND
     assert portfolio.visited <= 3 * (2 * alone.visited + 2 * len(buffers))
     pool = problem.pools[0].name

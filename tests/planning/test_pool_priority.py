@@ -47,7 +47,7 @@ def test_reproducer_keeps_everything_in_the_first_pool(
     problem = reproducer(alignment)
     # The bug's precondition: the greedy plan falls back although all fit.
     assert solve(problem, "greedy-by-size").used(problem)["slow"] > 0
-    solution = solve(problem, algorithm, PlanOptions(timeout=20, minimize=minimize))
+    solution = solve(problem, algorithm, PlanOptions(minimize=minimize))
     assert validate(problem, solution) == []
     assert {p.pool for p in solution.placements.values()} == {"sram"}
     assert solution.used(problem) == {"sram": 576, "slow": 0}
@@ -72,7 +72,7 @@ def test_fallback_keeps_a_maximal_set_greedy_choice_first() -> None:
         pools,
     )
     for algorithm in SEARCHES:
-        solution = solve(problem, algorithm, PlanOptions(timeout=20))
+        solution = solve(problem, algorithm, PlanOptions())
         assert validate(problem, solution) == []
         assert solution.placements["big"] == Placement("fast", 0)
         assert solution.placements["later"] == Placement("fast", 0)
@@ -95,7 +95,7 @@ def test_candidate_lists_in_opposite_orders() -> None:
         pools,
     )
     for algorithm in SEARCHES:
-        solution = solve(problem, algorithm, PlanOptions(timeout=20))
+        solution = solve(problem, algorithm, PlanOptions())
         assert validate(problem, solution) == []
         assert solution.placements["a"].pool == "first"
         assert solution.placements["b"].pool == "first"
@@ -103,19 +103,26 @@ def test_candidate_lists_in_opposite_orders() -> None:
         assert solution.used(problem)["first"] == 96
 
 
-def test_auto_starts_no_stage_past_its_deadline() -> None:
-    # timeout=0: only the first greedy placement runs (some plan is needed).
+@pytest.mark.parametrize(
+    ("options", "reason"),
+    [(PlanOptions(budget=0), "budget"), (PlanOptions(timeout=0.0), "timeout")],
+)
+def test_auto_starts_no_stage_past_its_budget(options: PlanOptions, reason: str) -> None:
+    # budget=0 (or an opt-in timeout=0): only the first greedy placement runs
+    # (some plan is needed), and the stats say what stopped the search.
     problem = reproducer(1)
-    solution = solve(problem, "auto", PlanOptions(timeout=0.0))
+    solution = solve(problem, "auto", options)
     assert solution.stats["stage"] == "greedy"
     assert solution.stats["placements"] == 1
+    assert solution.stats["stopped_by"] == reason
     assert validate(problem, solution) == []
 
 
-def test_exact_past_its_deadline_is_valid_and_says_so() -> None:
+@pytest.mark.parametrize("options", [PlanOptions(budget=0), PlanOptions(timeout=0.0)])
+def test_exact_past_its_budget_is_valid_and_says_so(options: PlanOptions) -> None:
     problem = reproducer(64)
-    solution = solve(problem, "exact", PlanOptions(timeout=0.0))
-    # No time to check the fallback: the greedy choice stands, unproven.
+    solution = solve(problem, "exact", options)
+    # No budget to check the fallback: the greedy choice stands, unproven.
     assert solution.stats["assignment_proven"] == 0
     assert validate(problem, solution) == []
     assert solution.status == "feasible"
@@ -157,7 +164,7 @@ def members(problem: Problem, solution: Solution, pool: str) -> list[Buffer]:
 @given(case=first_pool_problems())
 def test_falls_back_only_when_it_does_not_fit(algorithm: str, case: tuple[Problem, int]) -> None:
     problem, slack = case
-    solution = solve(problem, algorithm, PlanOptions(timeout=20))
+    solution = solve(problem, algorithm, PlanOptions())
     assert validate(problem, solution) == []
     assert not solution.unplaced(problem)
     if slack >= 0:

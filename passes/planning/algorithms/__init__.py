@@ -24,8 +24,8 @@ it does not fit the earlier one). Two precise rules:
   buffer that moved on fits there with it, and a buffer falls back only when
   the pool cannot hold it together with the buffers kept there. When every
   buffer fits its first candidate, every buffer goes there. Exceptions, both
-  reported in ``stats``: a check that runs out of its node budget or the
-  deadline counts as "does not fit" (``assignment_proven`` is 0), and when
+  reported in ``stats``: a check that runs out of its node budget counts as
+  "does not fit" (``assignment_proven`` is 0), and when
   the greedy plan places more buffers than the rule (possible only when
   candidate lists order the pools differently), the greedy plan's pools are
   used (``assignment`` is ``greedy``).
@@ -33,15 +33,21 @@ it does not fit the earlier one). Two precise rules:
 Status ``optimal`` needs every pool's peak proven minimal for its buffers and
 every buffer in its first usable candidate pool (then priority prefers no
 other assignment; one candidate per buffer is the special case).
+
+The searching algorithms stop on a work budget (``PlanOptions.budget``, in
+search nodes; see the ``budget`` module), so their plans are the same on
+every machine; an opt-in ``PlanOptions.timeout`` also stops them by the
+clock. ``stats["work"]`` is the nodes spent and ``stats["stopped_by"]``
+(``budget`` or ``timeout``) says when a search ended before it finished.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Literal
 
+from memplan.passes.planning.algorithms.budget import DEFAULT_BUDGET, Budget, placement_cost
 from memplan.passes.planning.algorithms.exact_search import exact, exact_from
 from memplan.passes.planning.algorithms.greedy import (
     GreedyPlacer,
@@ -58,13 +64,14 @@ Algorithm = Callable[[Problem, PlanOptions], Solution]
 def auto(problem: Problem, options: PlanOptions | None = None) -> Solution:
     """Cheap heuristics first; stop when nothing can beat them, else improve.
 
-    Stages, each started only while ``options.timeout`` (counted from the
-    call) has not run out: greedy by size (always runs: every stage needs a
-    plan), greedy by conflicts (skipped when the first placement's duration
-    would take it past the deadline), then ``exact`` on problems whose pools
-    hold at most ``options.exact_max_buffers`` buffers each in the greedy
-    plan, else ``hill-climb``, with the time left (not started when one more
-    placement would not finish before the deadline).
+    Stages, each started only while the budget (``options.budget`` nodes, a
+    placement costing ``placement_cost``; and ``options.timeout`` when given) is
+    not spent: greedy by size (always runs: every stage needs a plan), greedy
+    by conflicts (skipped when the budget cannot pay for a placement), then
+    ``exact`` on problems whose pools hold at most
+    ``options.exact_max_buffers`` buffers each in the greedy plan, else
+    ``hill-climb``, with the budget left (not started when it cannot pay for
+    one more placement).
 
     The greedy plan is returned at once when it is optimal, or when
     ``options.minimize`` is false, it places every buffer and each buffer
@@ -75,41 +82,49 @@ def auto(problem: Problem, options: PlanOptions | None = None) -> Solution:
     """
     options = options or PlanOptions()
     started = time.perf_counter()
-    deadline = started + options.timeout
+    budget = options.new_budget()
     placer = GreedyPlacer(problem)
     best_order = placer.size_order()
     placement_started = time.perf_counter()
     best = placer.place(best_order)
+    cost = placement_cost(placer.count)
+    budget.charge(cost)
     placement_seconds = time.perf_counter() - placement_started
     placements = 1
-    if time.perf_counter() + placement_seconds <= deadline:
+    # Each stage below is skipped when the plan so far cannot be beaten, so a
+    # budget it would find spent was not what stopped the search.
+    solution = placer.solution(best, "auto")
+    if solution.status != "optimal" and budget.affords(cost, placement_seconds):
         other_order = placer.conflict_order()
         other = placer.place(other_order)
+        budget.charge(cost)
         placements += 1
         if other.cost() < best.cost():
             best_order, best = other_order, other
-    solution = placer.solution(best, "auto")
+            solution = placer.solution(best, "auto")
     solution.stats["stage"] = "greedy"
     solution.stats["placements"] = placements
     if solution.status == "optimal":
+        budget.report(solution.stats)
         return solution
     if placer.all_first_choice(best.pools) and not options.minimize:
-        return solution
-    remaining = deadline - time.perf_counter()
-    if remaining <= 0:
+        budget.report(solution.stats)
         return solution
     per_pool = [0] * len(problem.pools)
     for pool in best.pools:
         if pool >= 0:
             per_pool[pool] += 1
+    if budget.exhausted():
+        budget.report(solution.stats)
+        return solution
     if max(per_pool, default=0) <= options.exact_max_buffers:
-        improved = exact_from(placer, best, options, deadline, started)
+        improved = exact_from(placer, best, options, budget, started)
         stage = "exact"
     else:
-        if remaining < placement_seconds:
+        if not budget.affords(cost, placement_seconds):
+            budget.report(solution.stats)
             return solution  # not even one perturbed placement would finish
-        budget = replace(options, timeout=remaining)
-        improved = climb(placer, best_order, best, budget, deadline, placement_seconds)
+        improved = climb(placer, best_order, best, options, budget, placement_seconds)
         stage = "hill-climb"
     improved.stats["stage"] = stage
     improved.stats["algorithm"] = "auto"
@@ -143,8 +158,10 @@ def solve(
 
 __all__ = [
     "ALGORITHMS",
+    "DEFAULT_BUDGET",
     "AlgorithmName",
     "Algorithm",
+    "Budget",
     "PlanOptions",
     "auto",
     "exact",

@@ -5,7 +5,7 @@ back only when a buffer does not fit (``pool_assignment``, which uses the
 decision of ``pool_search``), then, pool by pool, searches offsets with
 ``pool_search``'s decision: the heuristic peak is the first upper bound; a
 decision at the lower bound comes first, then node-budgeted decisions walk
-down from the best peak until it is proven minimal or the time is up.
+down from the best peak until it is proven minimal or the budget is spent.
 
 Statuses: ``optimal`` when every pool's peak is proven minimal and every
 buffer sits in its first usable candidate pool (so priority prefers no other
@@ -13,9 +13,10 @@ assignment; a forced pool is the special case); ``feasible`` for a valid
 plan without that proof; ``infeasible`` when a buffer has no usable pool or
 the search proves a bounded pool cannot hold the buffers assigned to it (a
 proof about that assignment: with several candidates per buffer, another
-assignment might fit); ``timeout`` when time ran out before any plan
-fitting the pool sizes was found. ``options.timeout`` bounds the assignment
-and the offset searches together.
+assignment might fit); ``timeout`` when the budget ran out before any plan
+fitting the pool sizes was found. One ``Budget`` (``options.budget`` nodes,
+and ``options.timeout`` when given) bounds the assignment and the offset
+searches together.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import time
 from operator import add
 
+from memplan.passes.planning.algorithms.budget import Budget, placement_cost
 from memplan.passes.planning.algorithms.greedy import GreedyPlacer, GreedyResult
 from memplan.passes.planning.algorithms.options import PlanOptions
 from memplan.passes.planning.algorithms.pool_assignment import (
@@ -45,7 +47,7 @@ from memplan.passes.planning.model import (
     align_up,
 )
 
-_MAX_MISSES = 24  # timeouts in a row before a minimisation pass gives up
+_MAX_MISSES = 24  # undecided probes in a row before a minimisation pass gives up
 
 
 def _solve_pool(
@@ -55,7 +57,7 @@ def _solve_pool(
     pool_alignment: int,
     incumbent: list[int] | None,
     options: PlanOptions,
-    deadline: float,
+    budget: Budget,
 ) -> tuple[str, list[int] | None, dict[str, int]]:
     """Best offsets for one pool: (status, offsets or None, stats).
 
@@ -80,10 +82,12 @@ def _solve_pool(
         return "optimal", best, stats
     search = PoolSearch(buffers, alignments, options.preorderings)
 
-    def probe(limit: int, max_nodes: int | None = None, until: float | None = None) -> SearchStatus:
+    def probe(
+        limit: int, max_nodes: int | None = None, share: Budget | None = None
+    ) -> SearchStatus:
         nonlocal best, best_peak
         stats["probes"] += 1
-        status, offsets = search.decide(limit, deadline if until is None else until, max_nodes)
+        status, offsets = search.decide(limit, budget if share is None else share, max_nodes)
         stats["nodes"] = search.visited
         if status == SearchStatus.FOUND:
             best, best_peak = offsets, peak(offsets)
@@ -94,9 +98,9 @@ def _solve_pool(
     # A cheap node budget for a decision at the bound: when the bound is
     # reachable this is often quicker than deciding a looser capacity (its
     # pruning is tighter), and a plan there is optimal.
-    budget = 4 * len(buffers) + 256
+    nodes = 4 * len(buffers) + 256
     if capacity is not None and (best_peak is None or best_peak > capacity):
-        if low < capacity and probe(low, budget) == SearchStatus.FOUND:
+        if low < capacity and probe(low, nodes) == SearchStatus.FOUND:
             return "optimal", best, stats
         status = probe(capacity)
         if status == SearchStatus.NOT_FOUND:
@@ -107,28 +111,27 @@ def _solve_pool(
     if not options.minimize:
         return ("optimal" if best_peak <= lower else "feasible"), best, stats
     # The bound itself is often reachable: decide it first, as feasibility
-    # mode would at that capacity, with half the time left. When it is
+    # mode would at that capacity, with half the budget left. When it is
     # reachable, minimising costs what feasibility does and ends `optimal`.
-    if low < best_peak:
-        now = time.perf_counter()
-        if probe(low, None, now + max(deadline - now, 0.0) / 2) == SearchStatus.NOT_FOUND:
-            low += step
+    if low < best_peak and probe(low, None, budget.part(0.5)) == SearchStatus.NOT_FOUND:
+        low += step
     # Then walk down from the best peak in passes whose node budget doubles.
     # Far from the bound, big strides (doubled after a plan is found, halved
     # after a timeout); near it, single steps. Which capacities
     # are quick to decide is erratic (a hard probe can sit right above an
     # easy one), so at stride 1 a pass walks past timeouts and only gives up
     # after ``_MAX_MISSES`` in a row. Node budgets, not seconds, keep the
-    # result independent of machine speed.
-    while low < best_peak and time.perf_counter() < deadline:
+    # result independent of machine speed; the walk ends when ``budget`` is
+    # spent.
+    while low < best_peak and not budget.exhausted():
         stride = max(1, (best_peak - low) // step // 16)
         target = best_peak - stride * step
         misses = 0
-        while misses < _MAX_MISSES and time.perf_counter() < deadline:
+        while misses < _MAX_MISSES and not budget.exhausted():
             target = max(target, low)
             if target >= best_peak:
                 break
-            status = probe(target, budget)
+            status = probe(target, nodes)
             if status == SearchStatus.FOUND:
                 misses = 0
                 stride = max(1, min(stride * 2, (best_peak - low) // step // 2))
@@ -145,7 +148,7 @@ def _solve_pool(
                 if target == low:
                     break
                 target -= step
-        budget *= 2
+        nodes *= 2
     # ``low`` only rises on a proof that everything below it is infeasible.
     return ("optimal" if low >= best_peak else "feasible"), best, stats
 
@@ -154,12 +157,14 @@ def exact(problem: Problem, options: PlanOptions | None = None) -> Solution:
     """Minimal peak per pool (or, with ``minimize=False``, any plan that fits)."""
     options = options or PlanOptions()
     started = time.perf_counter()
+    budget = options.new_budget()
     placer = GreedyPlacer(problem)
     heuristic: GreedyResult = placer.place(placer.size_order())
     other = placer.place(placer.conflict_order())
+    budget.charge(2 * placement_cost(placer.count))
     if other.cost() < heuristic.cost():
         heuristic = other
-    return exact_from(placer, heuristic, options, started + options.timeout, started)
+    return exact_from(placer, heuristic, options, budget, started)
 
 
 def _incumbent(
@@ -168,6 +173,7 @@ def _incumbent(
     searched: list[int],
     packing: dict[int, int] | None,
     heuristic: GreedyResult,
+    budget: Budget,
 ) -> list[int]:
     """The lowest-peak known valid offsets of ``searched`` in one pool.
 
@@ -186,6 +192,7 @@ def _incumbent(
         pool = problem.pools[pool_index]
         unbounded = Pool(pool.name, None, pool.alignment, pool.targets, pool.access)
         sub = GreedyPlacer(Problem(tuple(problem.buffers[i] for i in searched), (unbounded,)))
+        budget.charge(placement_cost(sub.count))
         choices.append(sub.place(sub.size_order()).offsets)
 
     def peak(offsets: list[int]) -> int:
@@ -200,7 +207,7 @@ def _search_pools(
     chosen: list[int],
     packings: dict[int, dict[int, int]],
     options: PlanOptions,
-    deadline: float,
+    budget: Budget,
     stats: dict[str, float | int | str],
 ) -> tuple[dict[str, Placement], list[str]]:
     """Offsets pool by pool for the pool choice ``chosen``: (placements, pool statuses).
@@ -224,8 +231,9 @@ def _search_pools(
         searched = takes_bytes(buffers, members)
         for i in set(members).difference(searched):
             placements[buffers[i].id] = Placement(pool.name, 0)
-        incumbent = _incumbent(problem, pool_index, searched, packings.get(pool_index), heuristic)
-        share = (deadline - time.perf_counter()) / (len(pool_order) - position)
+        incumbent = _incumbent(
+            problem, pool_index, searched, packings.get(pool_index), heuristic, budget
+        )
         status, offsets, pool_stats = _solve_pool(
             [buffers[i] for i in searched],
             [pool.alignment_for(buffers[i]) for i in searched],
@@ -233,7 +241,8 @@ def _search_pools(
             pool.alignment,
             incumbent,
             options,
-            time.perf_counter() + max(share, 0.0),
+            # An even share of what is left; what a pool leaves goes to the next.
+            budget.part(1 / (len(pool_order) - position)),
         )
         stats["probes"] = int(stats["probes"]) + pool_stats["probes"]
         stats["nodes"] = int(stats["nodes"]) + pool_stats["nodes"]
@@ -253,28 +262,26 @@ def exact_from(
     placer: GreedyPlacer,
     heuristic: GreedyResult,
     options: PlanOptions,
-    deadline: float,
+    budget: Budget,
     started: float | None = None,
 ) -> Solution:
     """``exact`` from an existing greedy plan ``heuristic`` of ``placer``'s problem.
 
-    ``deadline`` is a ``time.perf_counter()`` value shared by the pool
-    assignment and the offset searches; ``started`` (default: now) only
-    feeds ``stats["seconds"]``.
+    ``budget`` is shared by the pool assignment and the offset searches;
+    ``started`` (default: now) only feeds ``stats["seconds"]``.
     """
     started = time.perf_counter() if started is None else started
     problem = placer.problem
     buffers = problem.buffers
     stats: dict[str, float | int | str] = {"algorithm": "exact", "probes": 0, "nodes": 0}
-    # The assignment may take half the time left; the offset searches get the rest.
-    now = time.perf_counter()
-    assignment = assign_pools(placer, heuristic, options, now + max(deadline - now, 0.0) / 2)
+    # The assignment may take half the budget left; the offset searches get the rest.
+    assignment = assign_pools(placer, heuristic, options, budget.part(0.5))
     stats["assignment"] = "priority"
     stats["assignment_proven"] = int(assignment.proven)
     stats["assignment_checks"] = assignment.checks
     stats["nodes"] = assignment.nodes
     placements, statuses = _search_pools(
-        placer, heuristic, assignment.pools, assignment.packings, options, deadline, stats
+        placer, heuristic, assignment.pools, assignment.packings, options, budget, stats
     )
     if len(buffers) - len(placements) > len(heuristic.unplaced):
         # The greedy plan placed more buffers (possible when candidate lists
@@ -283,7 +290,7 @@ def exact_from(
         stats["assignment"] = "greedy"
         stats["assignment_proven"] = 0
         placements, statuses = _search_pools(
-            placer, heuristic, assignment.pools, {}, options, deadline, stats
+            placer, heuristic, assignment.pools, {}, options, budget, stats
         )
     chosen = assignment.pools
     # Every buffer in its first usable candidate: no assignment is preferable
@@ -298,5 +305,6 @@ def exact_from(
     else:
         status = "feasible"
     stats["seconds"] = round(time.perf_counter() - started, 6)
+    budget.report(stats)
     ordered = {b.id: placements[b.id] for b in buffers if b.id in placements}
     return Solution(ordered, status, stats)

@@ -8,9 +8,10 @@ worse (sideways moves let the search cross plateaus). Perturbations:
   to an earlier, random position, so it gets first pick of low offsets;
 * swap two random positions.
 
-The random generator is seeded from ``PlanOptions.seed``; the result is
-deterministic when ``PlanOptions.iterations`` ends the search before
-``PlanOptions.timeout`` does.
+The random generator is seeded from ``PlanOptions.seed``. The search ends
+after ``PlanOptions.iterations`` perturbations or when its ``Budget`` cannot
+pay for one more placement (``budget.placement_cost``), whichever comes first, so
+the result is deterministic unless an opt-in ``timeout`` cuts in.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import random
 import time
 
+from memplan.passes.planning.algorithms.budget import Budget, placement_cost
 from memplan.passes.planning.algorithms.greedy import GreedyPlacer, GreedyResult
 from memplan.passes.planning.algorithms.options import PlanOptions
 from memplan.passes.planning.bounds import forced_pool, lower_bound
@@ -27,7 +29,7 @@ from memplan.passes.planning.model import Problem, Solution
 def hill_climb(problem: Problem, options: PlanOptions | None = None) -> Solution:
     """Improve the greedy placement order by seeded random perturbation."""
     options = options or PlanOptions()
-    deadline = time.perf_counter() + options.timeout
+    budget = options.new_budget()
     placer = GreedyPlacer(problem)
     best_order = placer.size_order()
     started = time.perf_counter()
@@ -35,9 +37,10 @@ def hill_climb(problem: Problem, options: PlanOptions | None = None) -> Solution
     placement_seconds = time.perf_counter() - started
     other_order = placer.conflict_order()
     other = placer.place(other_order)
+    budget.charge(2 * placement_cost(placer.count))
     if other.cost() < best.cost():
         best_order, best = other_order, other
-    return climb(placer, best_order, best, options, deadline, placement_seconds)
+    return climb(placer, best_order, best, options, budget, placement_seconds)
 
 
 def climb(
@@ -45,13 +48,14 @@ def climb(
     best_order: list[int],
     best: GreedyResult,
     options: PlanOptions,
-    deadline: float,
+    budget: Budget,
     placement_seconds: float = 0.0,
 ) -> Solution:
     """Hill-climb from ``best`` (the placement of ``best_order``) until a budget ends.
 
-    ``placement_seconds`` estimates one placement's duration, so that no
-    placement starts that would end past ``deadline``.
+    Each placement costs ``budget`` ``placement_cost(buffers)`` nodes. ``placement_seconds``
+    estimates one placement's duration, so that under an opt-in deadline no
+    placement starts that would end past it.
     """
     problem = placer.problem
     rng = random.Random(options.seed)
@@ -82,13 +86,14 @@ def climb(
         ]
 
     iterations = 0
+    cost = placement_cost(placer.count)
     if len(movable) >= 2 and not at_bound(best):
         position_of = {index: pos for pos, index in enumerate(best_order)}
         peaks = peak_buffers(best)
-        # Do not start a placement that would end past the deadline: on big
-        # problems one placement takes seconds.
+        # Do not start a placement the budget cannot pay for (or, under a
+        # deadline, that would end past it: on big problems one takes seconds).
         last_duration = placement_seconds
-        while iterations < options.iterations and time.perf_counter() + last_duration < deadline:
+        while iterations < options.iterations and budget.affords(cost, last_duration):
             iterations += 1
             order = list(best_order)
             if peaks and rng.random() < 0.5:
@@ -102,6 +107,7 @@ def climb(
                 second = rng.randrange(len(order))
                 order[first], order[second] = order[second], order[first]
             started = time.perf_counter()
+            budget.charge(cost)
             result = placer.place(order)
             last_duration = time.perf_counter() - started
             if result.cost() <= best.cost():
@@ -112,4 +118,5 @@ def climb(
                     break
     solution = placer.solution(best, "hill-climb")
     solution.stats["iterations"] = iterations
+    budget.report(solution.stats)
     return solution

@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from memplan.passes.planning.algorithms.budget import DEFAULT_BUDGET, Budget
 
 
 @dataclass(frozen=True)
 class PlanOptions:
     """Knobs for the planning algorithms; every algorithm ignores what it does not use.
 
-    ``timeout``: wall-clock seconds for searching algorithms (``hill-climb``,
-    ``exact``, ``auto``); the best plan found so far is returned when it runs out.
+    ``budget``: search nodes for searching algorithms (``hill-climb``,
+    ``exact``, ``auto``; a greedy placement costs one per 4 buffers, see
+    ``budget``); the best plan found so far is returned when they are spent.
+    0 gives ``auto`` its first greedy plan.
+    ``timeout``: None (default) for no wall-clock limit; else seconds after
+    which the searches also stop (an opt-in: the result then depends on the
+    machine's speed and load, and ``stats["stopped_by"]`` is ``timeout`` when
+    the clock cut a search short).
     ``seed``: seeds ``hill-climb``'s random perturbations.
     ``iterations``: ``hill-climb``'s perturbation budget.
     ``minimize``: when false, ``exact``/``auto`` stop at the first plan that fits
@@ -26,13 +34,23 @@ class PlanOptions:
     ``exact_max_buffers``: ``auto`` only runs ``exact`` on pools with at most
     this many buffers (building its conflict lists is quadratic).
 
-    Results are deterministic for a given problem and options, except where a
+    Results are deterministic for a given problem and options unless a
     ``timeout`` cuts a search short.
     """
 
-    timeout: float = 10.0
+    budget: int = DEFAULT_BUDGET
+    timeout: float | None = None
     seed: int = 0
     iterations: int = 300
     minimize: bool = True
     preorderings: tuple[str, ...] = ("TWA", "TAW", "WAT")
     exact_max_buffers: int = 5000
+
+    def new_budget(self) -> Budget:
+        """A fresh ``Budget`` of these options' nodes and timeout."""
+        return Budget(self.budget, self.timeout)
+
+    def within(self, budget: Budget) -> PlanOptions:
+        """These options with ``budget``'s nodes and time left: a solve run on
+        a share of a caller's budget (charge it back with ``Budget.absorb``)."""
+        return replace(self, budget=budget.left(), timeout=budget.seconds_left())

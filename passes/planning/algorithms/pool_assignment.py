@@ -25,11 +25,11 @@ instead:
 
 So the buffers a bounded pool keeps form a maximal set: no buffer that moved
 on fits there together with them. That is exact as long as no check ran out
-of its budget (``Assignment.proven``): a check that times out counts as "does
-not fit", and once the deadline has passed a pool keeps what the greedy plan
-kept there (or, when the deadline passes while it grows, what it has kept so
-far) and the other arrivals move on unchecked. ``exact`` gives the
-assignment at most half of its time.
+of its budget (``Assignment.proven``): a check that runs out of nodes counts
+as "does not fit", and once the assignment's ``Budget`` is spent a pool keeps
+what the greedy plan kept there (or, when it runs out while the pool grows,
+what it has kept so far) and the other arrivals move on unchecked. ``exact``
+gives the assignment at most half of its budget.
 
 A check tries, cheapest first: the greedy plan's offsets (when it put the
 whole set in this pool); for one more buffer, the lowest gap at the kept
@@ -37,16 +37,16 @@ buffers' current offsets, then the live-bytes lower bound of the buffers it
 conflicts with (a subset that does not fit proves "does not fit"); for a
 whole set, greedy placement, then its lower bound; last,
 ``PoolSearch.decide`` at the pool's size with at most ``ASSIGNMENT_NODES``
-search nodes, so that results do not depend on machine speed unless the
-deadline cuts in.
+search nodes. The budget is charged every search node, a greedy placement
+``placement_cost`` nodes and a one-buffer check one node.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from memplan.passes.planning.algorithms.budget import Budget, placement_cost
 from memplan.passes.planning.algorithms.greedy import (
     GreedyPlacer,
     GreedyResult,
@@ -74,7 +74,7 @@ class Assignment:
     ``packings[p]``, when present, gives offsets for every buffer in pool
     ``p`` that fit its size without overlap (a valid incumbent).
     ``proven`` is false when some buffer moved on because a check ran out of
-    its node budget or the deadline passed, rather than by proof.
+    its node budget or the assignment's budget was spent, rather than by proof.
     """
 
     pools: list[int]
@@ -92,13 +92,13 @@ class PoolAssigner:
         placer: GreedyPlacer,
         heuristic: GreedyResult,
         options: PlanOptions,
-        deadline: float,
+        budget: Budget,
     ) -> None:
         self.placer = placer
         self.problem: Problem = placer.problem
         self.heuristic = heuristic
         self.options = options
-        self.deadline = deadline
+        self.budget = budget
         self.size_rank = [0] * placer.count
         for position, index in enumerate(placer.size_order()):
             self.size_rank[index] = position
@@ -163,8 +163,8 @@ class PoolAssigner:
         movable_set = set(movable)
         last = [i for i in arrivals if i not in movable_set]
         members = self.members[pool]
-        if time.perf_counter() >= self.deadline:
-            # No time left to check anything: keep what the greedy plan kept.
+        if self.budget.exhausted():
+            # No budget left to check anything: keep what the greedy plan kept.
             self.assignment.proven = False
             kept = last + [i for i in movable if heuristic.pools[i] == pool]
             offsets = None
@@ -197,7 +197,7 @@ class PoolAssigner:
         kept: list[int] = []
         moved: list[int] = []
         for position, index in enumerate(order):
-            if time.perf_counter() >= self.deadline:
+            if self.budget.exhausted():
                 self.assignment.proven = False
                 moved.extend(order[position:])
                 break
@@ -224,6 +224,7 @@ class PoolAssigner:
         buffers it conflicts with (a subset that does not fit proves the whole
         set does not), else a search of the whole set.
         """
+        self.budget.charge(1)  # even a check that needs no search is work
         problem = self.problem
         target = problem.pools[pool]
         capacity = target.size
@@ -252,7 +253,7 @@ class PoolAssigner:
         capacity = target.size
         assert capacity is not None
         buffers = [problem.buffers[i] for i in indices]
-        placed = _greedy_offsets(Problem(tuple(buffers), (target,)))
+        placed = _greedy_offsets(Problem(tuple(buffers), (target,)), self.budget)
         if placed is not None:
             return SearchStatus.FOUND, dict(zip(indices, placed))
         if buffers_lower_bound(buffers, target.alignment) > capacity:
@@ -272,7 +273,7 @@ class PoolAssigner:
             self.options.preorderings,
         )
         self.assignment.checks += 1
-        status, found = search.decide(capacity, self.deadline, ASSIGNMENT_NODES)
+        status, found = search.decide(capacity, self.budget, ASSIGNMENT_NODES)
         self.assignment.nodes += search.visited
         if status != SearchStatus.FOUND:
             return status, None
@@ -281,10 +282,11 @@ class PoolAssigner:
         return SearchStatus.FOUND, offsets
 
 
-def _greedy_offsets(problem: Problem) -> list[int] | None:
-    """Offsets of the better greedy order when it places everything, else None."""
+def _greedy_offsets(problem: Problem, budget: Budget) -> list[int] | None:
+    """Offsets of the first greedy order that places everything, else None."""
     placer = GreedyPlacer(problem)
     for order in (placer.size_order(), placer.conflict_order()):
+        budget.charge(placement_cost(placer.count))
         result = placer.place(order)
         if not result.unplaced:
             return result.offsets
@@ -292,15 +294,15 @@ def _greedy_offsets(problem: Problem) -> list[int] | None:
 
 
 def assign_pools(
-    placer: GreedyPlacer, heuristic: GreedyResult, options: PlanOptions, deadline: float
+    placer: GreedyPlacer, heuristic: GreedyResult, options: PlanOptions, budget: Budget
 ) -> Assignment:
     """A pool per buffer by candidate priority with exact fallback (module docstring).
 
     ``heuristic`` is the best greedy plan of ``placer``'s problem: it breaks
-    ties and saves searches, never overrides the rule. ``deadline`` is a
-    ``time.perf_counter()`` value.
+    ties and saves searches, never overrides the rule; the checks stop when
+    ``budget`` is spent.
     """
-    return PoolAssigner(placer, heuristic, options, deadline).run()
+    return PoolAssigner(placer, heuristic, options, budget).run()
 
 
 def greedy_assignment(placer: GreedyPlacer, heuristic: GreedyResult) -> Assignment:

@@ -35,7 +35,7 @@ and ``pool_assignment`` (which pool each buffer takes) both build on it.
   pack perfectly); then node-budgeted decisions walk down from the best peak
   (galloping strides, then single steps past capacities that time out), the
   budget doubling per pass, until the peak is proven minimal (a capacity one
-  step below it is infeasible) or the time is up.
+  step below it is infeasible) or the work budget is spent.
 
 ``scf.if`` exclusivity: minimum offsets only follow conflicting buffers; a
 section's total counts a buffer inside an ``scf.if`` region only where no
@@ -55,6 +55,7 @@ from itertools import compress, count, repeat
 from math import gcd
 from operator import add, gt, sub
 
+from memplan.passes.planning.algorithms.budget import Budget
 from memplan.passes.planning.intervals import sweep_events
 from memplan.passes.planning.model import (
     Buffer,
@@ -73,7 +74,7 @@ _PLACED = 1 << 62  # minimum offset recorded for placed buffers: above any floor
 
 
 class SearchTimeout(Exception):
-    """Raised internally when the deadline passes mid-search."""
+    """Raised internally when the node budget or the deadline runs out mid-search."""
 
 
 class PoolSearch:
@@ -112,8 +113,8 @@ class PoolSearch:
         self.rank = [0] * self.count
         self.nodes = 0
         self.visited = 0
-        self.node_budget: int | None = None
-        self.deadline = 0.0
+        self.node_budget = 0
+        self.deadline: float | None = None
         self.capacity = 0
 
     def _conflicts(self) -> list[list[int]]:
@@ -256,17 +257,33 @@ class PoolSearch:
         return sorted(members, key=key)
 
     def decide(
-        self, capacity: int, deadline: float, max_nodes: int | None = None
+        self, capacity: int, budget: Budget | None = None, max_nodes: int | None = None
     ) -> tuple[SearchStatus, list[int]]:
         """Search offsets within ``capacity``: (FOUND | NOT_FOUND | TIMED_OUT, offsets).
 
-        ``TIMED_OUT`` when ``deadline`` (a ``time.perf_counter()`` value) passes
-        or the search visits ``max_nodes`` nodes; a node budget keeps results
-        independent of machine speed.
+        ``TIMED_OUT`` when the search has visited ``max_nodes`` nodes or
+        ``budget``'s nodes are spent (or its opt-in deadline passed); the
+        nodes visited are charged to ``budget``. Without either limit the
+        search runs to the end.
         """
         self._reset(capacity)
-        self.deadline = deadline
-        self.node_budget = self.visited + max_nodes if max_nodes is not None else None
+        before = self.visited
+        try:
+            return self._decide(capacity, budget, max_nodes)
+        finally:
+            if budget is not None:
+                budget.charge(self.visited - before)
+
+    def _decide(
+        self, capacity: int, budget: Budget | None, max_nodes: int | None
+    ) -> tuple[SearchStatus, list[int]]:
+        allowed = sys.maxsize if max_nodes is None else max_nodes
+        # Whether the whole budget, not just this probe's share, bounds the search.
+        budget_bound = budget is not None and budget.left() <= allowed
+        if budget is not None:
+            allowed = min(allowed, budget.left())
+        self.node_budget = self.visited + allowed
+        self.deadline = budget.deadline if budget is not None else None
         if not self.count:
             return SearchStatus.FOUND, []
         if any(
@@ -295,10 +312,8 @@ class PoolSearch:
                 limit *= 2
                 for run, steps in runs:
                     run.nodes = limit
-                    run.deadline = deadline
-                    run.node_budget = None
-                    if self.node_budget is not None:
-                        run.node_budget = run.visited + self.node_budget - self.visited
+                    run.deadline = self.deadline
+                    run.node_budget = run.visited + self.node_budget - self.visited
                     before = run.visited
                     try:
                         next(steps)
@@ -310,6 +325,8 @@ class PoolSearch:
                     finally:
                         self.visited += run.visited - before
         except SearchTimeout:
+            if budget is not None and not budget.clock_ran_out() and budget_bound:
+                budget.note("budget")
             return SearchStatus.TIMED_OUT, []
         finally:
             sys.setrecursionlimit(old_limit)
@@ -372,9 +389,9 @@ class PoolSearch:
         if self.nodes < 0:
             yield  # this slice is used up: the portfolio resumes it later
         self.visited += 1
-        # The clock costs ~0.1 us, a node at least ~20 us: check every node.
-        if time.perf_counter() > self.deadline or (
-            self.node_budget is not None and self.visited > self.node_budget
+        # The clock (opt-in) costs ~0.1 us, a node at least ~20 us: check every node.
+        if self.visited > self.node_budget or (
+            self.deadline is not None and time.perf_counter() > self.deadline
         ):
             raise SearchTimeout
         offsets = self.offsets
