@@ -229,3 +229,37 @@ def test_help_and_version_load_neither_xdsl_nor_numpy(tool: str, option: str) ->
     loaded = {line.rpartition("|")[2].strip() for line in result.stderr.splitlines()}
     heavy = {m for m in loaded if m.split(".")[0] in ("xdsl", "numpy", "onnx", "tflite")}
     assert not heavy
+
+
+# --- progress --------------------------------------------------------------------
+
+
+def test_importers_show_their_stage_on_a_terminal_only(tmp_path: Path) -> None:
+    """Stderr on a terminal shows importing, verifying, writing (from the
+    start under MEMPLAN_PROGRESS_DELAY=0), erased at the end; piped, nothing."""
+    import os
+    import pty
+
+    model = ONNX / "convnet.onnx"
+    argv = [str(BIN / "memplan-import-onnx"), str(model), "-o", str(tmp_path / "o.mlir")]
+    env = {**os.environ, "MEMPLAN_PROGRESS_DELAY": "0"}
+    leader, follower = pty.openpty()
+    with subprocess.Popen(argv, stderr=follower, stdout=subprocess.DEVNULL, env=env) as process:
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                data = os.read(leader, 4096)
+            except OSError:  # the terminal closed with the process
+                break
+            if not data:
+                break
+            chunks.append(data)
+    os.close(leader)
+    shown = b"".join(chunks).decode()
+    assert process.returncode == 0
+    for stage in (f"importing {model}", "verifying", "writing"):
+        assert f"memplan-import-onnx: {stage}, " in shown
+    assert shown.endswith("\r\x1b[K")
+    piped = subprocess.run(argv, capture_output=True, text=True, env=env, check=True)
+    assert piped.stderr == ""

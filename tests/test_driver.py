@@ -642,8 +642,9 @@ def test_every_tool_prints_its_version(module: str) -> None:
 
 
 def test_progress_shows_on_a_terminal_only(tmp_path: Path) -> None:
-    """On a terminal, stderr shows the running pass (here from the start:
-    MEMPLAN_PROGRESS_DELAY=0) and erases it at the end; piped, nothing."""
+    """On a terminal, stderr shows the stage, reading, each pass, writing
+    (here from the start: MEMPLAN_PROGRESS_DELAY=0), and erases it at the
+    end; piped, nothing."""
     import pty
 
     example = REPO / "examples" / "convnet.mlir"
@@ -665,7 +666,10 @@ def test_progress_shows_on_a_terminal_only(tmp_path: Path) -> None:
     os.close(leader)
     shown = b"".join(chunks).decode()
     assert proc.returncode == 0
-    assert "memplan-opt: " in shown and "(1/3)" in shown
+    assert f"memplan-opt: reading {example}" in shown
+    assert "memplan-opt: pass 1/3, manifest-alloc" in shown
+    assert "memplan-opt: pass 3/3, usmp" in shown
+    assert "memplan-opt: writing" in shown
     assert shown.endswith("\r\x1b[K")
     piped = subprocess.run(argv, capture_output=True, text=True, env=env, check=True)
     assert piped.stderr == ""

@@ -588,7 +588,7 @@ PROGRESS_DELAY = float(os.environ.get("MEMPLAN_PROGRESS_DELAY", "2.0"))
 
 class Progress:
     """A one-line status on a terminal's stderr for work that takes long:
-    ``memplan-opt: usmp (3/4), 4.2 s``. Shown only when ``stream`` is a
+    ``memplan-opt: pass 3/4, usmp, 4.2 s``. Shown only when ``stream`` is a
     terminal and the work has run ``delay`` seconds; erased when done."""
 
     def __init__(

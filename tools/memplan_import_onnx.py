@@ -67,6 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # Loaded after the command line is read: --help and --version need
     # neither xDSL nor ONNX (a tenth of the time instead of the whole).
+    from memplan.tools.cli import Progress
     from memplan.tools.frontends.common import module_text
     from memplan.tools.frontends.onnx_import import (
         import_onnx,
@@ -78,14 +79,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         # Opened first: an unwritable -o fails before the import, not after.
         with OutputFile(args.output) as output:
-            module = import_onnx(
-                args.model,
-                input_shapes_from(args.input_shape),
-                args.weights,
-                upper_bounds_from(args.upper_bound),
-            )
-            module.verify()
-            output.stream.write(module_text(module))
+            # On a terminal, after two seconds: the stage.
+            with Progress(PROG).running() as progress:
+                progress.set(f"importing {args.model}")
+                module = import_onnx(
+                    args.model,
+                    input_shapes_from(args.input_shape),
+                    args.weights,
+                    upper_bounds_from(args.upper_bound),
+                )
+                progress.set("verifying")
+                module.verify()
+                progress.set("writing")
+                text = module_text(module)
+            output.stream.write(text)
             output.commit()
     except (OnnxImportError, OutputFileError) as error:
         print(f"{parser.prog}: error: {error}", file=sys.stderr)

@@ -61,6 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # Loaded after the command line is read: --help and --version need
     # neither xDSL nor the flatbuffer reader.
+    from memplan.tools.cli import Progress
     from memplan.tools.frontends.common import module_text
     from memplan.tools.frontends.tflite_import import import_tflite, parse_upper_bound
     from memplan.tools.frontends.tflite_model import TfliteImportError
@@ -68,10 +69,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         # Opened first: an unwritable -o fails before the import, not after.
         with OutputFile(args.output) as output:
-            upper_bounds = dict(parse_upper_bound(spec) for spec in args.upper_bound)
-            module = import_tflite(args.model, args.subgraph, args.inputs_in_arena, upper_bounds)
-            module.verify()
-            output.stream.write(module_text(module))
+            # On a terminal, after two seconds: the stage.
+            with Progress(PROG).running() as progress:
+                progress.set(f"importing {args.model}")
+                upper_bounds = dict(parse_upper_bound(spec) for spec in args.upper_bound)
+                module = import_tflite(
+                    args.model, args.subgraph, args.inputs_in_arena, upper_bounds
+                )
+                progress.set("verifying")
+                module.verify()
+                progress.set("writing")
+                text = module_text(module)
+            output.stream.write(text)
             output.commit()
     except (TfliteImportError, OutputFileError) as error:
         print(f"{parser.prog}: error: {error}", file=sys.stderr)

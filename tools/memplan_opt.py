@@ -330,7 +330,7 @@ class MemplanOptMain(xDSLOptMain):
                 verify_kill_order(module)
             if next_pass is not None:
                 step = 1 if previous is None else step + 1
-                self.progress.set(f"{next_pass.name} ({step}/{total})")
+                self.progress.set(f"pass {step}/{total}, {next_pass.name}")
 
         self.pipeline = dataclasses.replace(self.pipeline, callback=callback)
 
@@ -425,11 +425,18 @@ class MemplanOptMain(xDSLOptMain):
         self.source = SourceMap(line_offset=line_offset)
         module: ModuleOp | None = None
         try:
-            module = self.parse_chunk(chunk, file_extension, line_offset)
-            if module is not None:
-                with self.progress.running(), remark_handler(self._remark):
-                    self.apply_passes(module)
-                output.write(self.output_resulting_program(module))
+            # On a terminal, the stage: reading, each pass, writing.
+            with self.progress.running() as progress:
+                progress.set(f"reading {self.get_input_name()}")
+                module = self.parse_chunk(chunk, file_extension, line_offset)
+                text = None
+                if module is not None:
+                    with remark_handler(self._remark):
+                        self.apply_passes(module)
+                    progress.set("writing")
+                    text = self.output_resulting_program(module)
+            if text is not None:
+                output.write(text)
             output.flush()
             return True
         except ParseError as error:
