@@ -233,15 +233,17 @@ def format_text(report: PlanReport) -> str:
         )
         # Pools this function does not use are left out of its table.
         lines.extend(_pool_rows([p for p in function.pools if p.buffer_count]))
+        # One storage per line: a model has hundreds of them.
         bounded = [f"{b.name} (max {b.size})" for b in function.buffers if b.size_is_bound]
         if bounded:
-            lines.append(f"  dynamic-size storages planned at their bound: {', '.join(bounded)}")
+            lines.append("  dynamic-size storages planned at their bound:")
+            lines.extend(f"    {entry}" for entry in bounded)
         dynamic = [b.name for b in function.buffers if b.pool == DYNAMIC]
         if dynamic:
             lines.append(
-                f"  dynamic-size storages without a max (not planned, allocated at run "
-                f"time): {', '.join(dynamic)}"
+                "  dynamic-size storages without a max (not planned, allocated at run time):"
             )
+            lines.extend(f"    {name}" for name in dynamic)
     if len(report.functions) > 1 and report.pools:
         lines.append("module")
         lines.extend(_pool_rows(report.pools))

@@ -41,7 +41,8 @@ func.func @planned(%x: memref<16xf32>) {
 // CHECK-NEXT:    @sram        1024          448   448          384    1.17x        3  b (256), c (128), a (64)
 // CHECK-NEXT:    @dram           -          100   100          100    1.00x        1  d (100)
 // CHECK-NEXT:    (unplanned)     -           64    64           64    1.00x        2  e (40), f (24)
-// CHECK-NEXT:    dynamic-size storages without a max (not planned, allocated at run time): g
+// CHECK-NEXT:    dynamic-size storages without a max (not planned, allocated at run time):
+// CHECK-NEXT:      g
 // CHECK-NEXT:  legend: size - = unbounded (grows to what the plan uses); no planning = one allocation per storage; lower bound = peak of live bytes
 
 // JSON-LABEL: "name": "planned",
@@ -119,7 +120,8 @@ func.func @bounded(%n: index) {
 // CHECK-LABEL: function @bounded: 2 storages, 5 ops
 // CHECK-NEXT:    pool   size  no planning  used  lower bound  used/lb  buffers  largest
 // CHECK-NEXT:    @sram  1024          320   320          320    1.00x        2  b (256), s (64)
-// CHECK-NEXT:    dynamic-size storages planned at their bound: b (max 256)
+// CHECK-NEXT:    dynamic-size storages planned at their bound:
+// CHECK-NEXT:      b (max 256)
 // JSON-LABEL: "name": "bounded",
 // JSON:       {"name": "b", "size": 256, "alignment": 64, "start": 0, "end": 2, "pool": "sram", "offset": 0, "device": "cpu", "escapes": false, "read_only": true, "branch": [], "size_is_bound": true},
 
