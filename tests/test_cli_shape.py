@@ -263,3 +263,23 @@ def test_importers_show_their_stage_on_a_terminal_only(tmp_path: Path) -> None:
     assert shown.endswith("\r\x1b[K")
     piped = subprocess.run(argv, capture_output=True, text=True, env=env, check=True)
     assert piped.stderr == ""
+
+
+def test_opt_help_imports_no_pass() -> None:
+    """memplan-opt --help shows each pass's summary and options from the
+    table docs/gen_passes.py writes (passes/flag_help.py), not by importing
+    every pass (which doubled its start-up)."""
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", str(BIN / "memplan-opt"), "--help"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    shown = " ".join(result.stdout.split())
+    assert "--usmp Pin every static storage to a memory pool at a byte offset" in shown
+    loaded = {line.rpartition("|")[2].strip() for line in result.stderr.splitlines()}
+    from memplan.passes import get_all_passes
+
+    pass_modules = {get_all_passes()[name]().__module__ for name in get_all_passes()}
+    assert not loaded & pass_modules

@@ -128,6 +128,15 @@ def pass_summary(pass_class: type[ModulePass]) -> str:
     return summary.replace("``", "`")
 
 
+def flag_help_text(pass_class: type[ModulePass]) -> str:
+    """A pass flag's ``--help`` text: its summary and its options."""
+    text = pass_summary(pass_class)
+    options = pass_options_help(pass_class)
+    if options:
+        text += f" Options: {'; '.join(options)}."
+    return text
+
+
 @dataclasses.dataclass(frozen=True)
 class FlagPass:
     """A pass requested by a ``--<pass>[=<options>]`` flag."""
@@ -269,19 +278,22 @@ class MemplanOptMain(xDSLOptMain):
                 f"--{name}",
                 action="store_true",
                 dest=f"memplan_pass_flag_{name}",
-                help=self._flag_help(factory) if self._describe_passes else None,
+                help=self._flag_help(name, factory) if self._describe_passes else None,
             )
 
     @staticmethod
-    def _flag_help(factory: Callable[[], type[ModulePass]]) -> str:
-        try:
-            pass_class = factory()
-        except Exception as error:  # a broken pass must not break --help
-            return f"(cannot load: {type(error).__name__}: {error})"
-        text = pass_summary(pass_class)
-        options = pass_options_help(pass_class)
-        if options:
-            text += f" Options: {'; '.join(options)}."
+    def _flag_help(name: str, factory: Callable[[], type[ModulePass]]) -> str:
+        # memplan's own passes from the table docs/gen_passes.py writes
+        # (importing every pass would double --help's start-up); another
+        # registered pass from its class.
+        from memplan.passes.flag_help import FLAG_HELP
+
+        text = FLAG_HELP.get(name)
+        if text is None:
+            try:
+                text = flag_help_text(factory())
+            except Exception as error:  # a broken pass must not break --help
+                return f"(cannot load: {type(error).__name__}: {error})"
         # argparse %-formats help strings.
         return text.replace("%", "%%")
 
