@@ -17,15 +17,17 @@ For each ONNX "light" model shipped with the ``onnx`` package
   ratio to the fixed-order lower bound;
 * schedule + in place: the same after ``schedule`` (kernel calls reordered
   to lower the peak), its ratio to the fixed-order lower bound, and its
-  planning time (the whole pipeline, best of ``--repeat``) over text I/O;
+  planning time (``memplan-opt`` with that pipeline, as below) over text I/O;
 * with ``--run``, proven: ``memplan-run`` on that schedule + in-place plan
   ("bit-identical" when every output equals the unplanned run's and every
   kernel call read the same bytes, and agrees with ONNX's reference within
   ``memplan-run``'s tolerance);
-* planning seconds: ``manifest-alloc,insert-kills,usmp`` in process (best
-  of ``--repeat`` runs, no verification in the timed part);
-* planning / text I/O: those seconds divided by the time xDSL takes to
-  parse and print the imported module (best of ``--repeat``), measured in
+* planning seconds: what a user runs, ``memplan-opt -p
+  'manifest-alloc,insert-kills,usmp' model.mlir`` as its own process
+  (start-up, parse, verify, the passes, verify, print), CPU seconds, best
+  of ``--repeat`` runs (``benchmarks/processes.py``);
+* planning / text I/O: those seconds divided by ``memplan-opt model.mlir``
+  with no pass (start-up, parse, verify, print), measured the same way in
   the same run. Target: at most 1.5.
 
 Every plan is verified (``module.verify()`` and ``verify-plan`` when
@@ -64,10 +66,9 @@ import os
 import platform
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Sequence
+import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from io import StringIO
 from pathlib import Path
 from typing import Any
 
@@ -132,16 +133,6 @@ class ModelRow:
         return _over(self.planning_seconds, self.text_io_seconds)
 
 
-def _best_of(repeat: int, action: Callable[[], Any]) -> tuple[float, Any]:
-    best = float("inf")
-    result = None
-    for _ in range(repeat):
-        started = time.perf_counter()
-        result = action()
-        best = min(best, time.perf_counter() - started)
-    return best, result
-
-
 def _missing_passes(spec: str) -> list[str]:
     from memplan.passes import get_all_passes
 
@@ -150,26 +141,30 @@ def _missing_passes(spec: str) -> list[str]:
     return [name for name in names if name not in available]
 
 
-def _plan(ctx: Any, text: str, spec: str, repeat: int) -> tuple[float, Any]:
-    """Parse ``text`` and run ``spec`` on it, ``repeat`` times; the best pass time."""
+def _cli_seconds(mlir: Path, spec: str | None, repeat: int) -> float:
+    """CPU seconds of ``memplan-opt [-p spec] mlir``, best of ``repeat``."""
+    from processes import best_of, tool  # benchmarks/processes.py
+
+    command = [tool("memplan-opt"), str(mlir)] + (["-p", spec] if spec else [])
+    result = best_of(repeat, command)
+    if not result.ok:
+        raise AssertionError(f"{' '.join(command)}: {result.note}")
+    return result.cpu
+
+
+def _plan(ctx: Any, text: str, spec: str) -> Any:
+    """Parse ``text``, run ``spec`` on it and verify the plan; the module."""
     from xdsl.parser import Parser
     from xdsl.passes import PassPipeline
 
     from memplan.passes import get_all_passes
 
-    best = float("inf")
-    module = None
-    for _ in range(repeat):
-        module = Parser(ctx, text).parse_module()
-        pipeline = PassPipeline.parse_spec(get_all_passes(), spec)
-        started = time.perf_counter()
-        pipeline.apply(ctx, module)
-        best = min(best, time.perf_counter() - started)
-    assert module is not None
+    module = Parser(ctx, text).parse_module()
+    PassPipeline.parse_spec(get_all_passes(), spec).apply(ctx, module)
     module.verify()
     if not _missing_passes("verify-plan"):
         PassPipeline.parse_spec(get_all_passes(), "verify-plan").apply(ctx, module)
-    return best, module
+    return module
 
 
 def _storage_bytes(module: Any) -> int:
@@ -190,8 +185,6 @@ def _pool_bytes(module: Any) -> int:
 def measure_model(path: Path, repeat: int, run: bool = False) -> ModelRow:
     """Import ``path`` and measure every configuration on it."""
     import onnx
-    from xdsl.parser import Parser
-    from xdsl.printer import Printer
 
     from memplan.dialect.context import memplan_context
     from memplan.passes.plan_report import gather_report
@@ -201,46 +194,43 @@ def measure_model(path: Path, repeat: int, run: bool = False) -> ModelRow:
     model = onnx.load(path)
     text = module_text(import_model(model))
     ctx = memplan_context()
-
-    def parse_and_print() -> None:
-        module = Parser(ctx, text).parse_module()
-        Printer(stream=StringIO()).print_op(module)
-
-    io_seconds, _ = _best_of(repeat, parse_and_print)
-
-    _, manifested = _plan(ctx, text, CONFIGURATIONS["manifest"], 1)
-    [function] = gather_report(manifested).functions
-    [unplanned] = function.pools
-    row = ModelRow(
-        name=path.stem.removeprefix("light_"),
-        nodes=len(model.graph.node),
-        buffers=unplanned.buffer_count,
-        no_planning=unplanned.used,
-        reuse=None,
-        coalesce_usmp=None,
-        usmp=None,
-        lower_bound=unplanned.lower_bound,
-        planning_seconds=None,
-        text_io_seconds=io_seconds,
-    )
-    if not _missing_passes(CONFIGURATIONS["reuse"]):
-        row.reuse = _storage_bytes(_plan(ctx, text, CONFIGURATIONS["reuse"], 1)[1])
-    if not _missing_passes(CONFIGURATIONS["coalesce+usmp"]):
-        row.coalesce_usmp = _pool_bytes(_plan(ctx, text, CONFIGURATIONS["coalesce+usmp"], 1)[1])
-    if not _missing_passes(PLANNING):
-        seconds, planned = _plan(ctx, text, PLANNING, repeat)
-        row.usmp = _pool_bytes(planned)
-        row.planning_seconds = seconds
-        _, shared = _plan(ctx, text, CONFIGURATIONS["in place"], 1)
-        row.inplace_usmp = _pool_bytes(shared)
-        [shared_pool] = [p for f in gather_report(shared).functions for p in f.pools]
-        row.inplace_lower_bound = shared_pool.lower_bound
-        if not _missing_passes(CONFIGURATIONS["schedule"]):
-            seconds, scheduled = _plan(ctx, text, CONFIGURATIONS["schedule"], repeat)
-            row.scheduled_usmp = _pool_bytes(scheduled)
-            row.schedule_planning_seconds = seconds
-            if run:
-                row.scheduled_run = _prove(path, CONFIGURATIONS["schedule"])
+    with tempfile.TemporaryDirectory() as folder:
+        mlir = Path(folder) / f"{path.stem}.mlir"
+        mlir.write_text(text)
+        io_seconds = _cli_seconds(mlir, None, repeat)
+        manifested = _plan(ctx, text, CONFIGURATIONS["manifest"])
+        [function] = gather_report(manifested).functions
+        [unplanned] = function.pools
+        row = ModelRow(
+            name=path.stem.removeprefix("light_"),
+            nodes=len(model.graph.node),
+            buffers=unplanned.buffer_count,
+            no_planning=unplanned.used,
+            reuse=None,
+            coalesce_usmp=None,
+            usmp=None,
+            lower_bound=unplanned.lower_bound,
+            planning_seconds=None,
+            text_io_seconds=io_seconds,
+        )
+        if not _missing_passes(CONFIGURATIONS["reuse"]):
+            row.reuse = _storage_bytes(_plan(ctx, text, CONFIGURATIONS["reuse"]))
+        if not _missing_passes(CONFIGURATIONS["coalesce+usmp"]):
+            row.coalesce_usmp = _pool_bytes(_plan(ctx, text, CONFIGURATIONS["coalesce+usmp"]))
+        if not _missing_passes(PLANNING):
+            row.usmp = _pool_bytes(_plan(ctx, text, PLANNING))
+            row.planning_seconds = _cli_seconds(mlir, PLANNING, repeat)
+            shared = _plan(ctx, text, CONFIGURATIONS["in place"])
+            row.inplace_usmp = _pool_bytes(shared)
+            [shared_pool] = [p for f in gather_report(shared).functions for p in f.pools]
+            row.inplace_lower_bound = shared_pool.lower_bound
+            if not _missing_passes(CONFIGURATIONS["schedule"]):
+                row.scheduled_usmp = _pool_bytes(_plan(ctx, text, CONFIGURATIONS["schedule"]))
+                row.schedule_planning_seconds = _cli_seconds(
+                    mlir, CONFIGURATIONS["schedule"], repeat
+                )
+                if run:
+                    row.scheduled_run = _prove(path, CONFIGURATIONS["schedule"])
     return row
 
 

@@ -1,159 +1,300 @@
-"""How the planners scale: generated problems of 1k, 10k and 100k buffers.
+"""How what users run scales: generated ONNX graphs through the real command lines.
 
 Usage: python benchmarks/scaling.py [--sizes 1000,10000,100000]
-       [--algorithms greedy-by-size,greedy-by-conflicts,hill-climb,auto]
-       [--timeout S] [--seed N]
+       [--families chain,wide,transformer] [--stages import,...]
+       [--solve-sizes 10000,100000,300000] [--work DIR] [--markdown FILE]
 
-Three families, all deterministic for a seed:
+Three families of ONNX graphs, generated here (deterministic, opset 17):
 
-* ``chains``: a sequential network; each op's output lives until one to
-  three ops later, with an occasional long skip connection (ResNet-like).
-* ``branches``: the same chains, with stretches inside the two regions of
-  ``scf.if`` ops (exclusive buffers), some nested.
-* ``random``: random starts over the whole timeline, lifetimes 1 to 64,
-  sizes log-uniform from 64 B to 1 MiB, alignments 16 to 256.
+* ``chain``: a sequence of element-wise ops on a ``1x64`` tensor, with an
+  ``Add`` of an earlier value (3 to 9 back) every 7th node (skips);
+* ``wide``: a DAG of 32 lanes; each node combines one or two values of the
+  previous layer (``Add``/``Mul``/``Relu``/``Sigmoid``), so about 32
+  values are live at every step;
+* ``transformer``: blocks of ``MatMul`` (Q, K, V), ``Transpose``,
+  ``MatMul``, ``Softmax``, ``MatMul``, ``Reshape``, ``Add`` (residual),
+  weights shared by every block, ``1x16x32`` activations.
 
-For every problem and algorithm: wall and CPU seconds, peak / lower bound,
-and the time ratio against the same algorithm on the previous size (10x more
-buffers; ~10x is linear, ~13x is n log n). ``validate`` runs on every plan
-(its time is reported too). Prints Markdown tables.
+Each stage runs as its own process, as a user runs it; the table gives CPU
+seconds (user + system, from ``wait4``) and peak RSS for:
+
+* ``import``: ``memplan-import-onnx``;
+* ``parse+print``: ``memplan-opt`` with no pass (parse, verify, print);
+* ``xdsl-opt`` / ``mlir-opt``: plain ``xdsl-opt`` and MLIR's ``mlir-opt``
+  (``--allow-unregistered-dialect``; when installed) parsing and printing the
+  same imported file, the baselines;
+* ``plan``: ``memplan-opt --plan``; ``schedule+plan``: ``--schedule --plan``;
+* ``report-json`` / ``report-svg``: ``--plan --plan-report`` to a file;
+* ``verify-plan`` and ``lower-to-memref``: on the planned file.
+
+For each stage: the ratio to ``xdsl-opt`` on the same file, and the growth
+exponent from the previous size (``log(time ratio) / log(size ratio)``:
+1.0 is linear). ``memplan-solve`` runs beside them on generated MiniMalloc
+problems (``planning_scaling.random_lifetimes``) of ``--solve-sizes``
+buffers. Generated files go to ``--work`` (default a temporary folder).
 """
 
 from __future__ import annotations
 
 import argparse
-import random
+import math
+import shutil
 import sys
-import time
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "benchmarks"))
 
-from memplan.passes.planning.algorithms import PlanOptions, solve  # noqa: E402
-from memplan.passes.planning.bounds import lower_bound  # noqa: E402
-from memplan.passes.planning.model import Buffer, Problem  # noqa: E402
-from memplan.passes.planning.validate import validate  # noqa: E402
+from processes import BIN, Measure, measure, tool  # noqa: E402
+
+MLIR_OPT = Path("/usr/lib/llvm-22/bin/mlir-opt")
+STAGES = (
+    "import",
+    "parse+print",
+    "xdsl-opt",
+    "mlir-opt",
+    "plan",
+    "schedule+plan",
+    "report-json",
+    "report-svg",
+    "verify-plan",
+    "lower-to-memref",
+)
 
 
-def _size(rng: random.Random) -> int:
-    return max(64, int(2 ** rng.uniform(6, 20)) // 64 * 64)
+# ---------------------------------------------------------------------------
+# Graph families
 
 
-def chains(count: int, seed: int, with_branches: bool = False) -> Problem:
-    """A sequential network with skips; optionally stretches inside ``scf.if`` regions."""
-    rng = random.Random(seed)
-    buffers: list[Buffer] = []
-    time_step = 0
-    branch: tuple[tuple[int, int], ...] = ()
-    region_start: list[int] = []  # time the innermost open ifs began
-    region_left = 0
-    next_choice = 0
-    for index in range(count):
-        if with_branches:
-            if region_left == 0:
-                if branch and branch[-1][1] == 0 and rng.random() < 0.7:
-                    # The else region: it runs over the same time span as the
-                    # then region, so its buffers overlap those in time.
-                    choice, _ = branch[-1]
-                    branch = branch[:-1] + ((choice, 1),)
-                    time_step = region_start[-1]
-                elif len(branch) < 2 and rng.random() < 0.3:
-                    next_choice += 1
-                    branch = branch + ((next_choice, 0),)
-                    region_start.append(time_step)
-                elif branch:
-                    branch = branch[:-1]
-                    region_start.pop()
-                region_left = rng.randint(4, 40)
-            region_left -= 1
-        end = time_step + rng.randint(1, 3)
-        if rng.random() < 0.05:
-            end += rng.randint(10, 200)  # skip connection
-        if branch:
-            end = min(end, time_step + region_left + 1)  # stays inside its region
-        buffers.append(
-            Buffer(
-                f"t{index}",
-                _size(rng),
-                time_step,
-                max(end, time_step + 1),
-                alignment=64,
-                branch=branch,
+def chain(nodes: int):  # -> onnx.ModelProto (onnx imported lazily)
+    """Element-wise ops in a row, with an ``Add`` skip every 7th node."""
+    from onnx import TensorProto, helper
+
+    graph_nodes = []
+    values = ["x"]
+    for i in range(nodes):
+        out = f"v{i}"
+        if i % 7 == 3 and len(values) > 10:
+            back = 3 + (i * 5) % 7
+            graph_nodes.append(helper.make_node("Add", [values[-1], values[-back]], [out]))
+        else:
+            graph_nodes.append(
+                helper.make_node("Relu" if i % 3 == 0 else "Sigmoid", [values[-1]], [out])
             )
+        values.append(out)
+    return _model(graph_nodes, [("x", [1, 64])], [(values[-1], [1, 64])], [], TensorProto.FLOAT)
+
+
+def wide(nodes: int, lanes: int = 32):
+    """A DAG of ``lanes`` parallel values per layer, mixing neighbours."""
+    from onnx import TensorProto, helper
+
+    graph_nodes = []
+    layer = [f"x{lane}" for lane in range(lanes)]
+    inputs = [(name, [1, 64]) for name in layer]
+    count = 0
+    while count < nodes:
+        nxt = []
+        for lane in range(lanes):
+            out = f"l{count}"
+            kind = ("Add", "Mul", "Relu", "Sigmoid")[(count * 7 + lane) % 4]
+            operands = [layer[lane]]
+            if kind in ("Add", "Mul"):
+                operands.append(layer[(lane + 1 + count % 5) % lanes])
+            graph_nodes.append(helper.make_node(kind, operands, [out]))
+            nxt.append(out)
+            count += 1
+        layer = nxt
+    outputs = [(name, [1, 64]) for name in layer]
+    return _model(graph_nodes, inputs, outputs, [], TensorProto.FLOAT)
+
+
+def transformer(nodes: int, seq: int = 16, dim: int = 32):
+    """Attention blocks (9 nodes each) with shared weights and a residual Add."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    weights = [
+        numpy_helper.from_array(rng.standard_normal((dim, dim)).astype(np.float32), name)
+        for name in ("wq", "wk", "wv")
+    ]
+    weights.append(numpy_helper.from_array(np.array([1, seq, dim], dtype=np.int64), "shape"))
+    graph_nodes = []
+    x = "x"
+    for b in range(max(1, nodes // 9)):
+        q, k, v, kt, s, p, o, r, y = (
+            f"{n}{b}" for n in ("q", "k", "v", "kt", "s", "p", "o", "r", "y")
         )
-        time_step += 1
-    return Problem(tuple(buffers))
+        graph_nodes += [
+            helper.make_node("MatMul", [x, "wq"], [q]),
+            helper.make_node("MatMul", [x, "wk"], [k]),
+            helper.make_node("MatMul", [x, "wv"], [v]),
+            helper.make_node("Transpose", [k], [kt], perm=[0, 2, 1]),
+            helper.make_node("MatMul", [q, kt], [s]),
+            helper.make_node("Softmax", [s], [p], axis=-1),
+            helper.make_node("MatMul", [p, v], [o]),
+            helper.make_node("Reshape", [o, "shape"], [r]),
+            helper.make_node("Add", [x, r], [y]),
+        ]
+        x = y
+    return _model(
+        graph_nodes, [("x", [1, seq, dim])], [(x, [1, seq, dim])], weights, TensorProto.FLOAT
+    )
 
 
-def random_lifetimes(count: int, seed: int) -> Problem:
-    """Random starts over the timeline, short to medium lifetimes, mixed alignments."""
-    rng = random.Random(seed)
-    buffers = []
-    for index in range(count):
-        start = rng.randrange(count)
-        buffers.append(
-            Buffer(
-                f"r{index}",
-                _size(rng),
-                start,
-                start + rng.randint(1, 64),
-                alignment=rng.choice([16, 32, 64, 128, 256]),
-            )
-        )
-    return Problem(tuple(buffers))
+def _model(graph_nodes, inputs, outputs, initializers, elem):
+    from onnx import helper
+
+    graph = helper.make_graph(
+        graph_nodes,
+        "generated",
+        [helper.make_tensor_value_info(name, elem, shape) for name, shape in inputs],
+        [helper.make_tensor_value_info(name, elem, shape) for name, shape in outputs],
+        initializers,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
-FAMILIES: dict[str, Callable[[int, int], Problem]] = {
-    "chains": lambda n, seed: chains(n, seed),
-    "branches": lambda n, seed: chains(n, seed, with_branches=True),
-    "random": random_lifetimes,
+FAMILIES: dict[str, Callable[[int], object]] = {
+    "chain": chain,
+    "wide": wide,
+    "transformer": transformer,
 }
+
+
+# ---------------------------------------------------------------------------
+# Running a stage
+
+
+def stage_commands(stage: str, onnx_file: Path, mlir: Path, planned: Path, work: Path) -> list[str]:
+    opt = tool("memplan-opt")
+    commands = {
+        "import": [tool("memplan-import-onnx"), str(onnx_file), "-o", str(mlir)],
+        "parse+print": [opt, str(mlir)],
+        "xdsl-opt": [tool("xdsl-opt"), str(mlir)],
+        "mlir-opt": [str(MLIR_OPT), "--allow-unregistered-dialect", str(mlir)],
+        "plan": [opt, "--plan", str(mlir), "-o", str(planned)],
+        "schedule+plan": [opt, "--schedule", "--plan", str(mlir)],
+        "report-json": [
+            opt,
+            "--plan",
+            f"--plan-report=format=json output={work / 'r.json'}",
+            str(mlir),
+        ],
+        "report-svg": [
+            opt,
+            "--plan",
+            f"--plan-report=format=svg output={work / 'r.svg'}",
+            str(mlir),
+        ],
+        "verify-plan": [opt, "--verify-plan", str(planned)],
+        "lower-to-memref": [opt, "--lower-to-memref", str(planned)],
+    }
+    return commands[stage]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000,100000")
-    parser.add_argument(
-        "--algorithms", default="greedy-by-size,greedy-by-conflicts,hill-climb,auto"
-    )
-    parser.add_argument("--timeout", type=float, default=10.0, help="for hill-climb / auto")
-    parser.add_argument("--iterations", type=int, default=20, help="hill-climb perturbations")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--families", default=",".join(FAMILIES))
+    parser.add_argument("--stages", default=",".join(STAGES))
+    parser.add_argument("--solve-sizes", default="10000,100000,300000")
+    parser.add_argument("--timeout", type=float, default=1800.0, help="per stage, seconds")
+    parser.add_argument("--work", type=Path, default=None)
     args = parser.parse_args()
-    sizes = [int(s) for s in args.sizes.split(",")]
-    algorithms = args.algorithms.split(",")
-    options = PlanOptions(timeout=args.timeout, iterations=args.iterations, seed=args.seed)
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    stages = [s for s in args.stages.split(",") if s]
+    if "mlir-opt" in stages and not MLIR_OPT.exists():
+        stages.remove("mlir-opt")
+    work = args.work or Path(tempfile.mkdtemp(prefix="memplan-scaling-"))
+    work.mkdir(parents=True, exist_ok=True)
 
-    print(f"hill-climb: {args.iterations} iterations; auto/hill-climb timeout {args.timeout:g} s\n")
-    print(
-        "| family | buffers | algorithm | wall s | cpu s | x prev size | peak / LB | status | validate s |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|")
-    for family, build in FAMILIES.items():
-        previous: dict[str, float] = {}
+    import onnx
+
+    print(f"CPU seconds (user+system) and peak RSS per process; work files in {work}\n")
+    header = "| family | nodes | ops | " + " | ".join(stages) + " |"
+    print(header)
+    print("|" + "---|" * (3 + len(stages)))
+    for family in [f for f in args.families.split(",") if f]:
+        previous: dict[str, tuple[int, float]] = {}
         for size in sizes:
-            problem = build(size, args.seed)
-            bound = lower_bound(problem)["workspace"]
-            for algorithm in algorithms:
-                wall = time.perf_counter()
-                cpu = time.process_time()
-                solution = solve(problem, algorithm, options)
-                cpu = time.process_time() - cpu
-                wall = time.perf_counter() - wall
-                checked = time.perf_counter()
-                findings = validate(problem, solution)
-                checked = time.perf_counter() - checked
-                assert not findings, findings[0].message
-                ratio = f"{cpu / previous[algorithm]:.1f}x" if algorithm in previous else "-"
-                previous[algorithm] = cpu
-                peak = solution.peak(problem)
-                print(
-                    f"| {family} | {size} | {algorithm} | {wall:.2f} | {cpu:.2f} | {ratio} "
-                    f"| {peak / bound:.3f} | {solution.status} | {checked:.2f} |",
-                    flush=True,
-                )
+            onnx_file = work / f"{family}{size}.onnx"
+            mlir = work / f"{family}{size}.mlir"
+            planned = work / f"{family}{size}.planned.mlir"
+            if not onnx_file.exists():
+                onnx.save(FAMILIES[family](size), str(onnx_file))
+            results: dict[str, Measure] = {}
+            for stage in stages:
+                if stage != "import" and not mlir.exists():
+                    results[stage] = Measure(math.nan, math.nan, False, "no import")
+                    continue
+                if stage in ("verify-plan", "lower-to-memref") and not planned.exists():
+                    results[stage] = Measure(math.nan, math.nan, False, "no plan")
+                    continue
+                command = stage_commands(stage, onnx_file, mlir, planned, work)
+                results[stage] = measure(command, args.timeout)
+            ops = _count_ops(mlir)
+            baseline = results.get("xdsl-opt")
+            cells = []
+            for stage in stages:
+                m = results[stage]
+                if not m.ok:
+                    cells.append(f"failed ({m.note})")
+                    continue
+                cell = f"{m.cpu:.2f} s, {m.rss_mb:.0f} MB"
+                if baseline is not None and baseline.ok and stage != "xdsl-opt":
+                    cell += f", {m.cpu / baseline.cpu:.2f}x"
+                if stage in previous:
+                    old_size, old_cpu = previous[stage]
+                    exponent = math.log(m.cpu / old_cpu) / math.log(size / old_size)
+                    cell += f", n^{exponent:.2f}"
+                previous[stage] = (size, m.cpu)
+                cells.append(cell)
+            print(f"| {family} | {size} | {ops} | " + " | ".join(cells) + " |", flush=True)
+    solve_sizes = [int(s) for s in args.solve_sizes.split(",") if s]
+    if solve_sizes:
+        print("\n| memplan-solve problem | buffers | cpu s | peak RSS MB | n^k |")
+        print("|---|---|---|---|---|")
+        print("\n".join(_solve_rows(solve_sizes, work, args.timeout)))
+
+
+def _count_ops(mlir: Path) -> int:
+    """Lines holding an op in the imported file (about the op count)."""
+    if not mlir.exists():
+        return 0
+    with open(mlir) as text:
+        return sum(1 for line in text if line.strip() and not line.strip().startswith("}"))
+
+
+def _solve_rows(sizes: list[int], work: Path, timeout: float) -> list[str]:
+    """``memplan-solve`` on generated random-lifetime problems."""
+    from planning_scaling import random_lifetimes  # benchmarks/planning_scaling.py
+
+    rows = []
+    previous: tuple[int, float] | None = None
+    for size in sizes:
+        csv = work / f"random{size}.csv"
+        if not csv.exists():
+            rows_text = ["id,lower,upper,size,alignment"] + [
+                f"{b.id},{b.start},{b.end},{b.size},{b.alignment}"
+                for b in random_lifetimes(size, 0).buffers
+            ]
+            csv.write_text("\n".join(rows_text) + "\n")
+        m = measure([tool("memplan-solve"), str(csv)], timeout)
+        growth = "-"
+        if m.ok and previous is not None:
+            growth = f"{math.log(m.cpu / previous[1]) / math.log(size / previous[0]):.2f}"
+        if m.ok:
+            previous = (size, m.cpu)
+        cpu = f"{m.cpu:.2f}" if m.ok else f"failed ({m.note})"
+        rows.append(f"| random lifetimes | {size} | {cpu} | {m.rss_mb:.0f} | {growth} |")
+    return rows
 
 
 if __name__ == "__main__":
+    if shutil.which("memplan-opt") is None and not (BIN / "memplan-opt").exists():
+        sys.exit("scaling.py: memplan-opt is not installed in this Python's environment")
     main()

@@ -18,7 +18,7 @@ from memplan.passes.analysis import (
     Lifetime,
     analyze_function,
 )
-from memplan.passes.analysis.inplace import declared_in_place
+from memplan.passes.analysis.inplace import in_place_sources
 from memplan.passes.analysis.symbols import SymbolCache
 
 
@@ -35,8 +35,7 @@ def _ordered_kills(lifetimes: FunctionLifetimes) -> list[tuple[KillPoint, list[L
     taken_over = {
         a.value
         for storage in lifetimes.storages
-        for a in storage.tensors
-        if any(declared_in_place(a, b, symbols) for b in storage.tensors if b is not a)
+        for a in in_place_sources(storage.tensors, symbols, lifetimes.numbering).values()
     }
     for lifetime in [*lifetimes.tensors, *lifetimes.storages]:
         if lifetime.value in taken_over:

@@ -26,7 +26,7 @@ from memplan.passes.analysis import (
     TensorLifetime,
     analyze_module,
 )
-from memplan.passes.analysis.inplace import declared_in_place
+from memplan.passes.analysis.inplace import in_place_sources
 from memplan.passes.analysis.symbols import SymbolCache
 from memplan.passes.pass_options import check_options
 from memplan.passes.planning.bounds import buffers_lower_bound, peak_live_bytes
@@ -118,10 +118,15 @@ def _function_report(lifetimes: ModuleLifetimes, function: FunctionLifetimes) ->
         pools.append(_pool_record(UNPLANNED, None, unplanned, None, 1))
 
     symbols = SymbolCache()
+    sources = {
+        value: a
+        for storage in function.storages
+        for value, a in in_place_sources(storage.tensors, symbols, function.numbering).items()
+    }
 
     def inplace_of(tensor: TensorLifetime) -> str | None:
-        siblings = tensor.storage.tensors if tensor.storage is not None else []
-        return next((a.name for a in siblings if declared_in_place(a, tensor, symbols)), None)
+        source = sources.get(tensor.value)
+        return source.name if source is not None else None
 
     tensors = tuple(
         TensorRecord(

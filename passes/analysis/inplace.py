@@ -10,13 +10,16 @@ the operand's tensor there (its bytes live on as the result) only when
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from memplan.dialect.ops import INPLACE_ATTR, INPLACE_OF_ATTR, InvokeOp
 from memplan.passes.analysis.flow import UseKind
 from memplan.passes.analysis.lifetimes import TensorLifetime
+from memplan.passes.analysis.numbering import OpNumbering
 from memplan.passes.analysis.symbols import SymbolCache
 
 
@@ -27,13 +30,19 @@ def _pairs(decl: Operation | None) -> frozenset[tuple[int, int]]:
     return frozenset(zip(values[::2], values[1::2]))
 
 
-def declared_in_place(a: TensorLifetime, b: TensorLifetime, symbols: SymbolCache) -> bool:
+def declared_in_place(
+    a: TensorLifetime,
+    b: TensorLifetime,
+    symbols: SymbolCache,
+    numbering: OpNumbering | None = None,
+) -> bool:
     """Is ``b`` carved in place of ``a`` as a kernel allows?
 
     ``b`` carries ``memory.inplace_of = o``, is result ``r`` of an invoke
     whose declaration lists the pair ``(r, o)`` in ``memory.inplace``, the
     invoke's operand ``o`` is ``a`` (or an alias of it), both sit at the
-    same offset, and no alias of ``a`` is used after that invoke.
+    same offset, and no alias of ``a`` is used after that invoke. With the
+    function's ``numbering`` the order of two ops costs O(1), not a walk.
     """
     operand = b.alloc.attributes.get(INPLACE_OF_ATTR)
     if not isinstance(operand, IntegerAttr) or a.offset != b.offset:
@@ -57,7 +66,43 @@ def declared_in_place(a: TensorLifetime, b: TensorLifetime, symbols: SymbolCache
             ancestor: Operation | None = user
             while ancestor is not None and ancestor.parent_block() is not block:
                 ancestor = ancestor.parent_op()
-            if user is not invoke and (ancestor is None or not ancestor.is_before_in_block(invoke)):
+            if user is invoke:
+                continue
+            if ancestor is None or not (
+                numbering.index[ancestor] < numbering.index[invoke]
+                if numbering is not None
+                else ancestor.is_before_in_block(invoke)
+            ):
                 return False
         return True
     return False
+
+
+def in_place_sources(
+    tensors: Sequence[TensorLifetime], symbols: SymbolCache, numbering: OpNumbering | None = None
+) -> dict[SSAValue, TensorLifetime]:
+    """``b.value -> a`` for each ``b`` of ``tensors`` carved in place of an
+    ``a`` of ``tensors`` (``declared_in_place``).
+
+    Linear in the tensors' uses: ``a`` is the tensor whose use is the
+    invoke's operand ``o``, looked up, not found by trying every pair (an
+    in-place chain puts hundreds of tensors in one storage).
+    """
+    by_use: dict[tuple[Operation, int], TensorLifetime] = {}
+    for a in tensors:
+        for use, _ in a.uses:
+            by_use.setdefault((use.operation, use.index), a)
+    sources: dict[SSAValue, TensorLifetime] = {}
+    for b in tensors:
+        operand = b.alloc.attributes.get(INPLACE_OF_ATTR)
+        if not isinstance(operand, IntegerAttr):
+            continue
+        # `declared_in_place` decides by b's first write, so look only there.
+        for use, _ in b.uses:
+            invoke = use.operation
+            if isinstance(invoke, InvokeOp) and use.index >= len(invoke.ins):
+                a = by_use.get((invoke, operand.value.data))
+                if a is not None and a is not b and declared_in_place(a, b, symbols, numbering):
+                    sources[b.value] = a
+                break
+    return sources

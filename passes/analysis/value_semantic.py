@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import NoReturn
 
 from xdsl.dialects import arith, bufferization, func, memref, scf, tensor
@@ -55,8 +56,13 @@ def _has_tensor(types: Iterable[Attribute]) -> bool:
     return any(is_tensor(t) for t in types)
 
 
+@lru_cache(maxsize=4096)
 def to_memref(type_: TensorType[Attribute]) -> MemRefType[Attribute]:
-    """The identity-layout memref holding a tensor of type ``type_``."""
+    """The identity-layout memref holding a tensor of type ``type_``.
+
+    Cached: a graph has few distinct types, and building a ``MemRefType``
+    (xDSL checks its parameters) costs more than the rest of a call's rewrite.
+    """
     return MemRefType(type_.element_type, type_.get_shape())
 
 
