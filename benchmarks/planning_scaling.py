@@ -2,7 +2,7 @@
 
 Usage: python benchmarks/planning_scaling.py [--sizes 1000,10000,100000]
        [--algorithms greedy-by-size,greedy-by-conflicts,hill-climb,auto]
-       [--timeout S] [--seed N]
+       [--budget NODES] [--seed N]
 
 Three families, all deterministic for a seed:
 
@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memplan.passes.planning.algorithms import PlanOptions, solve  # noqa: E402
+from memplan.passes.planning.algorithms import DEFAULT_BUDGET, PlanOptions, solve  # noqa: E402
 from memplan.passes.planning.bounds import lower_bound  # noqa: E402
 from memplan.passes.planning.model import Buffer, Problem  # noqa: E402
 from memplan.passes.planning.validate import validate  # noqa: E402
@@ -117,15 +117,17 @@ def main() -> None:
     parser.add_argument(
         "--algorithms", default="greedy-by-size,greedy-by-conflicts,hill-climb,auto"
     )
-    parser.add_argument("--timeout", type=float, default=10.0, help="for hill-climb / auto")
+    parser.add_argument(
+        "--budget", type=int, default=DEFAULT_BUDGET, help="search nodes for hill-climb / auto"
+    )
     parser.add_argument("--iterations", type=int, default=20, help="hill-climb perturbations")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     algorithms = args.algorithms.split(",")
-    options = PlanOptions(timeout=args.timeout, iterations=args.iterations, seed=args.seed)
+    options = PlanOptions(budget=args.budget, iterations=args.iterations, seed=args.seed)
 
-    print(f"hill-climb: {args.iterations} iterations; auto/hill-climb timeout {args.timeout:g} s\n")
+    print(f"hill-climb: {args.iterations} iterations; auto/hill-climb budget {args.budget} nodes\n")
     print(
         "| family | buffers | algorithm | wall s | cpu s | x prev size | peak / LB | status | validate s |"
     )
