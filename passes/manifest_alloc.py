@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnitAttr,
 )
-from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
+from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.hints import isa
@@ -37,6 +37,8 @@ from memplan.dialect.ops import (
     InvokeOp,
 )
 from memplan.dialect.types import default_alignment, element_byte_size, static_byte_size
+from memplan.passes.analysis.aliasing import AliasAnalysis
+from memplan.passes.analysis.flow import UseKind
 from memplan.passes.analysis.value_semantic import (
     Kernel,
     ValueSemanticProgram,
@@ -111,16 +113,6 @@ def _index_product(a: SSAValue | int, b: SSAValue | int, ops: list[Operation]) -
     return product.result
 
 
-def _used_before(user: Operation, op: Operation, block: Block) -> bool:
-    """Is ``user`` the op ``op`` (in ``block``), or (inside) an op before it there?"""
-    if user is op:
-        return True
-    ancestor: Operation | None = user
-    while ancestor is not None and ancestor.parent_block() is not block:
-        ancestor = ancestor.parent_op()
-    return ancestor is not None and ancestor.is_before_in_block(op)
-
-
 def _row_major_index(flat: int, shape: Sequence[int]) -> list[int]:
     """The multi-dimensional index of element ``flat`` of a row-major ``shape``."""
     index: list[int] = []
@@ -169,6 +161,16 @@ class _ManifestAlloc(ValueSemanticProgram):
         self.aliases: dict[AllocStorageOp, list[SSAValue]] = {}
         # Results of calls in scf.for bodies that write into a carried buffer.
         self.destinations: dict[SSAValue, SSAValue] = {}
+        # What may alias a storage's bytes: views, scf results and iteration
+        # arguments, and (before their rewrite) calls of view kernels.
+        self.alias_analysis = AliasAnalysis(self._kernel_call)
+
+    def _kernel_call(self, op: Operation) -> UseKind | None:
+        """A kernel call not rewritten yet: a view aliases, others read."""
+        kernel = self.kernel_of(op) if isinstance(op, func.CallOp) else None
+        if kernel is None:
+            return None
+        return UseKind.ALIAS if kernel.is_view else UseKind.PLAIN
 
     def rewrite(self) -> None:
         for function in self.functions:
@@ -353,9 +355,12 @@ class _ManifestAlloc(ValueSemanticProgram):
 
         Legal when the operand's storage was carved by this pass in the
         call's block (so not an argument, a constant or a loop-carried
-        value), on the same device, and no alias of it (its tensors and
-        their views) is used after the call: the call is its last reader
-        and it does not escape (a return or yield would be a later use).
+        value), on the same device, and nothing that may alias it (its
+        tensors, their views, `scf` results and iteration arguments they flow
+        into: the one alias analysis, `passes.analysis.aliasing`) is used
+        after the call or at an operand of the call the kernel does not
+        declare shareable with that result: the call is its last reader and
+        it does not escape (a return or yield would be a later use).
         """
         if not self.inplace or not kernel.inplace:
             return {}
@@ -364,7 +369,8 @@ class _ManifestAlloc(ValueSemanticProgram):
         for result, operand in kernel.inplace:
             storage = self.storage_of.get(operands[operand])
             if (
-                storage is None
+                result in shared
+                or storage is None
                 or block is None
                 or storage.parent_block() is not block
                 or storage.device_name != (device or DEFAULT_DEVICE)
@@ -372,11 +378,15 @@ class _ManifestAlloc(ValueSemanticProgram):
                 or default_alignment(to_memref(kernel.results[result])) > storage.alignment_value
             ):
                 continue
-            if all(
-                _used_before(use.operation, call, block)
-                for alias in self.aliases[storage]
-                for use in alias.uses
-            ):
+            # Positions the kernel lets result `result` overwrite: every
+            # operand holding an alias of the storage must be one of them.
+            shareable = {o for r, o in kernel.inplace if r == result}
+            needed = self.alias_analysis.needed_at_or_after(
+                self.aliases[storage],
+                call,
+                allowed_at_op=lambda use, shareable=shareable: use.index in shareable,
+            )
+            if needed is None:
                 shared[result] = (operand, storage)
         return shared
 
@@ -524,8 +534,9 @@ class _CarriedTensors:
         """May the loop carry ``init`` in its own storage (no copy)?
 
         Yes when this pass carved it in the loop's block, its storage holds
-        exactly one value of ``memref_type``, and nothing uses it (or another
-        tensor or view of that storage) after the loop or inside it.
+        exactly one value of ``memref_type``, and nothing that may alias that
+        storage (its tensors, their views, `scf` results they were yielded
+        into) is used after the loop or inside it.
         """
         storage = self.run.storage_of.get(init)
         block = self.loop.parent_block()
@@ -539,11 +550,12 @@ class _CarriedTensors:
             or storage.alignment_value < default_alignment(memref_type)
         ):
             return False
-        if not all(
-            _used_before(use.operation, self.loop, block)
-            for alias in self.run.aliases[storage]
-            for use in alias.uses
-        ):
+        # The loop's initial values are read before it starts; anything else
+        # that may alias the storage must be done with it by then.
+        needed = self.run.alias_analysis.needed_at_or_after(
+            self.run.aliases[storage], self.loop, allowed_at_op=lambda use: True
+        )
+        if needed is not None:
             return False
         taken.add(storage)
         return True
@@ -562,32 +574,21 @@ class _CarriedTensors:
         return call if kernel is not None and not kernel.is_view else None
 
     def _last_read_before(self, carried: SSAValue, call: func.CallOp, new: SSAValue) -> bool:
-        """Is every read of ``carried`` (and of its views) before ``call``, or at
-        ``call`` as the operand of a `memory.inplace` pair with ``new``?
+        """Is every read of ``carried`` (and of anything that may alias it)
+        before ``call``, or at ``call`` in an operand the kernel declares
+        shareable with ``new`` (`memory.inplace`)?
 
-        A value that flows anywhere but into kernel calls (a yield, an
-        `scf.if`) counts as read at the end of the body.
+        A value yielded out of the body counts as read after ``call``.
         """
         kernel = self.run.kernel_of(call)
         assert kernel is not None and isinstance(new, OpResult)
-        pairs = set(kernel.inplace) if self.run.inplace else set()
-        values = [carried]
-        while values:
-            value = values.pop()
-            for use in value.uses:
-                user = use.operation
-                if isinstance(user, func.CallOp) and user is not call:
-                    view = self.run.kernel_of(user)
-                    if view is not None and view.is_view:
-                        values.append(user.results[0])
-                        continue
-                if user is call:
-                    if value is carried and (new.index, use.index) in pairs:
-                        continue
-                    return False
-                if isinstance(user, scf.YieldOp) or not _used_before(user, call, self.body):
-                    return False
-        return True
+        shareable = (
+            {o for r, o in kernel.inplace if r == new.index} if self.run.inplace else set[int]()
+        )
+        needed = self.run.alias_analysis.needed_at_or_after(
+            (carried,), call, allowed_at_op=lambda use: use.index in shareable
+        )
+        return needed is None
 
 
 @dataclass(frozen=True)
@@ -676,13 +677,15 @@ class ManifestAllocPass(ModulePass):
 
     - a first buffer holds the initial value: the initial tensor's own
       storage when this pass carved it in the loop's block, it holds exactly
-      that tensor and the loop is its last use; otherwise a new storage
+      that tensor and the loop is the last use of anything that may alias it
+      (an `scf.if` result it was yielded into included); otherwise a new storage
       (`%<result>_storage`, tensor `%<result>_buffer`) that the initial value
       is copied into with `memref.copy` before the loop;
     - `%new` is `%old`: nothing more;
     - `%new` is a result of a kernel call in the body's block (not a view),
-      and every read of `%old` and of its views is before that call, or at
-      it as the operand of a `memory.inplace` pair with `%new`: the call
+      and every read of `%old` and of anything that may alias it is before
+      that call, or at it in an operand `memory.inplace` declares shareable
+      with `%new`: the call
       writes `%new` over `%old` (one buffer);
     - otherwise a second buffer (`%<result>_spare`) is allocated before the
       loop and carried as an extra iteration argument appended after the
@@ -716,14 +719,19 @@ class ManifestAllocPass(ModulePass):
     checked (indices in range, the result no larger than the operand, not on
     a view kernel); a pair with a dynamic result must have one type, and
     then the kernel promises the result's run-time shape is the operand's
-    (the result is carved with the shape function's dims). At a call, result
-    `r` is carved at offset 0 of operand `o`'s storage, with no storage of
-    its own and `memory.inplace_of = o` on its `memory.alloc_tensor`, when
-    that storage was allocated by this pass in the call's block on the same
-    device and none of its tensors or views is used after the call (so the
-    operand is not an argument, a constant, a value returned or yielded, or
-    read later). Sharing never raises the peak of live bytes, so it is on by
-    default.
+    (the result is carved with the shape function's dims). A result may
+    list several operands (it may take any one's bytes; each operand is in
+    one pair). At a call, result `r` is carved at offset 0 of operand `o`'s
+    storage, with no storage of its own and `memory.inplace_of = o` on its
+    `memory.alloc_tensor`, when that storage was allocated by this pass in
+    the call's block on the same device, nothing that may alias it (its
+    tensors, their views, `scf.if`/`scf.for` results and iteration arguments
+    they flow into: `passes.analysis.aliasing`) is used after the call (so
+    the operand is not an argument, a constant, a value returned or yielded,
+    or read later), and every operand of the call holding such a value is
+    declared shareable with `r` (`@mix(%a, %a)` with only the pair `(0, 1)`
+    is not shared: docs/dialect.md). Sharing never raises the peak of live
+    bytes, so it is on by default.
 
     Options:
 

@@ -159,10 +159,14 @@ spans do not meet never have values live together), ``storages()``
 ``problem(pin=True)``, ``placements()``.
 
 ``LiveInterval(start, end)``: half-open, ``overlaps``, ``shifted``.
-``flow.classify_use(use) -> (UseKind, targets)``, ``flow.alias_closure(root)``.
+``flow.classify_use(use) -> (UseKind, targets)``, ``aliasing.alias_closure(root)``;
+``aliasing.AliasAnalysis``: the one may-alias analysis (``closure``,
+``needed_at_or_after``) that manifest-alloc's in-place and loop-buffer
+decisions and the in-place rule (``inplace.py``) ask.
 """
 
-from memplan.passes.analysis.flow import UseKind, alias_closure, classify_use
+from memplan.passes.analysis.aliasing import AliasAnalysis, Aliases, alias_closure
+from memplan.passes.analysis.flow import UseKind, classify_use
 from memplan.passes.analysis.lifetime_analyzer import analyze_function, pools_of
 from memplan.passes.analysis.lifetimes import (
     CallSite,
@@ -179,6 +183,8 @@ from memplan.passes.analysis.numbering import BlockRange, OpNumbering
 from memplan.passes.analysis.region_liveness import RegionLiveness
 
 __all__ = [
+    "AliasAnalysis",
+    "Aliases",
     "BlockRange",
     "CallSite",
     "EscapeKind",

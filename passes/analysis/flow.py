@@ -184,34 +184,6 @@ def writes(use: Use) -> bool:
     )
 
 
-def alias_closure(
-    root: SSAValue,
-) -> tuple[list[SSAValue], list[tuple[Use, UseKind]], bool]:
-    """``root`` and every value aliasing it, every use of those, and whether one escapes.
-
-    Breadth-first over ``classify_use``; values are listed in discovery order
-    (deterministic: use lists are in IR order).
-    """
-    aliases: list[SSAValue] = [root]
-    seen: set[SSAValue] = {root}
-    uses: list[tuple[Use, UseKind]] = []
-    escapes = False
-    position = 0
-    while position < len(aliases):
-        value = aliases[position]
-        position += 1
-        for use in value.uses:
-            kind, targets = classify_use(use)
-            uses.append((use, kind))
-            if kind is UseKind.ESCAPE:
-                escapes = True
-            for target in targets:
-                if target not in seen:
-                    seen.add(target)
-                    aliases.append(target)
-    return aliases, uses, escapes
-
-
 def region_index(op: Operation, nested: object) -> int:
     """Index of the region ``nested`` among ``op.regions`` (identity, not equality)."""
     for position, region in enumerate(op.regions):

@@ -40,9 +40,14 @@ def declared_in_place(
 
     ``b`` carries ``memory.inplace_of = o``, is result ``r`` of an invoke
     whose declaration lists the pair ``(r, o)`` in ``memory.inplace``, the
-    invoke's operand ``o`` is ``a`` (or an alias of it), both sit at the
-    same offset, and no alias of ``a`` is used after that invoke. With the
-    function's ``numbering`` the order of two ops costs O(1), not a walk.
+    invoke's operand ``o`` is ``a`` (or a value that may alias it: the one
+    alias analysis, ``passes.analysis.aliasing``, through ``a.uses``), both
+    sit at the same offset, nothing that may alias ``a`` is used after that
+    invoke or escapes, and every operand of the invoke holding such a value
+    is declared shareable with ``r`` (docs/dialect.md: the same value at an
+    undeclared operand would be overwritten while the kernel reads it).
+    With the function's ``numbering`` the order of two ops costs O(1), not
+    a walk.
     """
     operand = b.alloc.attributes.get(INPLACE_OF_ATTR)
     if not isinstance(operand, IntegerAttr) or a.offset != b.offset:
@@ -53,21 +58,26 @@ def declared_in_place(
         if not isinstance(invoke, InvokeOp) or use.index < len(invoke.ins):
             continue
         r = use.index - len(invoke.ins)
-        if (r, o) not in _pairs(symbols.lookup(invoke, invoke.callee)):
-            return False
-        block = invoke.parent_block()
-        # Kills end the storage, which ``b`` keeps: they are not reads of ``a``.
-        reads = [u.operation for u, kind in a.uses if kind is not UseKind.KILL]
-        if invoke not in reads or o >= len(invoke.ins):
+        shareable = {p for q, p in _pairs(symbols.lookup(invoke, invoke.callee)) if q == r}
+        if o not in shareable or o >= len(invoke.ins):
             return False
         if not any(u.operation is invoke and u.index == o for u, _ in a.uses):
             return False
-        for user in reads:
+        block = invoke.parent_block()
+        for user_use, kind in a.uses:
+            # Kills end the storage, which ``b`` keeps: they are not reads of ``a``.
+            if kind is UseKind.KILL:
+                continue
+            user = user_use.operation
+            if user is invoke:
+                if user_use.index in shareable:
+                    continue
+                return False
+            if kind is UseKind.ESCAPE:
+                return False
             ancestor: Operation | None = user
             while ancestor is not None and ancestor.parent_block() is not block:
                 ancestor = ancestor.parent_op()
-            if user is invoke:
-                continue
             if ancestor is None or not (
                 numbering.index[ancestor] < numbering.index[invoke]
                 if numbering is not None

@@ -5,7 +5,7 @@ and ``lifetimes.py`` for the result types. This module computes them in three st
 
 1. number the ops in pre-order (``OpNumbering``);
 2. for each root (an ``alloc_storage`` or ``alloc_tensor`` result) follow
-   its aliases and their uses (``flow.alias_closure``) and find its *scope*:
+   its aliases and their uses (``aliasing.alias_closure``) and find its *scope*:
    the innermost region holding its allocation and every use of an alias;
 3. within the scope, every use counts at the end of its outermost ancestor
    op in the scope (so a use in a loop keeps the value live for the whole
@@ -38,10 +38,10 @@ from memplan.dialect.ops import (
     PoolOp,
 )
 from memplan.dialect.regions import ancestor_in_region, has_one_block, reachable_blocks
+from memplan.passes.analysis.aliasing import alias_closure
 from memplan.passes.analysis.flow import (
     EXCLUSIVE_OPS,
     UseKind,
-    alias_closure,
     may_hold_reference,
     region_index,
     writes,

@@ -285,8 +285,11 @@ class ValueSemanticProgram:
                     f"{where}: result {results[result]} ({out_bytes} bytes) does not fit in "
                     f"operand {inputs[operand]} ({in_bytes} bytes)",
                 )
-            if any(result == r or operand == o for r, o in pairs):
-                fail_pass(decl, f"{where}: each result and operand may appear in one pair")
+            # A result may list several operands (it may take any one's bytes,
+            # and an operand repeated at all of them); an operand's bytes go
+            # to one result.
+            if any(operand == o for _, o in pairs):
+                fail_pass(decl, f"{where}: each operand may appear in one pair")
             pairs.append((result, operand))
         return tuple(pairs)
 

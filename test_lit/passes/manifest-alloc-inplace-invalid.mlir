@@ -37,3 +37,14 @@ func.func @f(%x: tensor<8xf32>) -> tensor<8xf32> {
   %y = func.call @odd(%x) : (tensor<8xf32>) -> tensor<8xf32>
   func.return %y : tensor<8xf32>
 }
+
+// -----
+
+// An operand in two pairs: its bytes can go to one result only. (A result
+// may list several operands.)
+// CHECK: error: kernel @twice: memory.inplace pair (1, 0): each operand may appear in one pair
+func.func private @twice(tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) attributes {memory.inplace = array<i64: 0, 0, 1, 0>}
+func.func @f(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %y:2 = func.call @twice(%x) : (tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>)
+  func.return %y#0, %y#1 : tensor<8xf32>, tensor<8xf32>
+}
