@@ -14,5 +14,5 @@ FLAG_HELP: dict[str, str] = {
     "verify-plan": "Check the memory plan in the IR, independently of the planner that made it. Options: require-pinned=true|false (default: false).",
     "plan-report": "Write a report of the memory plan; the IR is left unchanged. Options: format=<string> (default: text); output=<string> (default: none); prefix=<string> (default: none).",
     "schedule": "Reorder kernel calls to lower the peak of live tensor bytes. Options: algorithm=best|post-order|list|dfs|exact (default: best); remarks=true|false (default: true).",
-    "plan": "Plan memory from value-semantic kernel calls to pinned offsets, in one pass. Options: algorithm=greedy-by-size|greedy-by-conflicts|hill-climb|exact|auto (default: auto); budget=<integer> (default: 60000); timeout=<number> (default: none); coalesce=true|false (default: true).",
+    "plan": "Plan memory from value-semantic kernel calls to pinned offsets, in one pass. Options: algorithm=greedy-by-size|greedy-by-conflicts|hill-climb|exact|auto (default: auto); budget=<integer> (default: 60000); timeout=<number> (default: none); coalesce=true|false (default: true); verify=true|false (default: true).",
 }

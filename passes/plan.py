@@ -16,10 +16,13 @@ from memplan.passes.planning.algorithms import DEFAULT_BUDGET, AlgorithmName
 class PlanPass(ModulePass):
     """Plan memory from value-semantic kernel calls to pinned offsets, in one pass.
 
-    Runs `manifest-alloc`, `insert-kills`, `coalesce` and `usmp`, in that
-    order (like MLIR's pipeline passes that stand for a fixed list of
-    passes): `memplan-opt --plan file.mlir` is
-    `memplan-opt --manifest-alloc --insert-kills --coalesce --usmp file.mlir`.
+    Runs `manifest-alloc`, `insert-kills`, `coalesce`, `usmp` and
+    `verify-plan`, in that order (like MLIR's pipeline passes that stand for
+    a fixed list of passes): `memplan-opt --plan file.mlir` is
+    `memplan-opt --manifest-alloc --insert-kills --coalesce --usmp --verify-plan
+    file.mlir`. The last step checks the plan independently of the planner
+    (overlaps, and writes over bytes still needed: `verify-plan`), so an
+    unsound plan fails the run instead of leaving `memplan-opt`.
     The passes are taken from memplan's registry by name, so each behaves
     exactly as on its own; see them for what each step does. Input already
     in memory form passes through `manifest-alloc` unchanged.
@@ -33,6 +36,7 @@ class PlanPass(ModulePass):
       `coalesce` and `usmp`, as theirs.
     - `coalesce` (bool, default true): run `coalesce` (false: `usmp` alone,
       which never uses less memory but gives one storage per tensor).
+    - `verify` (bool, default true): end with `verify-plan` (false: skip it).
     """
 
     name = "plan"
@@ -41,6 +45,7 @@ class PlanPass(ModulePass):
     budget: int = DEFAULT_BUDGET
     timeout: float | int | None = None
     coalesce: bool = True
+    verify: bool = True
 
     def __post_init__(self) -> None:
         check_options(self, non_negative=("budget", "timeout"))
@@ -54,6 +59,8 @@ class PlanPass(ModulePass):
         if self.coalesce:
             steps.append(f"coalesce{{{options}}}")
         steps.append(f"usmp{{{options}}}")
+        if self.verify:
+            steps.append("verify-plan")
         return ",".join(steps)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -11,6 +11,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from memplan.dialect.diagnostics import at_op, error_notes, error_op
+from memplan.dialect.ops import InvokeOp, describe
 from memplan.passes.analysis import (
     FunctionLifetimes,
     ModuleLifetimes,
@@ -18,6 +19,7 @@ from memplan.passes.analysis import (
     TensorLifetime,
     analyze_module,
 )
+from memplan.passes.analysis.clobber import Clobber, find_clobbers
 from memplan.passes.analysis.inplace import declared_in_place
 from memplan.passes.analysis.kill_order import verify_kill_order
 from memplan.passes.analysis.symbols import SymbolCache
@@ -34,6 +36,7 @@ class PlanProblem:
     message: str
     op: Operation
     other: Operation | None = None
+    note: str = "the other buffer is here"
 
 
 def _describe(label: str, buffer: Buffer, placement: Placement, where: str, lifetime: str) -> str:
@@ -145,6 +148,50 @@ def _storage_findings(
     return sorted(problems, key=lambda p: p.message)
 
 
+def _op_label(op: Operation, number: int) -> str:
+    if isinstance(op, InvokeOp):
+        return f"memory.invoke @{op.callee.string_value()} (op {number})"
+    return f"{op.name} (op {number})"
+
+
+def _clobber_findings(function: FunctionLifetimes) -> list[PlanProblem]:
+    """Writes over bytes that hold a value still read later (any alias, any path)."""
+    problems: list[PlanProblem] = []
+    index = function.numbering.index
+    for clobber in find_clobbers(function.func, function.numbering):
+        reader = None if clobber.reader is clobber.write.op else clobber.reader
+        problems.append(
+            PlanProblem(
+                _clobber_message(clobber, index, function.name),
+                clobber.write.op,
+                reader,
+                f"{describe(clobber.value)} is read here",
+            )
+        )
+    return problems
+
+
+def _clobber_message(clobber: Clobber, index: dict[Operation, int], function: str) -> str:
+    writer = _op_label(clobber.write.op, index[clobber.write.op])
+    written = describe(clobber.write.value)
+    value = describe(clobber.value)
+    where = clobber.atom.where()
+    if clobber.reader is clobber.write.op:
+        assert isinstance(clobber.reader, InvokeOp)
+        result = list(clobber.reader.outs).index(clobber.write.value)
+        return (
+            f"{writer} in @{function} writes {written} over {value} ({where}), which it "
+            f"reads as operand #{clobber.position}: memory.inplace of "
+            f"@{clobber.reader.callee.string_value()} does not declare operand "
+            f"#{clobber.position} shareable with result #{result} at the same offset"
+        )
+    reader = _op_label(clobber.reader, index[clobber.reader])
+    return (
+        f"{writer} in @{function} writes {written} over the bytes of {value} ({where}), "
+        f"which {reader} reads later: a value still needed is overwritten"
+    )
+
+
 def plan_problems(lifetimes: ModuleLifetimes, *, require_pinned: bool = False) -> list[PlanProblem]:
     """Every way the plan in the IR breaks the rules, with the ops involved."""
     problems = _pool_findings(lifetimes)
@@ -162,6 +209,10 @@ def plan_problems(lifetimes: ModuleLifetimes, *, require_pinned: bool = False) -
             if storage.pinned is not None and storage.carried_across_iterations:
                 problems.append(PlanProblem(function.carried_diagnostic(storage), storage.op))
             problems.extend(_storage_findings(function, storage, symbols))
+    if not problems:
+        # Overlapping buffers clobber too; the overlap names the cause better.
+        for function in lifetimes.functions:
+            problems.extend(_clobber_findings(function))
     return problems
 
 
@@ -170,7 +221,7 @@ class VerifyPlanPass(ModulePass):
     """Check the memory plan in the IR, independently of the planner that made it.
 
     Lifetimes come from the one lifetime definition (`passes.analysis`);
-    the rules are `passes.planning.validate`'s. Two checks:
+    the rules are `passes.planning.validate`'s. Three checks:
 
     - Pools: pinned storages (`at @pool[offset]`) of the whole module, on
       the module time line (functions one after another; a called function
@@ -186,6 +237,18 @@ class VerifyPlanPass(ModulePass):
       allocated inside a loop and carried to its next iteration
       (`carried_across_iterations`) is an error: two instances live at once
       cannot share its one place.
+    - Clobbers (`passes.analysis.clobber`, which trusts no lifetime): the
+      function is run abstractly on the bytes the plan gives each tensor
+      (pool and offset when pinned, else its storage). No write (an invoke's
+      `outs`, a `memref.copy` or `memref.store` target) may land on bytes
+      holding a value that is read later, on some path, directly or through
+      a value that may be it (views, `scf.if` results, `scf.for`/`scf.while`
+      iteration arguments and results); the error names the value, the
+      write, the value written and the reader. An invoke's `outs` may
+      overlap its `ins` only as a `memory.inplace` pair at the same offset.
+      Reported when the other checks find nothing (an overlap clobbers
+      too). Not checked: functions with multi-block regions, tensors at
+      dynamic offsets, unpinned storages allocated inside loops.
 
     First, no value (or view of it) is used or killed again on a path after
     its `memory.kill` (`analysis.kill_order`).
@@ -224,7 +287,7 @@ class VerifyPlanPass(ModulePass):
         # The diagnostic points at the first problem's op (and the other
         # buffer of an overlap); the message lists every problem.
         first = problems[0]
-        notes = () if first.other is None else ((first.other, "the other buffer is here"),)
+        notes = () if first.other is None else ((first.other, first.note),)
         if len(problems) == 1:
             raise at_op(PassFailedException(f"verify-plan: {first.message}"), first.op, *notes)
         listing = "\n".join(f"  {problem.message}" for problem in problems)

@@ -1,10 +1,10 @@
-// `plan` is the whole pipeline as one pass: the same output as the four
+// `plan` is the whole pipeline as one pass: the same output as the five
 // passes it stands for, with its options passed on to coalesce and usmp.
 // RUN: memplan-opt %s --plan > %t.plan.mlir
-// RUN: memplan-opt %s --manifest-alloc --insert-kills --coalesce --usmp > %t.steps.mlir
+// RUN: memplan-opt %s --manifest-alloc --insert-kills --coalesce --usmp --verify-plan > %t.steps.mlir
 // RUN: diff %t.plan.mlir %t.steps.mlir
 // RUN: memplan-opt %s --plan='algorithm=exact coalesce=false' > %t.exact.mlir
-// RUN: memplan-opt %s --manifest-alloc --insert-kills --usmp=algorithm=exact > %t.exact-steps.mlir
+// RUN: memplan-opt %s --manifest-alloc --insert-kills --usmp=algorithm=exact --verify-plan > %t.exact-steps.mlir
 // RUN: diff %t.exact.mlir %t.exact-steps.mlir
 // The searches stop on a node budget, passed on as well; an explicit
 // wall-clock `timeout` is still accepted (an opt-in), and where the searches

@@ -161,3 +161,82 @@ func.func @use_after_kill() {
 // NOVERIFY: verify-plan-invalid.mlir:[[# @LINE - 4]]:3: error: verify-plan: %t is used by memory.invoke after its kill
 // NOVERIFY: verify-plan-invalid.mlir:[[# @LINE - 6]]:3: note: %t is killed here
 // PINNED: %t is used by memory.invoke after its kill
+
+// -----
+
+// Issue 26, case 1, as the old manifest-alloc planned it: %a's storage is the
+// loop's first buffer while %r (an scf.if result that is %a when %c holds)
+// is read after the loop. No two storages overlap, so only the clobber check
+// sees it: the second iteration writes %it_spare, which is then %a's bytes.
+memory.pool @workspace_cpu targets ["cpu"]
+func.func private @k0(memref<4xf32>, memref<4xf32>) -> ()
+func.func private @use(memref<4xf32>, memref<4xf32>, memref<4xf32>) -> ()
+func.func @loop_buffer_clobber(%x: memref<4xf32>, %c: i1) -> memref<4xf32> {
+  %lb = arith.constant 0 : index
+  %ub = arith.constant 2 : index
+  %st = arith.constant 1 : index
+  %a_storage = memory.alloc_storage at @workspace_cpu[0] : !memory.storage<16>
+  %a = memory.alloc_tensor %a_storage[0] : !memory.storage<16> -> memref<4xf32>
+  memory.invoke @k0 ins(%x : memref<4xf32>) outs(%a : memref<4xf32>)
+  %r = scf.if %c -> (memref<4xf32>) {
+    scf.yield %a : memref<4xf32>
+  } else {
+    scf.yield %x : memref<4xf32>
+  }
+  %l_spare_storage = memory.alloc_storage at @workspace_cpu[64] : !memory.storage<16>
+  %l_spare = memory.alloc_tensor %l_spare_storage[0] : !memory.storage<16> -> memref<4xf32>
+  %l, %0 = scf.for %i = %lb to %ub step %st iter_args(%it = %a, %it_spare = %l_spare) -> (memref<4xf32>, memref<4xf32>) {
+    memory.invoke @k0 ins(%it : memref<4xf32>) outs(%it_spare : memref<4xf32>)
+    scf.yield %it_spare, %it : memref<4xf32>, memref<4xf32>
+  }
+  %u_storage = memory.alloc_storage at @workspace_cpu[128] : !memory.storage<16>
+  %u = memory.alloc_tensor %u_storage[0] : !memory.storage<16> -> memref<4xf32>
+  memory.invoke @use ins(%r, %l : memref<4xf32>, memref<4xf32>) outs(%u : memref<4xf32>)
+  func.return %u : memref<4xf32>
+}
+// ERR: verify-plan-invalid.mlir:[[# @LINE - 8]]:5: error: verify-plan: memory.invoke @k0 (op 12) in @loop_buffer_clobber writes %it_spare over the bytes of %r (bytes [0, 16) of @workspace_cpu), which memory.invoke @use (op 16) reads later: a value still needed is overwritten
+// ERR: verify-plan-invalid.mlir:[[# @LINE - 4]]:3: note: %r is read here
+
+// -----
+
+// Issue 26, case 3, in a loop: @mix reads %acc at operands 0 and 1 and writes
+// it, but declares only operand 1 shareable with its result.
+
+memory.pool @workspace_cpu targets ["cpu"]
+func.func private @k0(memref<4xf32>, memref<4xf32>) -> ()
+func.func private @mix(memref<4xf32>, memref<4xf32>, memref<4xf32>) -> () attributes {memory.inplace = array<i64: 0, 1>}
+func.func @loop_inplace_twice(%x: memref<4xf32>, %n: index) -> memref<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %s = memory.alloc_storage at @workspace_cpu[0] : !memory.storage<16>
+  %a = memory.alloc_tensor %s[0] : !memory.storage<16> -> memref<4xf32>
+  memory.invoke @k0 ins(%x : memref<4xf32>) outs(%a : memref<4xf32>)
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %a) -> (memref<4xf32>) {
+    memory.invoke @mix ins(%acc, %acc : memref<4xf32>, memref<4xf32>) outs(%acc : memref<4xf32>)
+    scf.yield %acc : memref<4xf32>
+  }
+  func.return %r : memref<4xf32>
+}
+// ERR: verify-plan-invalid.mlir:[[# @LINE - 5]]:5: error: verify-plan: memory.invoke @mix (op 6) in @loop_inplace_twice writes %acc over %acc (bytes [0, 16) of @workspace_cpu), which it reads as operand #0: memory.inplace of @mix does not declare operand #0 shareable with result #0 at the same offset
+
+// -----
+
+// Issue 26, case 3, as the old manifest-alloc planned it: %b is carved over
+// %a for the pair (0, 1), but %a is also operand 0, which @mix does not
+// declare shareable: not an in-place pair, so an overlap of live tensors.
+
+memory.pool @workspace_cpu targets ["cpu"]
+func.func private @k0(memref<4xf32>, memref<4xf32>) -> ()
+func.func private @mix(memref<4xf32>, memref<4xf32>, memref<4xf32>) -> () attributes {memory.inplace = array<i64: 0, 1>}
+func.func @inplace_twice(%x: memref<4xf32>) -> memref<4xf32> {
+  %s = memory.alloc_storage at @workspace_cpu[0] : !memory.storage<16>
+  %a = memory.alloc_tensor %s[0] : !memory.storage<16> -> memref<4xf32>
+  memory.invoke @k0 ins(%x : memref<4xf32>) outs(%a : memref<4xf32>)
+  %b = memory.alloc_tensor %s[0] {memory.inplace_of = 1 : i64} : !memory.storage<16> -> memref<4xf32>
+  memory.invoke @mix ins(%a, %a : memref<4xf32>, memref<4xf32>) outs(%b : memref<4xf32>)
+  %d_storage = memory.alloc_storage at @workspace_cpu[64] : !memory.storage<16>
+  %d = memory.alloc_tensor %d_storage[0] : !memory.storage<16> -> memref<4xf32>
+  memory.invoke @k0 ins(%b : memref<4xf32>) outs(%d : memref<4xf32>)
+  func.return %d : memref<4xf32>
+}
+// ERR: verify-plan: tensor %a (bytes [0, 16) of storage %s in @inplace_twice, live [1, 5)) and tensor %b (bytes [0, 16) of storage %s in @inplace_twice, live [3, 8)) are live together but share bytes

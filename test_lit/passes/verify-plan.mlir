@@ -84,3 +84,48 @@ func.func @constant(%x: memref<16xf32>) {
   func.return
 }
 // CHECK-LABEL: func.func @constant
+
+// -----
+
+// The clobber check follows a double buffer: %it and %it_spare swap the two
+// buffers each iteration, so the write of %it_spare never lands on the %it
+// it reads, and %r (which may be %a) is not touched: %a was copied into the
+// loop's first buffer. %b is carved over %cc for the declared pair (0, 1),
+// and %cc is also operand 0, declared by (0, 0): an allowed overlap. %cc
+// takes %a's bytes after %r's last read.
+memory.pool @workspace_cpu targets ["cpu"]
+func.func private @k0(memref<4xf32>, memref<4xf32>) -> ()
+func.func private @use(memref<4xf32>, memref<4xf32>, memref<4xf32>) -> ()
+func.func private @mix2(memref<4xf32>, memref<4xf32>, memref<4xf32>) -> () attributes {memory.inplace = array<i64: 0, 0, 0, 1>}
+func.func @double_buffer(%x: memref<4xf32>, %c: i1) -> (memref<4xf32>, memref<4xf32>) {
+  %lb = arith.constant 0 : index
+  %ub = arith.constant 3 : index
+  %st = arith.constant 1 : index
+  %a_storage = memory.alloc_storage at @workspace_cpu[0] : !memory.storage<16>
+  %a = memory.alloc_tensor %a_storage[0] : !memory.storage<16> -> memref<4xf32>
+  memory.invoke @k0 ins(%x : memref<4xf32>) outs(%a : memref<4xf32>)
+  %r = scf.if %c -> (memref<4xf32>) {
+    scf.yield %a : memref<4xf32>
+  } else {
+    scf.yield %x : memref<4xf32>
+  }
+  %first = memory.alloc_storage at @workspace_cpu[64] : !memory.storage<16>
+  %buffer = memory.alloc_tensor %first[0] : !memory.storage<16> -> memref<4xf32>
+  "memref.copy"(%a, %buffer) : (memref<4xf32>, memref<4xf32>) -> ()
+  %second = memory.alloc_storage at @workspace_cpu[128] : !memory.storage<16>
+  %spare = memory.alloc_tensor %second[0] : !memory.storage<16> -> memref<4xf32>
+  %l, %0 = scf.for %i = %lb to %ub step %st iter_args(%it = %buffer, %it_spare = %spare) -> (memref<4xf32>, memref<4xf32>) {
+    memory.invoke @k0 ins(%it : memref<4xf32>) outs(%it_spare : memref<4xf32>)
+    scf.yield %it_spare, %it : memref<4xf32>, memref<4xf32>
+  }
+  %u_storage = memory.alloc_storage at @workspace_cpu[192] : !memory.storage<16>
+  %u = memory.alloc_tensor %u_storage[0] : !memory.storage<16> -> memref<4xf32>
+  memory.invoke @use ins(%r, %l : memref<4xf32>, memref<4xf32>) outs(%u : memref<4xf32>)
+  %c_storage = memory.alloc_storage at @workspace_cpu[0] : !memory.storage<16>
+  %cc = memory.alloc_tensor %c_storage[0] : !memory.storage<16> -> memref<4xf32>
+  memory.invoke @k0 ins(%u : memref<4xf32>) outs(%cc : memref<4xf32>)
+  %b = memory.alloc_tensor %c_storage[0] {memory.inplace_of = 1 : i64} : !memory.storage<16> -> memref<4xf32>
+  memory.invoke @mix2 ins(%cc, %cc : memref<4xf32>, memref<4xf32>) outs(%b : memref<4xf32>)
+  func.return %u, %b : memref<4xf32>, memref<4xf32>
+}
+// CHECK-LABEL: func.func @double_buffer
