@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -36,7 +36,7 @@ class PlanProblem:
     message: str
     op: Operation
     other: Operation | None = None
-    note: str = "the other buffer is here"
+    note: str = field(default="the other buffer is here", kw_only=True)
 
 
 def _describe(label: str, buffer: Buffer, placement: Placement, where: str, lifetime: str) -> str:
@@ -165,7 +165,7 @@ def _clobber_findings(function: FunctionLifetimes) -> list[PlanProblem]:
                 _clobber_message(clobber, index, function.name),
                 clobber.write.op,
                 reader,
-                f"{describe(clobber.value)} is read here",
+                note=f"{describe(clobber.value)} is read here",
             )
         )
     return problems

@@ -117,6 +117,10 @@ class Clobber:
     atom: Atom
 
 
+_Key = tuple[tuple[frozenset[Atom], tuple[Write, Atom] | None], ...]
+"""The bindings of a loop's head: per value its atoms and what overwrote it."""
+
+
 @dataclass(frozen=True)
 class _Binding:
     atoms: frozenset[Atom]
@@ -259,7 +263,9 @@ class _ClobberRun:
     def _build_spaces(self) -> None:
         points: dict[object, set[int]] = {}
         for op in self.numbering:
-            atom = self._atom(op) if isinstance(op, AllocTensorOp) else None
+            if not isinstance(op, AllocTensorOp):
+                continue
+            atom = self._atom(op)
             if atom is not None:
                 self.atoms[op.tensor] = atom
                 points.setdefault(atom.space, set()).update((atom.lo, atom.hi))
@@ -524,20 +530,19 @@ class _ClobberRun:
         results_from_condition: bool,
     ) -> None:
         """Run a loop: ``head`` values bound from ``inits`` or the back edge."""
-        Key = tuple[tuple[frozenset[Atom], tuple[Write, Atom] | None], ...]
 
-        def key_of(statuses: Sequence[tuple[_Binding | None, tuple[Write, Atom] | None]]) -> Key:
+        def key_of(statuses: Sequence[tuple[_Binding | None, tuple[Write, Atom] | None]]) -> _Key:
             return tuple((frozenset() if b is None else b.atoms, cause) for b, cause in statuses)
 
         entry = key_of([self.status(state, value) for value in inits])
-        keys: dict[Key, None] = {entry: None}
+        keys: dict[_Key, None] = {entry: None}
         head_state = state
         exits: list[list[tuple[_Binding | None, tuple[Write, Atom] | None]]] = []
         rounds = 0
         while True:
             rounds += 1
             ends: list[_State] = []
-            done: set[Key] = set()
+            done: set[_Key] = set()
             grew = False
             while len(done) < len(keys):
                 if len(keys) > _MAX_HEAD_BINDINGS:
