@@ -103,6 +103,30 @@ def _peak_during(problem: Problem, solution: Solution, buffer: Buffer, pool: Poo
     return top
 
 
+def _members_text(storage: StorageLifetime, candidates: Sequence[Pool]) -> str:
+    """What a storage holding several tensors (made by `coalesce` or `reuse`)
+    holds, largest first, naming a tensor that alone is larger than every
+    candidate pool: the storage's own name says nothing of the program's."""
+    members = sorted(storage.tensors, key=lambda t: -(t.size or 0))
+    parts = []
+    for tensor in members[:4]:
+        size = "dynamic size" if tensor.size is None else f"{tensor.size} bytes"
+        at = "a dynamic offset" if tensor.offset is None else f"offset {tensor.offset}"
+        parts.append(f"{tensor.label} ({size} at {at}, live {tensor.interval})")
+    text = f"it holds {len(members)} tensors: " + ", ".join(parts)
+    if len(members) > 4:
+        text += f" and {len(members) - 4} more"
+    sizes = [pool.size for pool in candidates]
+    if sizes and all(size is not None for size in sizes):
+        largest_pool = max(size for size in sizes if size is not None)
+        too_big = [t for t in members if t.size is not None and t.size > largest_pool]
+        if too_big:
+            text += f"; {too_big[0].label} alone ({too_big[0].size} bytes) is larger than " + (
+                "the pool" if len(sizes) == 1 else "every candidate pool"
+            )
+    return text
+
+
 @dataclass(frozen=True)
 class Failure:
     """Why a plan failed: the message and the storage op it is about."""
@@ -191,6 +215,8 @@ def unplaced_diagnostic(
             line += f"; no gap found by algorithm={algorithm}"
             proven = False
         lines.append(line)
+    if len(storage.tensors) > 1:
+        lines.append(_members_text(storage, candidates))
     others = len(unplaced) - 1
     if others:
         lines.append(f"({others} other storage{'s' if others > 1 else ''} did not fit either)")
