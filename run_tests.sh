@@ -1,10 +1,27 @@
 #!/usr/bin/env bash
 # Installs everything memplan's tests need into a fresh virtual environment
-# and runs the whole suite: lit/FileCheck (test_lit/) and pytest (tests/).
-# The end-to-end MLIR tests need Debian's mlir-22-tools; it is installed here
-# when missing (as root, or through sudo).
+# and runs the whole suite: lint and types, lit/FileCheck (test_lit/) and
+# pytest (tests/). The end-to-end MLIR tests need Debian's mlir-22-tools; it
+# is installed here when missing (as root, or through sudo).
+#
+#   ./run_tests.sh                 # CI's run: a fresh venv, every test
+#   ./run_tests.sh --reuse-venv    # the same tests, in the venv of the last
+#                                  # run if pyproject.toml has not changed
+#   ./run_tests.sh --quick         # a developer's check: --reuse-venv, no
+#                                  # pyright, no tests marked slow (pytest
+#                                  # -m slow, lit UNSUPPORTED: quick)
 set -euo pipefail
 cd "$(dirname "$0")"
+
+reuse=0
+quick=0
+for arg in "$@"; do
+  case "$arg" in
+    --reuse-venv) reuse=1 ;;
+    --quick) reuse=1 quick=1 ;;
+    *) echo "run_tests.sh: unknown argument '$arg' (--reuse-venv, --quick)" >&2; exit 1 ;;
+  esac
+done
 
 if [ ! -x /usr/lib/llvm-22/bin/mlir-opt ] && command -v apt-get >/dev/null; then
   sudo=""
@@ -13,24 +30,37 @@ if [ ! -x /usr/lib/llvm-22/bin/mlir-opt ] && command -v apt-get >/dev/null; then
   $sudo apt-get install -y -qq mlir-22-tools
 fi
 
-# A fresh venv every run (removed and recreated), so the suite never passes
-# on something installed by hand; MEMPLAN_VENV picks another place for it.
+# A fresh venv (removed and recreated), so the suite never passes on
+# something installed by hand; MEMPLAN_VENV picks another place for it. With
+# --reuse-venv the last one is kept when it was made from this pyproject.toml
+# (the editable install follows every other change of the tree).
 venv="${MEMPLAN_VENV:-.venv-test}"
-rm -rf "$venv"
-python3 -m venv "$venv"
-"$venv/bin/pip" install -q --upgrade pip
-"$venv/bin/pip" install -q -e '.[test]'
+stamp="$venv/memplan-pyproject.sha256"
+wanted="$(cat pyproject.toml - <<< "$PWD" | sha256sum | cut -d' ' -f1)"  # and which tree
+if [ "$reuse" -eq 1 ] && [ -x "$venv/bin/pytest" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$wanted" ]; then
+  echo "run_tests.sh: reusing $venv (pyproject.toml unchanged)"
+else
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --upgrade pip
+  "$venv/bin/pip" install -q -e '.[test]'
+  echo "$wanted" > "$stamp"
+fi
 
 # Lint and types: ruff (check + format) and pyright (basic). The editable
 # install maps memplan.* with an import hook pyright cannot follow, so the
 # folders are linked under build/typecheck/memplan/ (pyproject's extraPaths).
-mkdir -p build/typecheck/memplan
-ln -sfn ../../../memdialect build/typecheck/memplan/dialect
-ln -sfn ../../../passes build/typecheck/memplan/passes
-ln -sfn ../../../tools build/typecheck/memplan/tools
 "$venv/bin/ruff" check .
 "$venv/bin/ruff" format --check .
-"$venv/bin/pyright" --pythonpath "$venv/bin/python"
-
-"$venv/bin/lit" -v test_lit
-"$venv/bin/pytest" -W error -q
+if [ "$quick" -eq 0 ]; then
+  mkdir -p build/typecheck/memplan
+  ln -sfn ../../../memdialect build/typecheck/memplan/dialect
+  ln -sfn ../../../passes build/typecheck/memplan/passes
+  ln -sfn ../../../tools build/typecheck/memplan/tools
+  "$venv/bin/pyright" --pythonpath "$venv/bin/python"
+  "$venv/bin/lit" -v test_lit
+  "$venv/bin/pytest" -W error -q
+else
+  "$venv/bin/lit" -q -D quick=1 test_lit
+  "$venv/bin/pytest" -W error -q -m "not slow"
+fi

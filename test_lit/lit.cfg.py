@@ -49,6 +49,11 @@ if not shutil.which("memplan-opt", path=bin_dir):
         "interpreter running lit (pip install -e '.[test]')"
     )
 
+# `lit -D quick=1` (run_tests.sh --quick) skips the slowest files, marked
+# `UNSUPPORTED: quick`.
+if lit_config.params.get("quick"):
+    config.available_features.add("quick")
+
 mlir_bin = "/usr/lib/llvm-22/bin"
 if os.path.exists(os.path.join(mlir_bin, "mlir-opt")):
     config.available_features.add("mlir")

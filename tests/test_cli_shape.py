@@ -240,7 +240,7 @@ def test_importers_show_their_stage_on_a_terminal_only(tmp_path: Path) -> None:
     import os
     import pty
 
-    model = ONNX / "convnet.onnx"
+    model = ONNX / "mlp.onnx"
     argv = [str(BIN / "memplan-import-onnx"), str(model), "-o", str(tmp_path / "o.mlir")]
     env = {**os.environ, "MEMPLAN_PROGRESS_DELAY": "0"}
     leader, follower = pty.openpty()

@@ -1,6 +1,8 @@
 // Each memplan pass is a flag. Flag passes run first, in command-line order,
 // then the -p list; the order is visible here because lower-to-memref only
 // lowers memory ops that already exist when it runs.
+// One of the slowest files: run_tests.sh --quick leaves it out.
+// UNSUPPORTED: quick
 //
 // manifest-alloc, then lower-to-memref: everything ends up as memref.
 // RUN: memplan-opt %s --manifest-alloc --lower-to-memref | filecheck %s --check-prefix=LOWERED

@@ -3,6 +3,8 @@
 // bound (the peak of live bytes), as plan-report shows (on stderr, before the IR).
 // RUN: memplan-opt %repo/examples/mlp.mlir --manifest-alloc --insert-kills --usmp --verify-plan --plan-report 2>&1 | filecheck %s --check-prefix=MLP
 // RUN: memplan-opt %repo/examples/convnet.mlir --manifest-alloc --insert-kills --usmp --verify-plan --plan-report 2>&1 | filecheck %s --check-prefix=CONV
+// One of the slowest files: run_tests.sh --quick leaves it out.
+// UNSUPPORTED: quick
 
 // Composition: coalesce (overlapping or laid end to end) or reuse before
 // usmp never costs memory. usmp plans a coalesced storage split into one
