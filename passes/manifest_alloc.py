@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnitAttr,
 )
-from xdsl.ir import Attribute, Operation, OpResult, SSAValue
+from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.hints import isa
@@ -122,6 +122,44 @@ def _row_major_index(flat: int, shape: Sequence[int]) -> list[int]:
     return index[::-1]
 
 
+class _OpOrder:
+    """The order of two ops of one block in O(1) while the rewrite changes the block.
+
+    The function's ops are numbered once, in walk order, before the rewrite.
+    After an op's rewrite, the new ops left in its place (between the op
+    before it and the op that followed it) take its number and a rising
+    second key, found by walking back from the follower to the first
+    numbered op: O(new ops). An op neither numbered nor recorded (one a
+    rewrite inserted elsewhere, like a copy before a loop body's yield) is
+    ordered by xDSL's walk along the block, as before.
+    """
+
+    def __init__(self, ops: Sequence[Operation]) -> None:
+        self.key: dict[Operation, tuple[int, ...]] = {op: (i, 1) for i, op in enumerate(ops)}
+        self.inserted = 0
+
+    def rewrote(self, op: Operation, block: Block, follower: Operation | None) -> None:
+        """Number the ops ``op``'s rewrite left before ``follower`` in ``block``."""
+        number = self.key[op][0]
+        if follower is not None and follower.parent_block() is not block:
+            follower = None
+        current = follower.prev_op if follower is not None else block.last_op
+        new: list[Operation] = []
+        while current is not None and current not in self.key:
+            new.append(current)
+            current = current.prev_op
+        for created in reversed(new):
+            self.inserted += 1
+            self.key[created] = (number, 0, self.inserted)
+
+    def is_before(self, a: Operation, b: Operation) -> bool:
+        """Is ``a`` before ``b`` (two ops of one block)?"""
+        key_a, key_b = self.key.get(a), self.key.get(b)
+        if key_a is None or key_b is None:
+            return a.is_before_in_block(b)
+        return key_a < key_b
+
+
 class _ConstantNamer:
     """Deterministic, unique names ``__constant_<func>_<n>`` for constant globals.
 
@@ -161,9 +199,16 @@ class _ManifestAlloc(ValueSemanticProgram):
         self.aliases: dict[AllocStorageOp, list[SSAValue]] = {}
         # Results of calls in scf.for bodies that write into a carried buffer.
         self.destinations: dict[SSAValue, SSAValue] = {}
+        # The first alias of each storage an in-place check must look at:
+        # when a result takes a storage over, every earlier alias was dead
+        # (that was the check), so an in-place chain stays O(1) per call.
+        self.live_from: dict[AllocStorageOp, int] = {}
         # What may alias a storage's bytes: views, scf results and iteration
         # arguments, and (before their rewrite) calls of view kernels.
-        self.alias_analysis = AliasAnalysis(self._kernel_call)
+        self.order = _OpOrder([])
+        self.alias_analysis = AliasAnalysis(
+            self._kernel_call, lambda a, b: self.order.is_before(a, b)
+        )
 
     def _kernel_call(self, op: Operation) -> UseKind | None:
         """A kernel call not rewritten yet: a view aliases, others read."""
@@ -194,33 +239,42 @@ class _ManifestAlloc(ValueSemanticProgram):
         constants = _ConstantNamer(
             function, lambda name: self.symbols.lookup(function, SymbolRefAttr(name)) is not None
         )
-        for op in list(function.body.walk()):
-            if isinstance(op, func.CallOp):
-                self._rewrite_call(op)
-            elif isinstance(op, arith.ConstantOp) and isa(op.result.type, TensorType[Attribute]):
-                self._rewrite_constant(op, function, constants)
-            elif isinstance(op, tensor.DimOp):
-                Rewriter.replace_op(op, memref.DimOp(op.source, op.index))
-            elif isinstance(op, tensor.ExtractOp):
-                # A scalar read (an ONNX If's condition): a load of the memref.
-                Rewriter.replace_op(op, memref.LoadOp.get(op.tensor, op.indices))
-            elif isinstance(op, bufferization.ToTensorOp):
-                # A constant read from a global (memplan-import-onnx): its
-                # memref is the tensor's memory already, never workspace.
-                op.tensor.replace_all_uses_with(op.memref)
-                Rewriter.erase_op(op)
-            elif isinstance(op, tensor.FromElementsOp):
-                self._rewrite_from_elements(op)
-            elif isinstance(op, scf.IfOp):
-                for result in op.results:
-                    if isa(result.type, TensorType[Attribute]):
-                        Rewriter.replace_value_with_new_type(result, to_memref(result.type))
-            elif isinstance(op, scf.ForOp):
-                _CarriedTensors(self, op).rewrite()
+        ops = list(function.body.walk())
+        self.order = _OpOrder(ops)
+        for op in ops:
+            block, after = op.parent_block(), op.next_op
+            self._rewrite_op(op, function, constants)
+            if block is not None:
+                self.order.rewrote(op, block, after)
         function.function_type = FunctionType.from_lists(
             entry.arg_types,
             [memref_or_same(t) for t in function.function_type.outputs.data],
         )
+
+    def _rewrite_op(self, op: Operation, function: func.FuncOp, constants: _ConstantNamer) -> None:
+        """Rewrite one op of the function body (walk order)."""
+        if isinstance(op, func.CallOp):
+            self._rewrite_call(op)
+        elif isinstance(op, arith.ConstantOp) and isa(op.result.type, TensorType[Attribute]):
+            self._rewrite_constant(op, function, constants)
+        elif isinstance(op, tensor.DimOp):
+            Rewriter.replace_op(op, memref.DimOp(op.source, op.index))
+        elif isinstance(op, tensor.ExtractOp):
+            # A scalar read (an ONNX If's condition): a load of the memref.
+            Rewriter.replace_op(op, memref.LoadOp.get(op.tensor, op.indices))
+        elif isinstance(op, bufferization.ToTensorOp):
+            # A constant read from a global (memplan-import-onnx): its
+            # memref is the tensor's memory already, never workspace.
+            op.tensor.replace_all_uses_with(op.memref)
+            Rewriter.erase_op(op)
+        elif isinstance(op, tensor.FromElementsOp):
+            self._rewrite_from_elements(op)
+        elif isinstance(op, scf.IfOp):
+            for result in op.results:
+                if isa(result.type, TensorType[Attribute]):
+                    Rewriter.replace_value_with_new_type(result, to_memref(result.type))
+        elif isinstance(op, scf.ForOp):
+            _CarriedTensors(self, op).rewrite()
 
     def _rewrite_call(self, call: func.CallOp) -> None:
         kernel = self.kernel_of(call)
@@ -257,6 +311,7 @@ class _ManifestAlloc(ValueSemanticProgram):
                 continue
             if index in shared:
                 operand, storage = shared[index]
+                self.live_from[storage] = len(self.aliases[storage])
                 tensor_op = AllocTensorOp(storage, 0, memref_type, result_dims)
                 tensor_op.attributes[INPLACE_OF_ATTR] = IntegerAttr(operand, 64)
                 if result.name_hint:
@@ -382,7 +437,7 @@ class _ManifestAlloc(ValueSemanticProgram):
             # operand holding an alias of the storage must be one of them.
             shareable = {o for r, o in kernel.inplace if r == result}
             needed = self.alias_analysis.needed_at_or_after(
-                self.aliases[storage],
+                self.aliases[storage][self.live_from.get(storage, 0) :],
                 call,
                 allowed_at_op=lambda use, shareable=shareable: use.index in shareable,
             )

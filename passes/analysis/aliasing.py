@@ -56,8 +56,15 @@ class AliasAnalysis:
     kernel call, which is right for the memory form.
     """
 
-    def __init__(self, kernel_calls: Callable[[Operation], UseKind | None] = _no_kernels) -> None:
+    def __init__(
+        self,
+        kernel_calls: Callable[[Operation], UseKind | None] = _no_kernels,
+        is_before: Callable[[Operation, Operation], bool] = Operation.is_before_in_block,
+    ) -> None:
         self.kernel_calls = kernel_calls
+        # Order of two ops of one block: xDSL walks the block; a pass that
+        # numbers its ops answers in O(1) (manifest-alloc's `_OpOrder`).
+        self.is_before = is_before
 
     def classify(self, use: Use) -> tuple[UseKind, tuple[SSAValue, ...]]:
         """``flow.classify_use``, with value-semantic kernel calls as above."""
@@ -120,17 +127,16 @@ class AliasAnalysis:
         for use, kind in aliases.uses:
             if use.operation is op and allowed_at_op(use):
                 continue
-            if kind is UseKind.ESCAPE or not _before(use.operation, op, block):
+            if kind is UseKind.ESCAPE or not self._before(use.operation, op, block):
                 return use
         return None
 
-
-def _before(user: Operation, op: Operation, block: Block | None) -> bool:
-    """Is ``user`` (or the op holding it in ``op``'s block) before ``op`` there?"""
-    ancestor: Operation | None = user
-    while ancestor is not None and ancestor.parent_block() is not block:
-        ancestor = ancestor.parent_op()
-    return ancestor is not None and ancestor is not op and ancestor.is_before_in_block(op)
+    def _before(self, user: Operation, op: Operation, block: Block | None) -> bool:
+        """Is ``user`` (or the op holding it in ``op``'s block) before ``op`` there?"""
+        ancestor: Operation | None = user
+        while ancestor is not None and ancestor.parent_block() is not block:
+            ancestor = ancestor.parent_op()
+        return ancestor is not None and ancestor is not op and self.is_before(ancestor, op)
 
 
 def alias_closure(root: SSAValue) -> tuple[list[SSAValue], list[tuple[Use, UseKind]], bool]:
