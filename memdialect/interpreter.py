@@ -51,7 +51,15 @@ import numpy as np
 from xdsl.dialects import arith, bufferization, func, memref, tensor
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    BFloat16Type,
+    ComplexType,
     DenseIntOrFPElementsAttr,
+    Float4E2M1FNType,
+    Float8E4M3FNType,
+    Float8E4M3FNUZType,
+    Float8E5M2FNUZType,
+    Float8E5M2Type,
+    Float8E8M0FNUType,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -155,6 +163,26 @@ class ExecutionError(Exception):
     """A module that cannot be run: missing kernel, bad input, bad kernel output."""
 
 
+_ML_DTYPES: tuple[tuple[type[Attribute], str], ...] = (
+    (BFloat16Type, "bfloat16"),
+    (Float8E4M3FNType, "float8_e4m3fn"),
+    (Float8E4M3FNUZType, "float8_e4m3fnuz"),
+    (Float8E5M2Type, "float8_e5m2"),
+    (Float8E5M2FNUZType, "float8_e5m2fnuz"),
+    (Float8E8M0FNUType, "float8_e8m0fnu"),
+    (Float4E2M1FNType, "float4_e2m1fn"),
+)
+"""Builtin element types NumPy lacks, by their ``ml_dtypes`` name (one
+element per byte, as ``element_byte_size`` plans them)."""
+
+
+def _ml_dtype(name: str) -> np.dtype[Any]:
+    # Imported on first use: only models with these types pay for it.
+    import ml_dtypes
+
+    return np.dtype(getattr(ml_dtypes, name))
+
+
 def numpy_dtype(element_type: Attribute) -> np.dtype[Any]:
     """The NumPy dtype holding elements of builtin type ``element_type``."""
     if isinstance(element_type, Float16Type):
@@ -167,11 +195,22 @@ def numpy_dtype(element_type: Attribute) -> np.dtype[Any]:
         return np.dtype(np.int64)
     if isinstance(element_type, IntegerType):
         width = element_type.width.data
+        unsigned = element_type.signedness.data == Signedness.UNSIGNED
         if width == 1:
             return np.dtype(np.bool_)
         if width in (8, 16, 32, 64):
-            kind = "u" if element_type.signedness.data == Signedness.UNSIGNED else "i"
-            return np.dtype(f"{kind}{width // 8}")
+            return np.dtype(f"{'u' if unsigned else 'i'}{width // 8}")
+        if width in (2, 4):
+            return _ml_dtype(f"{'uint' if unsigned else 'int'}{width}")
+    if isinstance(element_type, ComplexType):
+        part = element_type.get_element_type()
+        if isinstance(part, Float32Type):
+            return np.dtype(np.complex64)
+        if isinstance(part, Float64Type):
+            return np.dtype(np.complex128)
+    for type_class, name in _ML_DTYPES:
+        if isinstance(element_type, type_class):
+            return _ml_dtype(name)
     raise ExecutionError(f"element type {element_type} has no NumPy equivalent")
 
 

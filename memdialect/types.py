@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
+    ComplexType,
     FixedBitwidthType,
     IntAttr,
     MemRefType,
@@ -70,13 +71,32 @@ class StorageType(ParametrizedAttribute, TypeAttribute):
                 printer.print_int(self.size.data)
 
 
+def has_byte_size(element: Attribute) -> bool:
+    """Whether elements of type ``element`` have a fixed byte size
+    (``element_byte_size`` accepts it)."""
+    if isinstance(element, ComplexType):
+        element = element.get_element_type()
+    return isinstance(element, FixedBitwidthType)
+
+
 def element_byte_size(memref: MemRefType | TensorType) -> int:
-    """Bytes per element of ``memref``: ceil(bitwidth / 8).
+    """Bytes per element of ``memref``: ceil(bitwidth / 8); a ``complex<T>``
+    element is two ``T``.
+
+    Sub-byte types (``i4``, ``i2``, ``f4E2M1FN``, ...) take one byte per
+    element, not ONNX's packed two (four) per byte: that is how MLIR's
+    memrefs lay them out (without narrow-type emulation) and how NumPy's
+    ``ml_dtypes`` holds them, so the bytes planned are the bytes a kernel
+    indexes.
 
     Raises ``VerifyException`` for element types without a fixed bit width
     (``index``, ...), naming the type.
     """
     element = memref.get_element_type()
+    if isinstance(element, ComplexType) and isinstance(
+        part := element.get_element_type(), FixedBitwidthType
+    ):
+        return 2 * ((part.bitwidth + 7) // 8)
     if not isinstance(element, FixedBitwidthType):
         raise VerifyException(f"element type {element} of {memref} has no fixed bit width")
     return (element.bitwidth + 7) // 8

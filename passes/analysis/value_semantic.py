@@ -14,7 +14,6 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
-    FixedBitwidthType,
     FunctionType,
     IndexType,
     IntegerType,
@@ -40,7 +39,7 @@ from memplan.dialect.ops import (
     VIEW_ATTR,
     describe,
 )
-from memplan.dialect.types import static_byte_size
+from memplan.dialect.types import has_byte_size, static_byte_size
 from memplan.passes.analysis.symbols import SymbolCache
 
 
@@ -88,7 +87,7 @@ def _check_ranked(op: Operation, where: str, type_: Attribute) -> TensorType[Att
 def _check_fixed_width(op: Operation, where: str, type_: TensorType[Attribute]) -> None:
     """A diagnostic at ``op`` unless ``type_``'s elements have a byte size."""
     element = type_.element_type
-    if not isinstance(element, FixedBitwidthType):
+    if not has_byte_size(element):
         fail_pass(
             op,
             f"{where} has type {type_}: element type {element} has no fixed bit "

@@ -86,9 +86,17 @@ Choices where ONNX leaves room:
   the runtime provides (`memplan-run` evaluates the node). An in-place
   pair is kept on a dynamic result only when the other operands are static,
   so none can broadcast the result past the operand's size.
-* Element types: f16/f32/f64, signless i8..i64 for ONNX's signed integers,
-  `ui8`..`ui64` for its unsigned ones, `i1` for BOOL. STRING, BFLOAT16,
-  complex, 8-bit float and 4-bit types are rejected.
+* Element types: every ONNX type with a fixed size. f16/f32/f64, `bf16`,
+  `f8E4M3FN`/`f8E4M3FNUZ`/`f8E5M2`/`f8E5M2FNUZ`/`f8E8M0FNU` for the
+  FLOAT8 types, `f4E2M1FN`, signless i2/i4/i8..i64 for ONNX's signed
+  integers, `ui2`/`ui4`/`ui8`..`ui64` for its unsigned ones, `i1` for
+  BOOL, `complex<f32>`/`complex<f64>`. Sub-byte types take one byte an
+  element (``prod(shape) * ceil(bits / 8)``, the design's rule), not the
+  packed size ONNX gives their serialized data (two INT4 per byte): MLIR's
+  memrefs and ml_dtypes' arrays, which `memplan-run` computes on, hold one
+  element per byte, so that is what a kernel indexes; the cost is 2x (4x
+  for 2-bit) bytes against a runtime that keeps them packed. STRING (no
+  fixed size) and sequence, optional and map types are rejected.
 * xDSL 0.74 has no pretty syntax for `memref.global`, so globals print in the
   generic form `"memref.global"() <{sym_name = "w", ..., initial_value,
   constant}>`; each records its ONNX tensor name as `memory.onnx.name`.

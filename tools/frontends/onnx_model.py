@@ -18,6 +18,14 @@ from typing import Any, Literal
 import numpy as np
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    BFloat16Type,
+    ComplexType,
+    Float4E2M1FNType,
+    Float8E4M3FNType,
+    Float8E4M3FNUZType,
+    Float8E5M2FNUZType,
+    Float8E5M2Type,
+    Float8E8M0FNUType,
     IntegerType,
     MemRefType,
     Signedness,
@@ -87,6 +95,19 @@ def _element_types() -> dict[int, Attribute]:
         tensor_proto.UINT32: IntegerType(32, Signedness.UNSIGNED),
         tensor_proto.UINT64: IntegerType(64, Signedness.UNSIGNED),
         tensor_proto.BOOL: i1,
+        tensor_proto.BFLOAT16: BFloat16Type(),
+        tensor_proto.COMPLEX64: ComplexType(f32),
+        tensor_proto.COMPLEX128: ComplexType(f64),
+        tensor_proto.FLOAT8E4M3FN: Float8E4M3FNType(),
+        tensor_proto.FLOAT8E4M3FNUZ: Float8E4M3FNUZType(),
+        tensor_proto.FLOAT8E5M2: Float8E5M2Type(),
+        tensor_proto.FLOAT8E5M2FNUZ: Float8E5M2FNUZType(),
+        tensor_proto.FLOAT8E8M0: Float8E8M0FNUType(),
+        tensor_proto.FLOAT4E2M1: Float4E2M1FNType(),
+        tensor_proto.INT4: IntegerType(4),
+        tensor_proto.UINT4: IntegerType(4, Signedness.UNSIGNED),
+        tensor_proto.INT2: IntegerType(2),
+        tensor_proto.UINT2: IntegerType(2, Signedness.UNSIGNED),
     }
 
 
@@ -101,10 +122,15 @@ def element_type_for(elem_type: int, tensor: str) -> Attribute:
     """The builtin element type of ONNX ``elem_type``, or an error naming ``tensor``."""
     types = _element_types()
     if elem_type not in types:
-        supported = ", ".join(_element_type_name(t) for t in types)
+        # STRING is the one ONNX element type without a fixed size (and
+        # UNDEFINED, or a number a newer ONNX added, none we know).
+        why = (
+            "its elements have no fixed size, so memplan cannot plan its bytes"
+            if elem_type == onnx_module().TensorProto.STRING
+            else "memplan knows no size for it"
+        )
         raise OnnxImportError(
-            f"tensor '{tensor}' has unsupported element type "
-            f"{_element_type_name(elem_type)} (supported: {supported})"
+            f"tensor '{tensor}' has element type {_element_type_name(elem_type)}: {why}"
         )
     return types[elem_type]
 

@@ -59,9 +59,13 @@ Choices where TFLite leaves room:
   (``shapes_at_upper_bounds``), each call records `memory.max_shapes` and
   each kernel with a dynamic result names a shape function (a body for a
   view, else a declaration `memplan-run` implements with the kernel).
-* Element types: f16/f32/f64, signless i8..i64 for TFLite's signed
-  integers, `ui8`..`ui64` for its unsigned ones, `i1` for BOOL. STRING,
-  RESOURCE, VARIANT, complex, bfloat16 and int4 tensors are refused.
+* Element types: f16/f32/f64, `bf16`, signless i4..i64 for TFLite's signed
+  integers, `ui8`..`ui64` for its unsigned ones, `i1` for BOOL,
+  `complex<f32>` / `complex<f64>` for COMPLEX64 / COMPLEX128 (8 and 16
+  bytes an element). INT4 takes one byte an element, as TFLite's kernels
+  unpack it; its constant buffers (packed two per byte, low nibble first)
+  are unpacked on reading. STRING, RESOURCE and VARIANT tensors (no fixed
+  size) are refused.
 """
 
 from __future__ import annotations

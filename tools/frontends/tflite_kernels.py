@@ -192,6 +192,12 @@ def depth_to_space(ins: Sequence[np.ndarray], options: Options) -> np.ndarray:
     return out.reshape(n, h * b, w * b, c // (b * b))
 
 
+def rfft2d(ins: Sequence[np.ndarray], options: Options) -> np.ndarray:
+    # The last two axes, cropped or zero-padded to fft_length, as TFLite does.
+    rows, columns = (int(v) for v in np.asarray(ins[1]).reshape(-1))
+    return np.fft.rfft2(ins[0], s=(rows, columns), axes=(-2, -1)).astype(np.complex64)
+
+
 def _binary(function: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> TfliteKernel:
     return lambda ins, options: _activation(function(ins[0], ins[1]), options)
 
@@ -222,8 +228,13 @@ KERNELS: dict[str, TfliteKernel] = {
     "MEAN": mean,
     "DEPTH_TO_SPACE": depth_to_space,
     "INPUT_COPY": _unary(lambda x: x),
+    "RFFT2D": rfft2d,
+    "COMPLEX_ABS": _unary(np.abs),
 }
-"""Float kernels by TFLite builtin name."""
+"""Float kernels by TFLite builtin name (``RFFT2D`` and ``COMPLEX_ABS``
+produce and read complex64)."""
+
+_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.complex64))
 
 
 class TfliteKernelResolver:
@@ -250,9 +261,10 @@ class TfliteKernelResolver:
                     f"memplan-run has no kernel for TFLite operator {what} (@{declaration.sym_name.data})"
                 )
             arrays = [np.asarray(value) for value in ins]
-            if any(a.dtype != np.float32 for a in (*arrays[:1], *outs)):
+            if any(a.dtype not in _KERNEL_DTYPES for a in (*arrays[:1], *outs)):
                 raise NotImplementedError(
-                    f"TFLite operator {what}: memplan-run's kernels compute float32 only"
+                    f"TFLite operator {what}: memplan-run's kernels compute float32 "
+                    "(and complex64) only"
                 )
             result = np.asarray(body(arrays, options))
             (out,) = outs

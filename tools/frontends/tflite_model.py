@@ -15,9 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    BFloat16Type,
+    ComplexType,
     IntegerType,
     MemRefType,
     Signedness,
@@ -47,8 +50,22 @@ ELEMENT_TYPES: dict[str, tuple[Attribute, type[np.generic]]] = {
     "UINT32": (IntegerType(32, _UNSIGNED), np.uint32),
     "UINT64": (IntegerType(64, _UNSIGNED), np.uint64),
     "BOOL": (i1, np.bool_),
+    "BFLOAT16": (BFloat16Type(), ml_dtypes.bfloat16),
+    "COMPLEX64": (ComplexType(f32), np.complex64),
+    "COMPLEX128": (ComplexType(f64), np.complex128),
+    "INT4": (IntegerType(4), ml_dtypes.int4),
 }
-"""TFLite tensor types memplan imports: the MLIR element type and NumPy's."""
+"""TFLite tensor types memplan imports: the MLIR element type and NumPy's.
+Every type with a fixed size; STRING, RESOURCE and VARIANT have none. INT4
+takes one byte per element in memory, as TFLite's kernels unpack it (its
+constant buffers, packed two per byte, are unpacked on reading)."""
+
+
+def _unpack_int4(data: bytes, count: int) -> bytes:
+    """TFLite's packed INT4 buffer (low nibble first) as one int4 per byte."""
+    packed = np.frombuffer(data, dtype=np.uint8)
+    nibbles = np.stack([packed & 0x0F, packed >> 4], axis=-1).reshape(-1)[:count]
+    return nibbles.astype(np.uint8).tobytes()  # ml_dtypes.int4 sign-extends the low nibble
 
 
 class TfliteImportError(Exception):
@@ -284,9 +301,10 @@ def _read_tensor(model: Any, subgraph: Any, index: int, type_names: dict[int, st
     sparsity = _read_sparsity(tensor.Sparsity())
     sparse = tensor.Sparsity() is not None
     if data is not None and not sparse:
-        expected = (
-            int(np.prod(shape, dtype=np.int64)) * np.dtype(ELEMENT_TYPES[type_name][1]).itemsize
-        )
+        count = int(np.prod(shape, dtype=np.int64))
+        if type_name == "INT4" and len(data) == (count + 1) // 2 and count > 1:
+            data = _unpack_int4(data, count)
+        expected = count * np.dtype(ELEMENT_TYPES[type_name][1]).itemsize
         if len(data) != expected:
             raise TfliteImportError(
                 f"tensor {index} '{name}' {list(shape)} x {type_name} needs {expected} bytes, "
