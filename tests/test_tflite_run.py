@@ -123,6 +123,14 @@ CASES: dict[str, bytes] = {
     "logistic": one_op("LOGISTIC", [2, 5], [2, 5]),
     "tanh": one_op("TANH", [2, 5], [2, 5]),
     "hard swish": one_op("HARD_SWISH", [2, 5], [2, 5]),
+    "leaky relu": one_op(
+        "LEAKY_RELU", [2, 3, 4], [2, 3, 4], options=("LeakyReluOptions", {"Alpha": 0.2})
+    ),
+    "sin": one_op("SIN", [2, 3, 4], [2, 3, 4]),
+    "transpose": one_op("TRANSPOSE", [2, 3, 4], [4, 2, 3], [([3], I32, _ints(2, 0, 1))]),
+    "transpose nhwc to nchw": one_op(
+        "TRANSPOSE", [1, 4, 5, 3], [1, 3, 4, 5], [([4], I32, _ints(0, 3, 1, 2))]
+    ),
     "pad": one_op(
         "PAD", [1, 3, 3, 2], [1, 5, 4, 2], [([4, 2], I32, _ints(0, 0, 1, 1, 0, 1, 0, 0))]
     ),

@@ -192,6 +192,16 @@ def depth_to_space(ins: Sequence[np.ndarray], options: Options) -> np.ndarray:
     return out.reshape(n, h * b, w * b, c // (b * b))
 
 
+def leaky_relu(ins: Sequence[np.ndarray], options: Options) -> np.ndarray:
+    # TFLite: x > 0 ? x : x * alpha, alpha a float32 option.
+    x = ins[0]
+    return np.where(x > 0, x, x * np.float32(options.get("alpha", 0.2)))
+
+
+def transpose(ins: Sequence[np.ndarray], options: Options) -> np.ndarray:
+    return np.transpose(ins[0], [int(p) for p in np.asarray(ins[1]).reshape(-1)])
+
+
 def rfft2d(ins: Sequence[np.ndarray], options: Options) -> np.ndarray:
     # The last two axes, cropped or zero-padded to fft_length, as TFLite does.
     rows, columns = (int(v) for v in np.asarray(ins[1]).reshape(-1))
@@ -228,6 +238,9 @@ KERNELS: dict[str, TfliteKernel] = {
     "MEAN": mean,
     "DEPTH_TO_SPACE": depth_to_space,
     "INPUT_COPY": _unary(lambda x: x),
+    "LEAKY_RELU": leaky_relu,
+    "SIN": _unary(np.sin),
+    "TRANSPOSE": transpose,
     "RFFT2D": rfft2d,
     "COMPLEX_ABS": _unary(np.abs),
 }
