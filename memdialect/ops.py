@@ -12,6 +12,7 @@ kill on some path is a property of paths, checked once per module by
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 from xdsl.dialects.builtin import (
     I64,
@@ -97,7 +98,11 @@ INPLACE_OF_ATTR = "memory.inplace_of"
 index of the invoke whose bytes it takes (`verify-plan` checks it)."""
 
 
-def _int_attr(value: int) -> IntegerAttr:
+@lru_cache(maxsize=4096)
+def i64_attr(value: int) -> IntegerAttr:
+    """``IntegerAttr(value, 64)``, shared."""
+    # Attributes are immutable, and building one runs xDSL's checks: a plan
+    # has few distinct offsets, sizes and alignments, so share them.
     return IntegerAttr(value, 64)
 
 
@@ -202,11 +207,11 @@ class PoolOp(IRDLOperation):
         super().__init__(
             properties={
                 "sym_name": StringAttr(sym_name),
-                "size": None if size is None else _int_attr(size),
-                "alignment": None if alignment is None else _int_attr(alignment),
+                "size": None if size is None else i64_attr(size),
+                "alignment": None if alignment is None else i64_attr(alignment),
                 "targets": None if targets is None else ArrayAttr(StringAttr(t) for t in targets),
                 "access": None if access is None else StringAttr(access),
-                "used": None if used is None else _int_attr(used),
+                "used": None if used is None else i64_attr(used),
             }
         )
 
@@ -383,12 +388,12 @@ class AllocStorageOp(IRDLOperation):
         max_size: int | None = None,
     ) -> dict[str, Attribute | None]:
         return {
-            "alignment": None if alignment is None else _int_attr(alignment),
+            "alignment": None if alignment is None else i64_attr(alignment),
             "device": None if device is None else StringAttr(device),
             "pools": None if pools is None else ArrayAttr(SymbolRefAttr(p) for p in pools),
             "pool": None if pin is None else SymbolRefAttr(pin[0]),
-            "offset": None if pin is None else _int_attr(pin[1]),
-            "max_size": None if max_size is None else _int_attr(max_size),
+            "offset": None if pin is None else i64_attr(pin[1]),
+            "max_size": None if max_size is None else i64_attr(max_size),
         }
 
     @property
@@ -430,7 +435,7 @@ class AllocStorageOp(IRDLOperation):
     def pin(self, pool: str, offset: int) -> None:
         """Pins this storage at ``offset`` in ``pool`` (the planner's output)."""
         self.pool = SymbolRefAttr(pool)
-        self.offset = _int_attr(offset)
+        self.offset = i64_attr(offset)
 
     def verify_(self) -> None:
         name = f"storage {describe(self.storage)}"
@@ -657,8 +662,8 @@ class AllocTensorOp(IRDLOperation):
             ],
             result_types=[tensor_type],
             properties={
-                "offset": _int_attr(offset) if isinstance(offset, int) else None,
-                "align": None if align is None else _int_attr(align),
+                "offset": i64_attr(offset) if isinstance(offset, int) else None,
+                "align": None if align is None else i64_attr(align),
             },
         )
 
@@ -672,7 +677,7 @@ class AllocTensorOp(IRDLOperation):
         return None if self.offset is None else self.offset.value.data
 
     def set_static_offset(self, offset: int) -> None:
-        self.offset = _int_attr(offset)
+        self.offset = i64_attr(offset)
 
     @property
     def required_alignment(self) -> int | None:
@@ -695,7 +700,7 @@ class AllocTensorOp(IRDLOperation):
 
     def set_required_alignment(self, align: int | None) -> None:
         """Sets (or, with ``None``, removes) the tensor's `align`."""
-        self.align = None if align is None else _int_attr(align)
+        self.align = None if align is None else i64_attr(align)
 
     def verify_(self) -> None:
         name = f"tensor {describe(self.tensor)}"

@@ -14,7 +14,6 @@ from xdsl.dialects.builtin import (
     FixedBitwidthType,
     FunctionType,
     IndexType,
-    IntegerAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
@@ -35,6 +34,7 @@ from memplan.dialect.ops import (
     AllocStorageOp,
     AllocTensorOp,
     InvokeOp,
+    i64_attr,
 )
 from memplan.dialect.types import default_alignment, element_byte_size, static_byte_size
 from memplan.passes.analysis.aliasing import AliasAnalysis
@@ -313,7 +313,7 @@ class _ManifestAlloc(ValueSemanticProgram):
                 operand, storage = shared[index]
                 self.live_from[storage] = len(self.aliases[storage])
                 tensor_op = AllocTensorOp(storage, 0, memref_type, result_dims)
-                tensor_op.attributes[INPLACE_OF_ATTR] = IntegerAttr(operand, 64)
+                tensor_op.attributes[INPLACE_OF_ATTR] = i64_attr(operand)
                 if result.name_hint:
                     tensor_op.tensor.name_hint = result.name_hint
                     _name_values(result.name_hint, result_type, result_dims, 0)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from math import lcm
 from typing import TypeVar
 
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -20,6 +20,7 @@ from memplan.dialect.ops import (
     AllocStorageOp,
     AllocTensorOp,
     KillOp,
+    i64_attr,
 )
 from memplan.passes.analysis import (
     ModuleLifetimes,
@@ -251,7 +252,7 @@ def apply_splits(
                 if key in old.properties:
                     new.properties[key] = old.properties[key]
             if fragment.alignment != DEFAULT_STORAGE_ALIGNMENT:
-                new.properties["alignment"] = IntegerAttr(fragment.alignment, 64)
+                new.properties["alignment"] = i64_attr(fragment.alignment)
             hints = [op.tensor.name_hint for op in tensor_ops]
             if len(tensor_ops) == 1 and hints[0]:
                 new.storage.name_hint = f"{hints[0]}_storage"
