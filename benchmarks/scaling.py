@@ -43,6 +43,10 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from onnx import ModelProto, NodeProto, TensorProto
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "benchmarks"))
@@ -68,7 +72,7 @@ STAGES = (
 # Graph families
 
 
-def chain(nodes: int):  # -> onnx.ModelProto (onnx imported lazily)
+def chain(nodes: int) -> ModelProto:
     """Element-wise ops in a row, with an ``Add`` skip every 7th node."""
     from onnx import TensorProto, helper
 
@@ -87,7 +91,7 @@ def chain(nodes: int):  # -> onnx.ModelProto (onnx imported lazily)
     return _model(graph_nodes, [("x", [1, 64])], [(values[-1], [1, 64])], [], TensorProto.FLOAT)
 
 
-def wide(nodes: int, lanes: int = 32):
+def wide(nodes: int, lanes: int = 32) -> ModelProto:
     """A DAG of ``lanes`` parallel values per layer, mixing neighbours."""
     from onnx import TensorProto, helper
 
@@ -111,7 +115,7 @@ def wide(nodes: int, lanes: int = 32):
     return _model(graph_nodes, inputs, outputs, [], TensorProto.FLOAT)
 
 
-def transformer(nodes: int, seq: int = 16, dim: int = 32):
+def transformer(nodes: int, seq: int = 16, dim: int = 32) -> ModelProto:
     """Attention blocks (9 nodes each) with shared weights and a residual Add."""
     import numpy as np
     from onnx import TensorProto, helper, numpy_helper
@@ -145,7 +149,13 @@ def transformer(nodes: int, seq: int = 16, dim: int = 32):
     )
 
 
-def _model(graph_nodes, inputs, outputs, initializers, elem):
+def _model(
+    graph_nodes: list[NodeProto],
+    inputs: list[tuple[str, list[int]]],
+    outputs: list[tuple[str, list[int]]],
+    initializers: list[TensorProto],
+    elem: int,
+) -> ModelProto:
     from onnx import helper
 
     graph = helper.make_graph(
@@ -158,7 +168,7 @@ def _model(graph_nodes, inputs, outputs, initializers, elem):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
-FAMILIES: dict[str, Callable[[int], object]] = {
+FAMILIES: dict[str, Callable[[int], ModelProto]] = {
     "chain": chain,
     "wide": wide,
     "transformer": transformer,
