@@ -602,14 +602,15 @@ def campaign(
     programs: int, seed: int, max_calls: int = 60, progress: bool = False
 ) -> tuple[int, list[str]]:
     """``programs`` programs from ``seed``; algorithms rotate over programs,
-    and schedules over every fifth. With ``progress``, a line every 100
-    programs."""
+    and schedules over every fifth. With ``progress``, each failure is
+    printed as it is found, and a line every 100 programs."""
     failures: list[str] = []
     started = time.perf_counter()
     for index in range(programs):
         if progress and index and index % 100 == 0:
             elapsed = time.perf_counter() - started
             print(f"{index} programs, {len(failures)} problems, {elapsed:.0f} s", flush=True)
+            print(summary(failures), flush=True)
         source = ProgramGenerator(random.Random(seed * 1_000_003 + index), max_calls).program()
         algorithm = ALGORITHMS[index % len(ALGORITHMS)]
         schedule = SCHEDULES[index // len(ALGORITHMS) % len(SCHEDULES)]
@@ -619,6 +620,8 @@ def campaign(
                 f"program {index} (seed {seed}, {algorithm}, schedule {schedule}): "
                 f"{problem}\n{source}"
             )
+            if progress:
+                print(failures[-1], end="\n\n", flush=True)
     return programs, failures
 
 
@@ -713,8 +716,6 @@ def main(argv: list[str] | None = None) -> int:
         return _reduce(args.seed, args.reduce, args.max_calls)
     started = time.perf_counter()
     ran, failures = campaign(args.programs, args.seed, args.max_calls, progress=True)
-    for failure in failures:
-        print(failure, end="\n\n")
     print(
         f"{ran} programs x {len(PIPELINES)} pipelines, {len(failures)} problems "
         f"(seed {args.seed}, {time.perf_counter() - started:.0f} s)"
