@@ -9,8 +9,11 @@ a line there.
 from __future__ import annotations
 
 import json
+import os
 import sys
-from collections.abc import Callable, Sequence
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -356,6 +359,53 @@ REPORT_WRITERS: dict[str, Callable[[PlanReport], str]] = {
 """Report formats by name: one function each."""
 
 
+_deferred_reports: list[dict[str, str]] = []
+"""Open ``deferred_report_files`` scopes, innermost last: path -> text."""
+
+
+@contextmanager
+def deferred_report_files() -> Iterator[dict[str, str]]:
+    """Within the block, ``plan-report{output=F}`` records F's text instead of
+    writing it: a driver writes them (``write_report_file``) only once the
+    whole pipeline has succeeded, so a later pass that fails leaves F as it
+    was. Outside such a block (a pass pipeline run from Python) F is written
+    when the pass runs."""
+    pending: dict[str, str] = {}
+    _deferred_reports.append(pending)
+    try:
+        yield pending
+    finally:
+        _deferred_reports.pop()
+
+
+def write_report_file(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file next to it and a
+    rename: a failure leaves an existing ``path`` as it was. Raises
+    ``OSError``."""
+    target = os.path.realpath(path)
+    if os.path.exists(target) and not os.path.isfile(target):
+        with open(target, "w", encoding="utf-8") as stream:  # a FIFO, /dev/stdout
+            stream.write(text)
+        return
+    handle, temporary = tempfile.mkstemp(
+        prefix=f".{os.path.basename(target)}.", dir=os.path.dirname(target)
+    )
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        if os.path.exists(target):
+            os.chmod(temporary, os.stat(target).st_mode & 0o7777)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(temporary, 0o666 & ~umask)
+        os.replace(temporary, target)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
 @dataclass(frozen=True)
 class PlanReportPass(ModulePass):
     """Write a report of the memory plan; the IR is left unchanged.
@@ -392,7 +442,9 @@ class PlanReportPass(ModulePass):
       are drawn stacked in `svg`/`trace` and listed in a comment by
       `c-header`.
     - `output` (path, default stderr): where to write; written only when
-      the whole report was built.
+      the whole report was built, and by `memplan-opt` only when the whole
+      pipeline succeeds (a later pass that fails leaves the file as it
+      was); `memplan-opt` refuses the input file as `output`.
     - `prefix` (C identifier, `c-header` only; default the module's name,
       or `memplan`): the start of every macro name.
     """
@@ -422,9 +474,11 @@ class PlanReportPass(ModulePass):
         if self.output is None:
             sys.stderr.write(text)
             return
+        if _deferred_reports:
+            _deferred_reports[-1][self.output] = text
+            return
         try:
-            with open(self.output, "w", encoding="utf-8") as stream:
-                stream.write(text)
+            write_report_file(self.output, text)
         except OSError as error:
             raise PassFailedException(
                 f"plan-report: cannot write '{self.output}': {error.strerror}"

@@ -35,7 +35,9 @@ temporary file next to FILE, created before the input is parsed (an
 unwritable FILE fails at once), that replaces it at the end, so a failed or
 interrupted run leaves an existing FILE untouched
 (``memplan.tools.output_file``). So are the ``output=`` options of the
-pipeline's passes checked before any pass runs. Ctrl-C, SIGTERM and SIGHUP
+pipeline's passes checked before any pass runs (the input file is refused
+there), and their files written only when every pass of every chunk
+succeeded. Ctrl-C, SIGTERM and SIGHUP
 print ``memplan-opt: interrupted`` (``memplan.tools.launch``).
 """
 
@@ -324,6 +326,7 @@ class MemplanOptMain(xDSLOptMain):
             specs.append(normalized)
         self.args.passes = ",".join(specs)
         super().setup_pipeline()
+        self._refuse_input_as_report_output()
         # Between passes: verify (xDSL's verifier, then the kill order) and
         # name the next pass for the progress line.
         verify = self.pipeline.callback
@@ -345,6 +348,22 @@ class MemplanOptMain(xDSLOptMain):
                 self.progress.set(f"pass {step}/{total}, {next_pass.name}")
 
         self.pipeline = dataclasses.replace(self.pipeline, callback=callback)
+
+    def _refuse_input_as_report_output(self) -> None:
+        """A pass's ``output=`` (``plan-report``) that names the input file
+        would overwrite the program with its report."""
+        source = self.args.input_file
+        if source in (None, "-") or not os.path.isfile(source):
+            return
+        for pass_instance in self.pipeline.passes:
+            path = getattr(pass_instance, "output", None)
+            if not isinstance(path, str) or not os.path.exists(path):
+                continue
+            if os.path.samefile(path, source):
+                raise MemplanOptError(
+                    f"{pass_instance.name}: output '{path}' is the input file; "
+                    "the report would overwrite the program"
+                )
 
     # ------------------------------------------------------------------
     # Input and output
@@ -403,21 +422,27 @@ class MemplanOptMain(xDSLOptMain):
         Exceptions other than the user errors listed in ``describe_error``
         propagate (``main`` reports them as internal errors).
         """
+        from memplan.passes.plan_report import deferred_report_files  # only when running
+
         chunks, file_extension = self.prepare_input()
         failed = False
         output_file: OutputFile | None = None
         try:
             output_file = self._open_output()
             output = output_file.stream
-            for index, (chunk, line_offset) in enumerate(chunks):
-                with chunk:
-                    if index > 0:
-                        output.write("// -----\n")
-                    succeeded = self._run_chunk(chunk, file_extension, line_offset, output)
-                    failed = failed or not succeeded
+            # `plan-report{output=F}` writes F only when every pass succeeded.
+            with deferred_report_files() as reports:
+                for index, (chunk, line_offset) in enumerate(chunks):
+                    with chunk:
+                        if index > 0:
+                            output.write("// -----\n")
+                        succeeded = self._run_chunk(chunk, file_extension, line_offset, output)
+                        failed = failed or not succeeded
             if self.args.shrink:
                 print("Failure, can't shrink")
                 return EXIT_USER_ERROR
+            if not failed:
+                failed = not self._write_reports(reports)
             if not failed:
                 output_file.commit()
         except ShrinkException:
@@ -429,6 +454,22 @@ class MemplanOptMain(xDSLOptMain):
             for chunk, _ in chunks:
                 chunk.close()
         return EXIT_USER_ERROR if failed else 0
+
+    def _write_reports(self, reports: dict[str, str]) -> bool:
+        """Write the deferred ``plan-report`` files; False (reported) if one
+        cannot be written."""
+        from memplan.passes.plan_report import write_report_file
+
+        for path, text in reports.items():
+            try:
+                write_report_file(path, text)
+            except OSError as error:
+                print(
+                    f"{PROG}: error: plan-report: cannot write '{path}': {error.strerror}",
+                    file=sys.stderr,
+                )
+                return False
+        return True
 
     def _run_chunk(
         self, chunk: IO[bytes], file_extension: str, line_offset: int, output: IO[str]
