@@ -148,11 +148,14 @@ from memplan.tools.frontends.common import (
     shape_function,
 )
 from memplan.tools.frontends.onnx_model import (
+    MAX_LOOP_TRIPS,
     FoldedConstants,
     GraphPath,
     OnnxImportError,
     TensorInfo,
     at_upper_bounds,
+    check_model,
+    check_reshapes,
     constant_trip_count,
     describe_node,
     element_type_for,
@@ -546,6 +549,7 @@ def import_model_and_constants(
     """``import_model``, plus the folded constants by ONNX tensor name
     (the data of the globals, see ``global_data``)."""
     model = prepare_model(model, input_shapes or {})
+    check_model(model)
     graph = model.graph
     opsets = opset_versions(model)
     folded = fold_constants(model)
@@ -566,6 +570,13 @@ def import_model_and_constants(
             bound_type=bound_types.get(graph_input.name) if bounded else None,
         )
     inferred = infer_types(model, folded)
+    custom = any(node_domain(node) for _, g in [((), graph), *subgraphs(graph)] for node in g.node)
+    if inferred.problem is not None and not custom and "has inconsistent type" in inferred.problem:
+        # Operand types an ONNX op does not accept (Add(float, int64)): the
+        # non-strict run that follows a strict failure (for a project's own
+        # ops, which have no shape function) would type it anyway.
+        raise OnnxImportError(f"the model is invalid: ONNX shape inference: {inferred.problem}")
+    check_reshapes(model, inferred.types, constants)
 
     def info_of(name: str, what: str, advice: str | None = None) -> TensorInfo:
         if name in constants:
@@ -811,6 +822,9 @@ class _GraphImporter:
                 f"{where}: its condition '{node.input[1]}' is computed at run time; only a "
                 "Loop that runs its whole trip count imports (as scf.for)"
             )
+        if not 0 <= trips <= MAX_LOOP_TRIPS:
+            what = "negative" if trips < 0 else f"beyond {MAX_LOOP_TRIPS} iterations"
+            raise OnnxImportError(f"{where}: its trip count {trips} is {what}")
         [body] = [a.g for a in node.attribute if a.name == "body" and a.HasField("g")] or [None]
         carried = len(initial)
         if body is None or len(body.input) != carried + 2 or len(body.output) < carried + 1:

@@ -253,6 +253,82 @@ def describe_node(node: Any, index: int) -> str:
     return f"node {name} ({node.op_type})"
 
 
+MAX_LOOP_TRIPS = 2**31 - 1
+"""The largest constant ``Loop`` trip count imported (an ``scf.for`` whose scan
+outputs stack one slice per iteration, and which memplan-run runs)."""
+
+
+def check_model(model: Any) -> None:
+    """Refuse what the ONNX spec forbids and the importer would otherwise
+    turn into a program silently (``OnnxImportError``, one line): a default
+    opset newer than the onnx package knows, a name defined twice in one
+    graph (two nodes, or a node and a graph input or initializer), and, from
+    IR version 4 on, an initializer with a graph input's name (the input's
+    default, which a caller may override: importing it as a constant would
+    ignore the caller's value)."""
+    onnx = onnx_module()
+    known = onnx.defs.onnx_opset_version()
+    version = opset_versions(model).get("")
+    if version is not None and version > known:
+        raise OnnxImportError(
+            f"opset {version} of the default ONNX domain is newer than this onnx package "
+            f"knows (opset {known})"
+        )
+    for path, graph in [((), model.graph), *subgraphs(model.graph)]:
+        where = "the graph" if not path else f"the subgraph at {'/'.join(map(str, path))}"
+        defined: dict[str, str] = {}
+        inputs = {i.name for i in graph.input}
+        for init in graph.initializer:
+            if init.name in inputs and model.ir_version >= 4:
+                raise OnnxImportError(
+                    f"initializer '{init.name}' has the name of a graph input of {where}: from "
+                    f"IR version 4 (this model: {model.ir_version}) that makes it the input's "
+                    "default, which a caller may override; memplan imports constants only "
+                    "(remove the input or the initializer)"
+                )
+            defined[init.name] = "an initializer"
+        for graph_input in graph.input:
+            defined.setdefault(graph_input.name, "a graph input")
+        for index, node in enumerate(graph.node):
+            for name in node.output:
+                if not name:
+                    continue
+                if name in defined:
+                    raise OnnxImportError(
+                        f"'{name}' is defined twice in {where}: by {defined[name]} and by "
+                        f"{describe_node(node, index)} (ONNX graphs are in SSA form)"
+                    )
+                defined[name] = describe_node(node, index)
+
+
+def check_reshapes(model: Any, types: Mapping[str, Any], values: Mapping[str, Any]) -> None:
+    """A ``Reshape`` whose input shape (``types``, from inference) and target
+    shape (a folded constant in ``values``) are both known must keep the
+    element count (``OnnxImportError`` naming the node and both shapes)."""
+    for _, graph in [((), model.graph), *subgraphs(model.graph)]:
+        for index, node in enumerate(graph.node):
+            if node.op_type != "Reshape" or node_domain(node) or len(node.input) < 2:
+                continue
+            source = _static_dims(types.get(node.input[0]))
+            if source is None or node.input[1] not in values:
+                continue
+            shape = [int(d) for d in np.asarray(values[node.input[1]]).reshape(-1)]
+            allowzero = any(a.name == "allowzero" and a.i for a in node.attribute)
+            dims = source[1]
+            target = [
+                dims[i] if d == 0 and not allowzero and i < len(dims) else d
+                for i, d in enumerate(shape)
+            ]
+            count = int(np.prod(dims, dtype=object))
+            known = int(np.prod([d for d in target if d != -1], dtype=object))
+            wildcard = target.count(-1)
+            if wildcard == 0 and known != count or wildcard == 1 and (known == 0 or count % known):
+                raise OnnxImportError(
+                    f"{describe_node(node, index)}: the {count} elements of "
+                    f"'{node.input[0]}' {list(dims)} cannot take the shape {shape}"
+                )
+
+
 def apply_input_shapes(
     model: Any, initializer_names: set[str], shapes: Mapping[str, Sequence[int]]
 ) -> None:
