@@ -6,7 +6,6 @@ from __future__ import annotations
 import random
 
 import numpy as np
-import pytest
 from xdsl.dialects.builtin import DenseArrayBase, i64
 
 from fuzz.programs import (
@@ -23,11 +22,6 @@ CI_PROGRAMS = 2 * len(ALGORITHMS)  # every algorithm twice
 CI_SEED = 7
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 26: in-place sharing and loop buffers that miss aliases made by scf.if/scf.for "
-    "results (manifest-alloc); drop this mark when the fix lands",
-)
 def test_ci_sample_of_programs_plans_soundly() -> None:
     ran, failures = campaign(CI_PROGRAMS, CI_SEED, max_calls=25)
     assert ran == CI_PROGRAMS
