@@ -715,7 +715,8 @@ class MemoryFunctions(InterpreterFunctions):
             [d if d != DYNAMIC_INDEX else next(values) for d in static.get_values()]
             for static in (op.static_offsets, op.static_sizes, op.static_strides)
         )
-        if offsets != [0] or strides != _row_major(shape):
+        # Strides of a zero-element shape are immaterial (MLIR gives [0, 0, 1]).
+        if offsets != [0] or (prod(shape) and strides != _row_major(shape)):
             raise ExecutionError(
                 f"memref.reinterpret_cast: offset {offsets} strides {strides} for sizes "
                 f"{shape}: only zero-offset, row-major casts run"

@@ -51,8 +51,8 @@ class StorageType(ParametrizedAttribute, TypeAttribute):
         return None if self.is_dynamic else self.size.data
 
     def verify(self) -> None:
-        if self.size.data != DYNAMIC_SIZE and self.size.data <= 0:
-            raise VerifyException(f"storage size must be positive, got {self.size.data}")
+        if self.size.data != DYNAMIC_SIZE and self.size.data < 0:
+            raise VerifyException(f"storage size must be non-negative, got {self.size.data}")
         if self.size.data > MAX_BYTES:
             raise VerifyException(f"storage size {self.size.data} exceeds 2^63-1 bytes")
 

@@ -44,8 +44,9 @@ def test_storage_type_sizes() -> None:
     assert StorageType(4096).byte_size == 4096
     assert StorageType(-1).is_dynamic
     assert StorageType(-1).byte_size is None
-    with pytest.raises(VerifyException, match="storage size must be positive, got 0"):
-        StorageType(0)
+    assert StorageType(0).byte_size == 0  # a zero-element tensor's storage
+    with pytest.raises(VerifyException, match="storage size must be non-negative, got -2"):
+        StorageType(-2)
 
 
 def test_byte_sizes_follow_tvm_rules() -> None:

@@ -870,15 +870,23 @@ def _conformance_cases() -> dict[str, Any]:
 def test_every_conformance_case_imports_or_is_refused_cleanly() -> None:
     """Every one of ONNX's ~1,900 node test models either imports or gets an
     OnnxImportError (which the CLI prints as one line): never another
-    exception, which would be a traceback."""
+    exception, which would be a traceback. Every model that imports also
+    plans (zero-element tensors included)."""
+    from memplan.tools.memplan_run import plan
+
     crashed: list[str] = []
     for name, case in _conformance_cases().items():
         try:
-            importer.import_model(case.model)
+            module = importer.import_model(case.model)
         except importer.OnnxImportError:
-            pass
+            continue
         except Exception as error:  # noqa: BLE001 - what this test looks for
             crashed.append(f"{name}: {type(error).__name__}: {error}")
+            continue
+        try:
+            plan(module, "manifest-alloc,insert-kills,coalesce,usmp")
+        except Exception as error:  # noqa: BLE001 - what this test looks for
+            crashed.append(f"{name} (planning): {type(error).__name__}: {error}")
     assert not crashed, "\n".join(crashed)
 
 
@@ -900,11 +908,15 @@ def _array(value: Any) -> np.ndarray:
         "test_cast_FLOAT_to_INT2",
         "test_cast_FLOAT4E2M1_to_FLOAT",
         "test_attention_4d_causal_bf16",
+        "test_split_zero_size_splits_opset13",
+        "test_triu_zero",
+        "test_shape_start_greater_than_end",
     ],
 )
 def test_fixed_size_element_type_cases_run(name: str, tmp_path: Path) -> None:
     """Conformance models with bfloat16, 8-, 4- and 2-bit element types
-    import, plan and run (through ml_dtypes) on their own inputs: planned
+    import, plan and run (through ml_dtypes) on their own inputs, and models
+    with zero-element tensors (0-byte storages) plan and run: planned
     bit-identical to unplanned and to the outputs ONNX publishes."""
     from memplan.tools.memplan_run import run_onnx
 

@@ -254,6 +254,8 @@ class _ClobberRun:
             if bound is not None:
                 end = bound
         size = static_byte_size(op.tensor_type)
+        if size == 0:
+            return None  # no bytes: nothing can overwrite it
         if size is None:
             lo, hi = offset, max(end, offset + 1)
         else:

@@ -18,15 +18,6 @@ memory.pool @p align 24
 
 // -----
 
-// A storage has a positive size.
-func.func @zero_size() {
-  %s = memory.alloc_storage : !memory.storage<0>
-  func.return
-}
-// CHECK: storage size must be positive, got 0
-
-// -----
-
 // Sizes, offsets and `used` are i64: a storage type beyond 2^63-1 bytes is
 // an error, never a wrapped negative size.
 func.func @huge_storage() {
