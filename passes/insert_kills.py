@@ -11,7 +11,7 @@ from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from memplan.dialect.ops import KillOp
+from memplan.dialect.ops import AllocStorageOp, AllocTensorOp, KillOp
 from memplan.passes.analysis import (
     FunctionLifetimes,
     KillPoint,
@@ -37,8 +37,23 @@ def _ordered_kills(lifetimes: FunctionLifetimes) -> list[tuple[KillPoint, list[L
         for storage in lifetimes.storages
         for a in in_place_sources(storage.tensors, symbols, lifetimes.numbering).values()
     }
+    # A pinned (planned) storage whose every tensor is already killed, and
+    # which nothing else uses, is dead after the last of those kills (a
+    # storage lives as long as its tensors): a kill of its own would change
+    # nothing. This keeps `--plan` on a planned module from adding kills to
+    # the storages usmp split out of a merged one (their tensors carry the
+    # kills). Unplanned storages still get theirs, as they always did.
+    dead = {
+        storage.value
+        for storage in lifetimes.storages
+        if isinstance(storage.op, AllocStorageOp)
+        and storage.op.pinned is not None
+        and storage.tensors
+        and all(t.kills for t in storage.tensors)
+        and all(isinstance(use.operation, AllocTensorOp) for use in storage.value.uses)
+    }
     for lifetime in [*lifetimes.tensors, *lifetimes.storages]:
-        if lifetime.value in taken_over:
+        if lifetime.value in taken_over or lifetime.value in dead:
             continue
         for point in lifetimes.kill_points(lifetime):
             key = point.after if point.after is not None else point.block_start
@@ -69,7 +84,10 @@ class InsertKillsPass(ModulePass):
     values already killed (a tensor also counts as killed when its storage
     is); values yielded out of their region or passed as a branch argument
     (the kill would need another value or a new block); a last use that is a
-    terminator; a tensor whose bytes an in-place result took over
+    terminator; a pinned storage whose every tensor is already killed and
+    which nothing else uses (it is dead after those kills: so `--plan` on a
+    planned module adds nothing to the storages usmp split); a tensor whose
+    bytes an in-place result took over
     (`memory.inplace_of`: they live on as that result). Tensors are killed before their storage at the same point.
     Running the pass twice changes nothing: every value it can kill is
     killed after the first run.
