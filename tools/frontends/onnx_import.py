@@ -12,7 +12,8 @@ results. It is also what `memplan-run` executes.
 What the importer does, in order (steps 1 to 3 in ``onnx_model.py``):
 
 1. Loads the model (a file that is not an ONNX model is an error) and fixes
-   the graph inputs' shapes from `--input-shape`.
+   the graph inputs' shapes from `--input-shape`. A dim stored as
+   `dim_value: -1` (older exporters) is an unnamed dynamic dim.
 2. Folds constants: initializers, `Constant`, `ConstantOfShape` and every
    other deterministic node whose inputs are all constant are evaluated with
    ONNX's reference evaluator. They become `memref.global "private" constant`

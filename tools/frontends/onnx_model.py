@@ -382,8 +382,22 @@ def prepare_model(model: Any, shapes: Mapping[str, Sequence[int]]) -> Any:
         except Exception as error:  # noqa: BLE001 - the inliner's own errors
             raise OnnxImportError(f"cannot inline the model's local functions: {error}") from None
     initializers = {init.name for init in model.graph.initializer}
+    unname_negative_dims(model.graph)
     apply_input_shapes(model, initializers, shapes)
     return model
+
+
+def unname_negative_dims(graph: Any) -> None:
+    """Clears ``dim_value: -1`` (any negative value), which older exporters
+    store for a dynamic dim, on the graph's inputs, outputs and value_info:
+    it is an unnamed dynamic dim, which ``--input-shape`` fixes."""
+    for value in (*graph.input, *graph.output, *graph.value_info):
+        tensor_type = value.type.tensor_type if value.type.HasField("tensor_type") else None
+        if tensor_type is None or not tensor_type.HasField("shape"):
+            continue
+        for dim in tensor_type.shape.dim:
+            if dim.HasField("dim_value") and dim.dim_value < 0:
+                dim.ClearField("dim_value")
 
 
 # ---------------------------------------------------------------------------
