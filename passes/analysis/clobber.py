@@ -442,17 +442,21 @@ class _ClobberRun:
                 in_binding = state.env.get(self.canon(value)) if _is_memref(value) else None
                 if in_binding is None:
                     continue
-                overlap = next(
-                    (
-                        b
-                        for b in sorted(in_binding.atoms, key=self._atom_order)
-                        if any(a.overlaps(b) for a in out_binding.atoms)
-                    ),
-                    None,
-                )
-                if overlap is None:
+                # Every pair of places the two may be that share bytes; the
+                # operand may be one of several (an scf.if result), so each
+                # pair must be a declared in-place pair at the same start.
+                overlapping = [
+                    (a, b)
+                    for b in sorted(in_binding.atoms, key=self._atom_order)
+                    for a in out_binding.atoms
+                    if a.overlaps(b)
+                ]
+                if not overlapping:
                     continue
-                if (result, position) in pairs and _same_start(out_binding, in_binding):
+                overlap = overlapping[0][1]
+                if (result, position) in pairs and all(
+                    a.space == b.space and a.lo == b.lo for a, b in overlapping
+                ):
                     continue
                 if not pairs and self.canon(value) is self.canon(out):
                     # The program's own choice (one tensor read and written by
@@ -637,14 +641,6 @@ def _may_repeat(op: Operation, function: Operation) -> bool:
             return True
         parent = parent.parent_op()
     return False
-
-
-def _same_start(a: _Binding, b: _Binding) -> bool:
-    if len(a.atoms) != 1 or len(b.atoms) != 1:
-        return False
-    (x,) = a.atoms
-    (y,) = b.atoms
-    return x.space == y.space and x.lo == y.lo
 
 
 def _merge_keys(

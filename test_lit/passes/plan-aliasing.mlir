@@ -209,3 +209,34 @@ func.func @same_value_twice(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>,
 // CHECK:         %b = memory.alloc_tensor %b_storage[0] : !memory.storage<16> -> memref<4xf32>
 // CHECK:         %d = memory.alloc_tensor %c_storage[0] {memory.inplace_of = 0 : i64}
 // CHECK:         %f = memory.alloc_tensor %f_storage[0] : !memory.storage<16> -> memref<4xf32>
+
+// -----
+
+// A loop's result written straight into its carried buffer %a, by a kernel
+// whose in-place operand is an scf.if result that may be %a itself (or a new
+// tensor elsewhere): where the two share bytes they start at the same byte,
+// as `memory.inplace` allows, so verify-plan (second RUN line) accepts the
+// plan. (The campaign against the original program found verify-plan
+// refusing it while it required the operand to be one place only.)
+func.func private @k(tensor<4xf32>) -> tensor<4xf32>
+func.func private @acc(tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> attributes {memory.inplace = array<i64: 0, 1>}
+func.func @inplace_on_a_branch_result(%c: i1, %x: tensor<4xf32>) -> tensor<4xf32> {
+  %lb = arith.constant 0 : index
+  %ub = arith.constant 2 : index
+  %st = arith.constant 1 : index
+  %l = scf.for %i = %lb to %ub step %st iter_args(%a = %x) -> (tensor<4xf32>) {
+    %r = scf.if %c -> (tensor<4xf32>) {
+      scf.yield %a : tensor<4xf32>
+    } else {
+      %n = func.call @k(%x) : (tensor<4xf32>) -> tensor<4xf32>
+      scf.yield %n : tensor<4xf32>
+    }
+    %s = func.call @acc(%x, %r) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    scf.yield %s : tensor<4xf32>
+  }
+  func.return %l : tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @inplace_on_a_branch_result(
+// CHECK:         scf.for {{.*}} iter_args(%a = %l_buffer)
+// CHECK:           memory.invoke @acc ins(%x, %r : memref<4xf32>, memref<4xf32>) outs(%a : memref<4xf32>)
