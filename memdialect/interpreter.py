@@ -793,6 +793,50 @@ def _check_argument(index: int, value: Any, value_type: Attribute, name: str) ->
     return np.array(array, order="C", copy=True)
 
 
+def checked_arguments(
+    module: ModuleOp, name: str, inputs: Sequence[Any]
+) -> tuple[func.FuncOp, list[Any]]:
+    """``@name`` of ``module`` and ``inputs`` checked against its argument
+    types (C-ordered copies of the arrays), or an ``ExecutionError``."""
+    function = SymbolTable.lookup_symbol(module, name)
+    if not isinstance(function, func.FuncOp) or function.is_declaration:
+        raise ExecutionError(f"the module has no function @{name} with a body")
+    argument_types = function.function_type.inputs.data
+    if len(inputs) != len(argument_types):
+        raise ExecutionError(
+            f"@{name} takes {len(argument_types)} arguments, {len(inputs)} were given"
+        )
+    return function, [
+        _check_argument(i, v, t, name) for i, (v, t) in enumerate(zip(inputs, argument_types))
+    ]
+
+
+def interpret(
+    module: ModuleOp,
+    function: func.FuncOp,
+    arguments: Sequence[Any],
+    functions: InterpreterFunctions,
+    listeners: Iterable[Interpreter.Listener] = (),
+) -> list[Any]:
+    """Call ``function`` with xDSL's func/arith/scf/cf implementations and
+    ``functions`` (memplan's ops and kernels) over them; copies of the results.
+    An xDSL diagnostic becomes a one-line ``ExecutionError``."""
+    interpreter = Interpreter(module, index_bitwidth=64, listeners=tuple(listeners))
+    interpreter.register_implementations(FuncFunctions())
+    interpreter.register_implementations(ArithFunctions())
+    interpreter.register_implementations(ScfFunctions())
+    interpreter.register_implementations(CfFunctions())
+    interpreter.register_implementations(functions, override=True)
+    try:
+        results = interpreter.call_op(function, tuple(arguments))
+    except ExecutionError:
+        raise
+    except DiagnosticException as error:
+        message = str(error).strip().splitlines()
+        raise ExecutionError(message[0] if message else type(error).__name__) from error
+    return [np.array(r, copy=True) if isinstance(r, np.ndarray) else r for r in results]
+
+
 def run_function(
     module: ModuleOp,
     inputs: Sequence[Any],
@@ -810,33 +854,10 @@ def run_function(
     over an initial value). The results are copies, safe to keep after the
     pools are gone.
     """
-    function = SymbolTable.lookup_symbol(module, name)
-    if not isinstance(function, func.FuncOp) or function.is_declaration:
-        raise ExecutionError(f"the module has no function @{name} with a body")
-    argument_types = function.function_type.inputs.data
-    if len(inputs) != len(argument_types):
-        raise ExecutionError(
-            f"@{name} takes {len(argument_types)} arguments, {len(inputs)} were given"
-        )
-    arguments = [
-        _check_argument(i, v, t, name) for i, (v, t) in enumerate(zip(inputs, argument_types))
-    ]
+    function, arguments = checked_arguments(module, name, inputs)
     calls: list[KernelCall] | None = [] if trace else None
     memory = MemoryFunctions(kernels, globals_data or {}, poison, calls)
-    interpreter = Interpreter(module, index_bitwidth=64, listeners=tuple(listeners))
-    interpreter.register_implementations(FuncFunctions())
-    interpreter.register_implementations(ArithFunctions())
-    interpreter.register_implementations(ScfFunctions())
-    interpreter.register_implementations(CfFunctions())
-    interpreter.register_implementations(memory, override=True)
-    try:
-        results = interpreter.call_op(function, tuple(arguments))
-    except ExecutionError:
-        raise
-    except DiagnosticException as error:
-        message = str(error).strip().splitlines()
-        raise ExecutionError(message[0] if message else type(error).__name__) from error
-    outputs = [np.array(r, copy=True) if isinstance(r, np.ndarray) else r for r in results]
+    outputs = interpret(module, function, arguments, memory, listeners)
     return ExecutionResult(
         outputs,
         calls,
@@ -854,8 +875,10 @@ __all__ = [
     "KernelRegistry",
     "KernelResolver",
     "MemoryFunctions",
+    "checked_arguments",
     "dense_array",
     "digest",
+    "interpret",
     "kernel_of_shape_function",
     "numpy_dtype",
     "run_function",

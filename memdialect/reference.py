@@ -42,13 +42,7 @@ import numpy as np
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
 from xdsl.interpreter import Interpreter, PythonValues, impl, register_impls
-from xdsl.interpreters.arith import ArithFunctions
-from xdsl.interpreters.cf import CfFunctions
-from xdsl.interpreters.func import FuncFunctions
-from xdsl.interpreters.scf import ScfFunctions
 from xdsl.ir import Operation
-from xdsl.traits import SymbolTable
-from xdsl.utils.exceptions import DiagnosticException
 
 from memplan.dialect.interpreter import (
     ExecutionError,
@@ -56,6 +50,8 @@ from memplan.dialect.interpreter import (
     KernelCall,
     KernelRegistry,
     MemoryFunctions,
+    checked_arguments,
+    interpret,
     numpy_dtype,
 )
 from memplan.dialect.ops import VIEW_ATTR, describe
@@ -138,47 +134,12 @@ def run_reference(
             f"the reference runs value-semantic modules only: {found.name}{value} "
             "belongs to a planned module"
         )
-    function = SymbolTable.lookup_symbol(module, name)
-    if not isinstance(function, func.FuncOp) or function.is_declaration:
-        raise ExecutionError(f"the module has no function @{name} with a body")
-    argument_types = function.function_type.inputs.data
-    if len(inputs) != len(argument_types):
-        raise ExecutionError(
-            f"@{name} takes {len(argument_types)} arguments, {len(inputs)} were given"
-        )
-    arguments = []
-    for index, (value, value_type) in enumerate(zip(inputs, argument_types)):
-        if isinstance(value_type, TensorType):
-            array = np.asarray(value)
-            dtype = numpy_dtype(value_type.get_element_type())
-            declared = value_type.get_shape()
-            if (
-                array.dtype != dtype
-                or array.ndim != len(declared)
-                or any(d >= 0 and d != a for d, a in zip(declared, array.shape))
-            ):
-                raise ExecutionError(
-                    f"argument #{index} of @{name} is {value_type}, got "
-                    f"{array.dtype}{list(array.shape)}"
-                )
-            value = _read_only(np.array(array, order="C", copy=True))
-        arguments.append(value)
+    function, checked = checked_arguments(module, name, inputs)
+    # Values are immutable: a kernel writing its operand fails loudly.
+    arguments = [_read_only(v) if isinstance(v, np.ndarray) else v for v in checked]
     calls: list[KernelCall] | None = [] if trace else None
     values = ReferenceFunctions(kernels, globals_data or {}, True, calls)
-    interpreter = Interpreter(module, index_bitwidth=64, listeners=tuple(listeners))
-    interpreter.register_implementations(FuncFunctions())
-    interpreter.register_implementations(ArithFunctions())
-    interpreter.register_implementations(ScfFunctions())
-    interpreter.register_implementations(CfFunctions())
-    interpreter.register_implementations(values, override=True)
-    try:
-        results = interpreter.call_op(function, tuple(arguments))
-    except ExecutionError:
-        raise
-    except DiagnosticException as error:
-        message = str(error).strip().splitlines()
-        raise ExecutionError(message[0] if message else type(error).__name__) from error
-    outputs = [np.array(r, copy=True) if isinstance(r, np.ndarray) else r for r in results]
+    outputs = interpret(module, function, arguments, values, listeners)
     return ExecutionResult(outputs, calls, {})
 
 
