@@ -122,8 +122,9 @@ def _storage_findings(
         ops = [by_name[name].op for name in finding.buffers if name in by_name] or [storage.op]
         if finding.kind == "overlap" and len(finding.buffers) == 2:
             first, second = (by_name[name] for name in finding.buffers)
-            if declared_in_place(first, second, symbols) or declared_in_place(
-                second, first, symbols
+            numbering = function.numbering
+            if declared_in_place(first, second, symbols, numbering) or declared_in_place(
+                second, first, symbols, numbering
             ):
                 continue
         if finding.kind == "overlap":

@@ -34,7 +34,7 @@ def declared_in_place(
     a: TensorLifetime,
     b: TensorLifetime,
     symbols: SymbolCache,
-    numbering: OpNumbering | None = None,
+    numbering: OpNumbering,
 ) -> bool:
     """Is ``b`` carved in place of ``a`` as a kernel allows?
 
@@ -46,8 +46,7 @@ def declared_in_place(
     invoke or escapes, and every operand of the invoke holding such a value
     is declared shareable with ``r`` (docs/dialect.md: the same value at an
     undeclared operand would be overwritten while the kernel reads it).
-    With the function's ``numbering`` the order of two ops costs O(1), not
-    a walk.
+    ``numbering`` is the function's: the order of two ops costs O(1).
     """
     operand = b.alloc.attributes.get(INPLACE_OF_ATTR)
     if not isinstance(operand, IntegerAttr) or a.offset != b.offset:
@@ -78,18 +77,14 @@ def declared_in_place(
             ancestor: Operation | None = user
             while ancestor is not None and ancestor.parent_block() is not block:
                 ancestor = ancestor.parent_op()
-            if ancestor is None or not (
-                numbering.index[ancestor] < numbering.index[invoke]
-                if numbering is not None
-                else ancestor.is_before_in_block(invoke)
-            ):
+            if ancestor is None or numbering.index[ancestor] >= numbering.index[invoke]:
                 return False
         return True
     return False
 
 
 def in_place_sources(
-    tensors: Sequence[TensorLifetime], symbols: SymbolCache, numbering: OpNumbering | None = None
+    tensors: Sequence[TensorLifetime], symbols: SymbolCache, numbering: OpNumbering
 ) -> dict[SSAValue, TensorLifetime]:
     """``b.value -> a`` for each ``b`` of ``tensors`` carved in place of an
     ``a`` of ``tensors`` (``declared_in_place``).
