@@ -27,6 +27,7 @@ from xdsl.dialects.builtin import (
     UnrankedTensorType,
 )
 from xdsl.ir import Attribute, Block, Operation
+from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.hints import isa
 
 from memplan.dialect.diagnostics import fail_pass
@@ -82,6 +83,15 @@ def _check_ranked(op: Operation, where: str, type_: Attribute) -> TensorType[Att
     if not isinstance(type_.encoding, NoneAttr):
         fail_pass(op, f"{where} has type {type_}: tensor encodings are not supported")
     return type_
+
+
+def _checked_byte_size(op: Operation, where: str, type_: TensorType[Attribute]) -> int | None:
+    """``static_byte_size`` of ``type_``, or a diagnostic at ``op`` when it
+    exceeds 2^63-1 bytes (the i64 every size and offset is stored in)."""
+    try:
+        return static_byte_size(to_memref(type_))
+    except VerifyException as error:
+        fail_pass(op, f"{where}: {error}")
 
 
 def _check_fixed_width(op: Operation, where: str, type_: TensorType[Attribute]) -> None:
@@ -213,7 +223,7 @@ class ValueSemanticProgram:
                 )
             result = _check_ranked(decl, where, type_)
             _check_fixed_width(decl, where, result)
-            static_byte_size(to_memref(result))  # raises beyond 2^63-1 bytes; 0 is fine
+            _checked_byte_size(decl, where, result)  # 0 bytes is fine
             results.append(result)
 
         view = decl.attributes.get(VIEW_ATTR)
@@ -272,8 +282,8 @@ class ValueSemanticProgram:
                 fail_pass(decl, f"{where}: result {result} out of range ({len(results)} results)")
             if not 0 <= operand < len(inputs) or not is_tensor(inputs[operand]):
                 fail_pass(decl, f"{where}: operand {operand} is not a tensor operand of {name}")
-            out_bytes = static_byte_size(to_memref(results[result]))
-            in_bytes = static_byte_size(to_memref(_check_ranked(decl, where, inputs[operand])))
+            out_bytes = _checked_byte_size(decl, where, results[result])
+            in_bytes = _checked_byte_size(decl, where, _check_ranked(decl, where, inputs[operand]))
             # A dynamic pair must have one type: the kernel then promises the
             # result's run-time shape is the operand's.
             same_dynamic = out_bytes is None and results[result] == inputs[operand]

@@ -5,13 +5,14 @@
 // plan would need more than 2^63-1 bytes gets an error saying so, never a
 // negative `used` or an unexplained i64 range error.
 
-// One tensor of 2^62 f32 elements is 2^64 bytes.
+// One tensor of 2^62 f32 elements is 2^64 bytes: the error points at the
+// kernel declaration whose result type it is.
 func.func private @k(tensor<4xf32>) -> tensor<4611686018427387904xf32>
 func.func @one_tensor(%x: tensor<4xf32>) -> tensor<4611686018427387904xf32> {
   %a = func.call @k(%x) : (tensor<4xf32>) -> tensor<4611686018427387904xf32>
   func.return %a : tensor<4611686018427387904xf32>
 }
-// CHECK: error: memref<4611686018427387904xf32> holds 18446744073709551616 bytes, which exceeds 2^63-1 bytes
+// CHECK: plan-sizes-beyond-i64.mlir:[[# @LINE - 5]]:1: error: kernel @k: result #0: memref<4611686018427387904xf32> holds 18446744073709551616 bytes, which exceeds 2^63-1 bytes
 
 // -----
 
