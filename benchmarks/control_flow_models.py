@@ -84,8 +84,8 @@ def measure(
     from memplan.dialect.context import memplan_context
     from memplan.passes import get_all_passes
     from memplan.passes.plan_report import gather_report
-    from memplan.tools.frontends.onnx_import import import_onnx
-    from memplan.tools.frontends.onnx_model import OnnxImportError
+    from memplan.tools.frontends.onnx.importer import import_onnx
+    from memplan.tools.frontends.onnx.model import OnnxImportError
 
     shapes = SHAPES.get(path.stem, {}) if shapes is None else shapes
     bounds = bounds or {}

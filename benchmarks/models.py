@@ -189,7 +189,7 @@ def measure_model(path: Path, repeat: int, run: bool = False) -> ModelRow:
     from memplan.dialect.context import memplan_context
     from memplan.passes.plan_report import gather_report
     from memplan.tools.frontends.common import module_text
-    from memplan.tools.frontends.onnx_import import import_model
+    from memplan.tools.frontends.onnx.importer import import_model
 
     model = onnx.load(path)
     text = module_text(import_model(model))

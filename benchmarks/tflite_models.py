@@ -60,7 +60,7 @@ from typing import TYPE_CHECKING
 from wheels import wheel_files
 
 if TYPE_CHECKING:
-    from memplan.tools.frontends.tflite_model import TfliteSubgraph
+    from memplan.tools.frontends.tflite.model import TfliteSubgraph
 
 MEDIAPIPE = "mediapipe==0.10.14"
 DEFAULT_CACHE = Path.home() / ".cache" / "memplan" / "mediapipe-0.10.14"
@@ -100,7 +100,7 @@ def _plan(
     from memplan.dialect.context import memplan_context
     from memplan.passes import get_all_passes
     from memplan.passes.plan_report import gather_report
-    from memplan.tools.frontends.tflite_import import import_subgraph
+    from memplan.tools.frontends.tflite.importer import import_subgraph
 
     module = import_subgraph(subgraph, inputs_in_arena=inputs_in_arena)
     started = time.perf_counter()
@@ -114,7 +114,7 @@ def _plan(
 
 
 def measure(path: Path) -> Row:
-    from memplan.tools.frontends.tflite_model import load_model, read_subgraph
+    from memplan.tools.frontends.tflite.model import load_model, read_subgraph
 
     subgraph = read_subgraph(*load_model(path))
     tensors, lower_bound, used, seconds = _plan(subgraph, inputs_in_arena=False)
@@ -136,8 +136,8 @@ def measure(path: Path) -> Row:
 _TFLITE_WORKER = r"""
 import json, sys
 from ai_edge_litert.interpreter import Interpreter, OpResolverType
-from memplan.tools.frontends.tflite_import import fold_constants
-from memplan.tools.frontends.tflite_model import load_model, read_subgraph
+from memplan.tools.frontends.tflite.importer import fold_constants
+from memplan.tools.frontends.tflite.model import load_model, read_subgraph
 path = sys.argv[1]
 subgraph = read_subgraph(*load_model(path))
 folded = fold_constants(subgraph, values=False)

@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import (
 from memplan.dialect.interpreter import dense_array, numpy_dtype
 from memplan.dialect.ops import VIEW_ATTR
 from memplan.tools import memplan_import_onnx
-from memplan.tools.frontends import onnx_import as importer
+from memplan.tools.frontends.onnx import importer
 from memplan.tools.memplan_opt import main as memplan_opt_main
 from memplan_testing import parse_module
 

@@ -19,7 +19,7 @@ from memplan.dialect.interpreter import (
     run_function,
 )
 from memplan.tools import memplan_run
-from memplan.tools.frontends.onnx_import import global_data, import_model_and_constants
+from memplan.tools.frontends.onnx.importer import global_data, import_model_and_constants
 from memplan.tools.memplan_run import (
     default_kernels,
     execute,
@@ -452,7 +452,7 @@ def test_scalars_bools_external_data_and_constant_outputs(tmp_path: Path) -> Non
     from onnx import TensorProto, helper, numpy_helper
 
     from memplan.tools.frontends.common import module_text
-    from memplan.tools.frontends.onnx_import import import_onnx
+    from memplan.tools.frontends.onnx.importer import import_onnx
 
     weights = np.arange(2000, dtype=np.float32).reshape(40, 50) / 1000
     graph = helper.make_graph(

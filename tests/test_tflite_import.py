@@ -14,8 +14,8 @@ import tflite
 
 from memplan.tools import memplan_import_tflite
 from memplan.tools.frontends.common import module_text
-from memplan.tools.frontends.tflite_import import fold_constants, import_tflite
-from memplan.tools.frontends.tflite_model import TfliteImportError, load_model, read_subgraph
+from memplan.tools.frontends.tflite.importer import fold_constants, import_tflite
+from memplan.tools.frontends.tflite.model import TfliteImportError, load_model, read_subgraph
 from memplan.tools.memplan_opt import main as memplan_opt_main
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "tflite"
@@ -170,7 +170,7 @@ def test_imported_model_plans_through_memplan_opt(
 def test_densify_follows_the_sparse_levels() -> None:
     # A 3x4 matrix, dense rows and a CSR column level: row 0 holds columns
     # 1 and 3, row 1 nothing, row 2 column 0.
-    from memplan.tools.frontends.tflite_model import (
+    from memplan.tools.frontends.tflite.model import (
         SparseFormat,
         SparseLevel,
         TfliteTensor,

@@ -199,7 +199,7 @@ def test_a_wrong_kernel_is_caught_by_the_reference(
 ) -> None:
     # The comparison with TFLite can fail: a kernel off by one ulp-scale
     # amount is reported as beyond the tolerance, exit 1.
-    from memplan.tools.frontends import tflite_kernels
+    from memplan.tools.frontends.tflite import kernels as tflite_kernels
 
     monkeypatch.setitem(tflite_kernels.KERNELS, "RELU", lambda ins, options: ins[0] * 1.001)
     path = tmp_path / "relu.tflite"

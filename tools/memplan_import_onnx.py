@@ -8,7 +8,7 @@ Usage::
 The output is the form `manifest-alloc` takes: one `func.call` per ONNX node
 to a kernel declaration, graph inputs as arguments and graph outputs as
 results. It is also what `memplan-run` executes. The translation is
-`memplan.tools.frontends.onnx_import` (its docstring says what it does and
+`memplan.tools.frontends.onnx.importer` (its docstring says what it does and
 the choices it makes); this module is its command line.
 """
 
@@ -69,12 +69,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     # neither xDSL nor ONNX (a tenth of the time instead of the whole).
     from memplan.tools.cli import Progress
     from memplan.tools.frontends.common import module_text
-    from memplan.tools.frontends.onnx_import import (
+    from memplan.tools.frontends.onnx.importer import (
         import_onnx,
         input_shapes_from,
         upper_bounds_from,
     )
-    from memplan.tools.frontends.onnx_model import OnnxImportError
+    from memplan.tools.frontends.onnx.model import OnnxImportError
 
     try:
         # Opened first: an unwritable -o fails before the import, not after.

@@ -7,7 +7,7 @@ Usage::
 
 The output is the form `manifest-alloc` takes: one `func.call` per operator,
 in the model's execution order. The translation is
-`memplan.tools.frontends.tflite_import` (its docstring says what it does and
+`memplan.tools.frontends.tflite.importer` (its docstring says what it does and
 the choices it makes); this module is its command line.
 """
 
@@ -63,8 +63,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # neither xDSL nor the flatbuffer reader.
     from memplan.tools.cli import Progress
     from memplan.tools.frontends.common import module_text
-    from memplan.tools.frontends.tflite_import import import_tflite, parse_upper_bound
-    from memplan.tools.frontends.tflite_model import TfliteImportError
+    from memplan.tools.frontends.tflite.importer import import_tflite, parse_upper_bound
+    from memplan.tools.frontends.tflite.model import TfliteImportError
 
     try:
         # Opened first: an unwritable -o fails before the import, not after.

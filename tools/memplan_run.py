@@ -23,7 +23,7 @@ the unplanned run read (compared by digest, call by call per kernel), which
 catches a clobbered buffer even when the outputs hide it.
 
 A `.tflite` model is imported as `memplan-import-tflite` does and run the
-same way, with the NumPy kernels of `frontends.tflite_kernels` (float32) and
+same way, with the NumPy kernels of `frontends.tflite.kernels` (float32) and
 TFLite's own interpreter (ai-edge-litert, builtin kernels without default
 delegates) as the reference. TFLite sums in another order (im2col and
 GEMM), so there an output passes within `--atol` 1e-4 plus `--rtol` 1e-3
@@ -98,7 +98,7 @@ from memplan.tools.cli import (
     parse_located,
 )
 from memplan.tools.cli import Progress as CliProgress
-from memplan.tools.frontends.onnx_import import (
+from memplan.tools.frontends.onnx.importer import (
     constant_values,
     global_data,
     import_model_and_constants,
@@ -106,23 +106,23 @@ from memplan.tools.frontends.onnx_import import (
     onnx_names,
     upper_bounds_from,
 )
-from memplan.tools.frontends.onnx_kernels import OnnxKernelResolver
-from memplan.tools.frontends.onnx_model import (
+from memplan.tools.frontends.onnx.kernels import OnnxKernelResolver
+from memplan.tools.frontends.onnx.model import (
     OnnxImportError,
     graph_inputs,
     load_model,
     prepare_model,
 )
-from memplan.tools.frontends.tflite_import import (
+from memplan.tools.frontends.tflite.importer import (
     TFLITE_ATTR_PREFIX,
     import_subgraph,
     shapes_at_upper_bounds,
 )
-from memplan.tools.frontends.tflite_import import global_data as tflite_global_data
-from memplan.tools.frontends.tflite_import import parse_upper_bound as parse_tflite_upper_bound
-from memplan.tools.frontends.tflite_kernels import TfliteKernelResolver
-from memplan.tools.frontends.tflite_model import TfliteImportError, read_subgraph
-from memplan.tools.frontends.tflite_model import load_model as load_tflite
+from memplan.tools.frontends.tflite.importer import global_data as tflite_global_data
+from memplan.tools.frontends.tflite.importer import parse_upper_bound as parse_tflite_upper_bound
+from memplan.tools.frontends.tflite.kernels import TfliteKernelResolver
+from memplan.tools.frontends.tflite.model import TfliteImportError, read_subgraph
+from memplan.tools.frontends.tflite.model import load_model as load_tflite
 from memplan.tools.output_file import OutputFile, OutputFileError
 from memplan.tools.run_arguments import DEFAULT_PIPELINE, PROG, build_parser
 from memplan.tools.run_compare import (

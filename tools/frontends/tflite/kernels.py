@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, String
 from xdsl.ir import Attribute
 
 from memplan.dialect.interpreter import Kernel, kernel_of_shape_function, shape_function_kernel
-from memplan.tools.frontends.tflite_import import TFLITE_ATTR_PREFIX
+from memplan.tools.frontends.tflite.importer import TFLITE_ATTR_PREFIX
 
 Options = Mapping[str, Any]
 TfliteKernel = Callable[[Sequence[np.ndarray], Options], np.ndarray]

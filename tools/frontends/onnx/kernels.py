@@ -13,13 +13,13 @@ from xdsl.dialects.builtin import IntegerAttr, StringAttr
 from xdsl.ir import Attribute
 
 from memplan.dialect.interpreter import Kernel, kernel_of_shape_function, shape_function_kernel
-from memplan.tools.frontends.onnx_import import (
+from memplan.tools.frontends.onnx.importer import (
     ONNX_ATTR_PREFIX,
     RESERVED_ONNX_KEYS,
     decode_attribute,
     int_list,
 )
-from memplan.tools.frontends.onnx_model import CompiledNode, one_node_model, reference_evaluator
+from memplan.tools.frontends.onnx.model import CompiledNode, one_node_model, reference_evaluator
 
 
 @dataclass

@@ -9,7 +9,7 @@ The output is the form `manifest-alloc` takes: one `func.call` per ONNX node
 to a kernel declaration, graph inputs as arguments and graph outputs as
 results. It is also what `memplan-run` executes.
 
-What the importer does, in order (steps 1 to 3 in ``onnx_model.py``):
+What the importer does, in order (steps 1 to 3 in ``model.py``):
 
 1. Loads the model (a file that is not an ONNX model is an error) and fixes
    the graph inputs' shapes from `--input-shape`. A dim stored as
@@ -104,7 +104,7 @@ Choices where ONNX leaves room:
 * `@main` records the ONNX names of its inputs and outputs as
   `memory.onnx.inputs` / `memory.onnx.outputs`.
 
-The inverse mapping: `onnx_kernels.OnnxKernelResolver` turns a kernel
+The inverse mapping: `kernels.OnnxKernelResolver` turns a kernel
 declaration back into a one-node ONNX model run by the reference evaluator
 (for `memplan-run`), and `constant_values` here recomputes the folded
 constants.
@@ -148,7 +148,7 @@ from memplan.tools.frontends.common import (
     sanitize_name,
     shape_function,
 )
-from memplan.tools.frontends.onnx_model import (
+from memplan.tools.frontends.onnx.model import (
     MAX_LOOP_TRIPS,
     FoldedConstants,
     GraphPath,

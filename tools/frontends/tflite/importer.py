@@ -5,7 +5,7 @@ Usage::
     memplan-import-tflite MODEL.tflite [-o OUT.mlir] [--subgraph N] [--inputs-in-arena]
 
 The output is the form `manifest-alloc` takes, as for ONNX
-(`onnx_import`): one `func.call` per operator, in the model's execution
+(`frontends.onnx.importer`): one `func.call` per operator, in the model's execution
 order, to a kernel declaration; the subgraph's inputs are `@main`'s
 arguments and its outputs `@main`'s results. The flatbuffer is read with the
 `tflite` package (generated from TFLite's schema), never by hand.
@@ -102,7 +102,7 @@ from memplan.tools.frontends.common import (
     sanitize_name,
     shape_function,
 )
-from memplan.tools.frontends.tflite_model import (
+from memplan.tools.frontends.tflite.model import (
     TfliteImportError,
     TfliteOperator,
     TfliteSubgraph,

@@ -4,7 +4,7 @@
 ``TfliteSubgraph``: its tensors (with their buffers, quantization and
 sparsity) and its operators (builtin or custom, with their options), each
 checked against the flatbuffer's bounds. ``densify`` expands a sparse
-constant as TFLite's FormatConverter does. See ``tflite_import.py`` for the
+constant as TFLite's FormatConverter does. See ``importer.py`` for the
 rest of the import.
 """
 

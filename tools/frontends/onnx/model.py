@@ -1,6 +1,6 @@
 """ONNX models loaded and prepared for import: constants folded, shapes inferred.
 
-The first three steps of `memplan-import-onnx` (see ``onnx_import.py``):
+The first three steps of `memplan-import-onnx` (see ``importer.py``):
 load the model and fix its input shapes, fold every constant node with
 ONNX's reference evaluator, and run strict shape inference. Also the ONNX
 element types as builtin types.
