@@ -210,11 +210,12 @@ def tflm_arena(path: Path) -> int | str:
 
 def run_check(path: Path) -> str:
     """``memplan-run``'s verdict: planned vs unplanned and vs TFLite."""
+    from memplan.tools.frontends.protocol import FrontendError
     from memplan.tools.memplan_run import RunError, run_tflite
 
     try:
         [(_, report)] = run_tflite(str(path), "manifest-alloc,insert-kills,usmp")
-    except RunError as error:
+    except (RunError, FrontendError) as error:
         missing = re.search(r"no kernel for TFLite operator (\w+)", str(error))
         if missing:
             return f"not run: no kernel for {missing.group(1)}"

@@ -8,13 +8,15 @@ Usage::
 The output is the form `manifest-alloc` takes: one `func.call` per ONNX node
 to a kernel declaration, graph inputs as arguments and graph outputs as
 results. It is also what `memplan-run` executes. The translation is
-`memplan.tools.frontends.onnx.importer` (its docstring says what it does and
-the choices it makes); this module is its command line.
+`memplan.tools.frontends.onnx` (``importer``'s docstring says what it does
+and the choices it makes), reached through the front-end registry; this
+module is its command line.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Sequence
 
@@ -69,24 +71,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     # neither xDSL nor ONNX (a tenth of the time instead of the whole).
     from memplan.tools.cli import Progress
     from memplan.tools.frontends.common import module_text
-    from memplan.tools.frontends.onnx.importer import (
-        import_onnx,
-        input_shapes_from,
-        upper_bounds_from,
-    )
-    from memplan.tools.frontends.onnx.model import OnnxImportError
+    from memplan.tools.frontends.protocol import FrontendError
+    from memplan.tools.frontends.registry import frontend
 
+    onnx = frontend(".onnx")
     try:
         # Opened first: an unwritable -o fails before the import, not after.
         with OutputFile(args.output) as output:
             # On a terminal, after two seconds: the stage.
             with Progress(PROG).running() as progress:
                 progress.set(f"importing {args.model}")
-                module = import_onnx(
-                    args.model,
-                    input_shapes_from(args.input_shape),
-                    args.weights,
-                    upper_bounds_from(args.upper_bound),
+                options = onnx.parse_options(args.input_shape, args.upper_bound)
+                module = onnx.import_module(
+                    args.model, dataclasses.replace(options, weights=args.weights)
                 )
                 progress.set("verifying")
                 module.verify()
@@ -94,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 text = module_text(module)
             output.stream.write(text)
             output.commit()
-    except (OnnxImportError, OutputFileError) as error:
+    except (FrontendError, OutputFileError) as error:
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
         return 1
     return 0

@@ -7,13 +7,15 @@ Usage::
 
 The output is the form `manifest-alloc` takes: one `func.call` per operator,
 in the model's execution order. The translation is
-`memplan.tools.frontends.tflite.importer` (its docstring says what it does and
-the choices it makes); this module is its command line.
+`memplan.tools.frontends.tflite` (``importer``'s docstring says what it does
+and the choices it makes), reached through the front-end registry; this
+module is its command line.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Sequence
 
@@ -63,26 +65,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     # neither xDSL nor the flatbuffer reader.
     from memplan.tools.cli import Progress
     from memplan.tools.frontends.common import module_text
-    from memplan.tools.frontends.tflite.importer import import_tflite, parse_upper_bound
-    from memplan.tools.frontends.tflite.model import TfliteImportError
+    from memplan.tools.frontends.protocol import FrontendError
+    from memplan.tools.frontends.registry import frontend
 
+    tflite = frontend(".tflite")
     try:
         # Opened first: an unwritable -o fails before the import, not after.
         with OutputFile(args.output) as output:
             # On a terminal, after two seconds: the stage.
             with Progress(PROG).running() as progress:
                 progress.set(f"importing {args.model}")
-                upper_bounds = dict(parse_upper_bound(spec) for spec in args.upper_bound)
-                module = import_tflite(
-                    args.model, args.subgraph, args.inputs_in_arena, upper_bounds
+                options = tflite.parse_options((), args.upper_bound)
+                options = dataclasses.replace(
+                    options, subgraph=args.subgraph, inputs_in_arena=args.inputs_in_arena
                 )
+                module = tflite.import_module(args.model, options)
                 progress.set("verifying")
                 module.verify()
                 progress.set("writing")
                 text = module_text(module)
             output.stream.write(text)
             output.commit()
-    except (TfliteImportError, OutputFileError) as error:
+    except (FrontendError, OutputFileError) as error:
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
         return 1
     return 0

@@ -63,14 +63,13 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects import func, memref
-from xdsl.dialects.builtin import ArrayAttr, MemRefType, ModuleOp, StringAttr, TensorType
+from xdsl.dialects import func
+from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
 from xdsl.interpreter import Interpreter, PythonValues
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
@@ -98,31 +97,8 @@ from memplan.tools.cli import (
     parse_located,
 )
 from memplan.tools.cli import Progress as CliProgress
-from memplan.tools.frontends.onnx.importer import (
-    constant_values,
-    global_data,
-    import_model_and_constants,
-    input_shapes_from,
-    onnx_names,
-    upper_bounds_from,
-)
-from memplan.tools.frontends.onnx.kernels import OnnxKernelResolver
-from memplan.tools.frontends.onnx.model import (
-    OnnxImportError,
-    graph_inputs,
-    load_model,
-    prepare_model,
-)
-from memplan.tools.frontends.tflite.importer import (
-    TFLITE_ATTR_PREFIX,
-    import_subgraph,
-    shapes_at_upper_bounds,
-)
-from memplan.tools.frontends.tflite.importer import global_data as tflite_global_data
-from memplan.tools.frontends.tflite.importer import parse_upper_bound as parse_tflite_upper_bound
-from memplan.tools.frontends.tflite.kernels import TfliteKernelResolver
-from memplan.tools.frontends.tflite.model import TfliteImportError, read_subgraph
-from memplan.tools.frontends.tflite.model import load_model as load_tflite
+from memplan.tools.frontends.protocol import Frontend, FrontendError, ImportOptions
+from memplan.tools.frontends.registry import FRONTENDS, all_frontends, frontend_for
 from memplan.tools.output_file import OutputFile, OutputFileError
 from memplan.tools.run_arguments import DEFAULT_PIPELINE, PROG, build_parser
 from memplan.tools.run_compare import (
@@ -215,12 +191,13 @@ def plan(module: ModuleOp, pipeline: str, ctx: Context | None = None) -> ModuleO
 
 
 def default_kernels(kernel_files: Sequence[str] = ()) -> KernelRegistry:
-    """A registry with the ONNX resolver and the kernels of ``kernel_files``."""
+    """A registry with the kernels of ``kernel_files``, then every front
+    end's resolver (in registry order)."""
     registry = KernelRegistry()
     for path in kernel_files:
         load_kernel_file(path, registry)
-    registry.add_resolver(OnnxKernelResolver())
-    registry.add_resolver(TfliteKernelResolver())
+    for each in all_frontends():
+        registry.add_resolver(each.kernel_resolver())
     return registry
 
 
@@ -248,22 +225,23 @@ def _main_names(module: ModuleOp, key: Literal["inputs", "outputs"], fallback: s
     main = _main_function(module)
     types = main.function_type.inputs if key == "inputs" else main.function_type.outputs
     count = len(types.data)
-    names = onnx_names(main, key)
-    recorded = main.attributes.get(TFLITE_ATTR_PREFIX + key)
-    if names is None and isinstance(recorded, ArrayAttr):
-        names = [n.data for n in recorded.data if isinstance(n, StringAttr)]
+    names = None
+    for each in all_frontends():
+        names = each.io_names(main, key)
+        if names is not None:
+            break
     if names is None or len(names) != count:
         return [f"{fallback}{i}" for i in range(count)]
     return names
 
 
 def input_names(module: ModuleOp) -> list[str]:
-    """Names of ``@main``'s arguments: ONNX names when recorded, else ``argN``."""
+    """Names of ``@main``'s arguments: the model's when recorded, else ``argN``."""
     return _main_names(module, "inputs", "arg")
 
 
 def output_names(module: ModuleOp) -> list[str]:
-    """Names of ``@main``'s results: ONNX names when recorded, else ``resultN``."""
+    """Names of ``@main``'s results: the model's when recorded, else ``resultN``."""
     return _main_names(module, "outputs", "result")
 
 
@@ -382,59 +360,82 @@ def execute(
 # ---------------------------------------------------------------------------
 
 
+def run_model(
+    model_path: str,
+    pipeline: str,
+    options: ImportOptions | None = None,
+    *,
+    dim_values: Mapping[str, Sequence[int]] | None = None,
+    inputs: Mapping[str, np.ndarray] | None = None,
+    seed: int = 0,
+    atol: float | None = None,
+    rtol: float | None = None,
+    reference: bool = True,
+    kernels: KernelRegistry | None = None,
+    show_progress: bool = False,
+) -> list[tuple[str, RunReport]]:
+    """Import, plan and run a model three ways (see the module docstring),
+    through the front end its suffix selects.
+
+    With ``options.upper_bounds`` the module keeps those dims dynamic and
+    is planned once; then each bounded dim takes each of its ``dim_values``
+    (default 1, half the bound and the bound) in turn, all at once (a dim
+    with fewer values keeps its last). Returns one labelled report per run
+    (the label is empty when there is one run at static shapes). ``atol``
+    and ``rtol`` default to the front end's ``tolerance``.
+    """
+    model_frontend = frontend_for(model_path)
+    if model_frontend is None:
+        raise RunError(f"{model_path}: not a model file ({', '.join(FRONTENDS)})")
+    options = options or ImportOptions()
+    imported = model_frontend.import_for_run(model_path, options)
+    runs: list[tuple[str, dict[str, tuple[int, ...]]]] = [("", {})]
+    if options.upper_bounds and inputs is None:
+        runs = _dim_runs(imported.input_dims, options.upper_bounds, dim_values or {})
+    default_atol, default_rtol = model_frontend.tolerance
+    return _run_series(
+        imported.module,
+        pipeline,
+        runs,
+        inputs=inputs,
+        seed=seed,
+        kernels=kernels or default_kernels(),
+        globals_data=imported.globals_data,
+        reference=imported.reference if reference else None,
+        atol=default_atol if atol is None else atol,
+        rtol=default_rtol if rtol is None else rtol,
+        show_progress=show_progress,
+    )
+
+
 def run_onnx(
     model_path: str,
     pipeline: str,
     *,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     upper_bounds: Mapping[str, int] | None = None,
-    dim_values: Mapping[str, Sequence[int]] | None = None,
-    inputs: Mapping[str, np.ndarray] | None = None,
-    seed: int = 0,
-    atol: float = 1e-5,
-    rtol: float = 0.0,
-    reference: bool = True,
-    kernels: KernelRegistry | None = None,
-    show_progress: bool = False,
+    **run: Any,
 ) -> list[tuple[str, RunReport]]:
-    """Import, plan and run an ONNX model three ways (see the module docstring).
-
-    With ``upper_bounds`` the module keeps those symbolic dims dynamic and
-    is planned once; then each symbol takes each of its ``dim_values``
-    (default 1, half the bound and the bound) in turn, all symbols at once
-    (a symbol with fewer values keeps its last). Returns one labelled report
-    per run (the label is empty when there is one run at static shapes).
-    """
-    model = load_model(model_path)
-    module, constants = import_model_and_constants(model, input_shapes, upper_bounds=upper_bounds)
-    names = input_names(module)
-    runs: list[tuple[str, dict[str, tuple[int, ...]]]] = [("", {})]
-    if upper_bounds and inputs is None:
-        # The symbols by name: the module's types only say `?`.
-        symbolic = [
-            (
-                graph_input.name,
-                [
-                    d.dim_value if d.HasField("dim_value") else d.dim_param
-                    for d in graph_input.type.tensor_type.shape.dim
-                ],
-            )
-            for graph_input in graph_inputs(prepare_model(model, input_shapes or {}))
-        ]
-        runs = _dim_runs(symbolic, upper_bounds, dim_values or {})
-    return _run_series(
-        module,
-        pipeline,
-        runs,
-        inputs=inputs,
-        seed=seed,
-        kernels=kernels or default_kernels(),
-        globals_data=global_data(module, constants),
-        reference=partial(reference_run, model, names) if reference else None,
-        atol=atol,
-        rtol=rtol,
-        show_progress=show_progress,
+    """``run_model`` of an ONNX model, with ``upper_bounds`` by symbol."""
+    options = ImportOptions(
+        input_shapes={name: tuple(dims) for name, dims in (input_shapes or {}).items()},
+        upper_bounds=dict(upper_bounds or {}),
     )
+    return run_model(model_path, pipeline, options, **run)
+
+
+def run_tflite(
+    model_path: str,
+    pipeline: str,
+    *,
+    upper_bounds: Mapping[tuple[str, int], int] | None = None,
+    **run: Any,
+) -> list[tuple[str, RunReport]]:
+    """``run_model`` of a TFLite model, with ``upper_bounds`` by
+    ``(input, axis)``; a bounded dim is ``INPUT:AXIS`` in the labels and
+    ``dim_values``."""
+    bounds = {f"{name}:{axis}": bound for (name, axis), bound in (upper_bounds or {}).items()}
+    return run_model(model_path, pipeline, ImportOptions(upper_bounds=bounds), **run)
 
 
 def _run_series(
@@ -508,111 +509,10 @@ def _dim_runs(
     return runs
 
 
-def run_tflite(
-    model_path: str,
-    pipeline: str,
-    *,
-    upper_bounds: Mapping[tuple[str, int], int] | None = None,
-    dim_values: Mapping[str, Sequence[int]] | None = None,
-    inputs: Mapping[str, np.ndarray] | None = None,
-    seed: int = 0,
-    atol: float = 1e-4,
-    rtol: float = 1e-3,
-    reference: bool = True,
-    kernels: KernelRegistry | None = None,
-    show_progress: bool = False,
-) -> list[tuple[str, RunReport]]:
-    """Import, plan and run a TFLite model three ways: unplanned, planned,
-    and TFLite's own interpreter (ai-edge-litert) as the reference. With
-    ``upper_bounds`` (``(input, axis) -> bound``) as ``run_onnx`` does, a
-    bounded dim named ``INPUT:AXIS`` in the labels and ``dim_values``."""
-    subgraph = read_subgraph(*load_tflite(model_path))
-    bound_shapes = None
-    if upper_bounds:
-        bound_shapes = shapes_at_upper_bounds(Path(model_path).read_bytes(), subgraph, upper_bounds)
-    module = import_subgraph(subgraph, bound_shapes=bound_shapes)
-    globals_data = tflite_global_data(module, subgraph)
-    for op in module.ops:
-        if isinstance(op, memref.GlobalOp) and op.sym_name.data not in globals_data:
-            raise RunError(f"constant @{op.sym_name.data} has no data memplan can compute")
-    runs: list[tuple[str, dict[str, tuple[int, ...]]]] = [("", {})]
-    if upper_bounds and inputs is None:
-        symbols = {f"{name}:{axis}": bound for (name, axis), bound in upper_bounds.items()}
-        dims = [
-            (
-                tensor.name,
-                [
-                    f"{tensor.name}:{axis}" if (tensor.name, axis) in upper_bounds else size
-                    for axis, size in enumerate(tensor.shape)
-                ],
-            )
-            for tensor in (subgraph.tensors[t] for t in subgraph.inputs)
-        ]
-        runs = _dim_runs(dims, symbols, dim_values or {})
-    return _run_series(
-        module,
-        pipeline,
-        runs,
-        inputs=inputs,
-        seed=seed,
-        kernels=kernels or default_kernels(),
-        globals_data=globals_data,
-        reference=partial(tflite_reference_run, model_path) if reference else None,
-        atol=atol,
-        rtol=rtol,
-        show_progress=show_progress,
-    )
-
-
-def tflite_reference_run(model_path: str, arguments: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """The model's outputs from TFLite's interpreter (builtin kernels, no
-    default delegates, so float results do not depend on XNNPACK)."""
-    try:
-        from ai_edge_litert.interpreter import Interpreter, OpResolverType
-    except ImportError as error:
-        raise RunError(
-            "the TFLite reference needs ai-edge-litert (pip install ai-edge-litert), "
-            "or pass --no-reference"
-        ) from error
-    try:
-        interpreter = Interpreter(
-            model_path=model_path,
-            experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
-        )
-        details = interpreter.get_input_details()
-        for detail, value in zip(details, arguments):
-            if tuple(detail["shape"]) != np.shape(value):
-                interpreter.resize_tensor_input(detail["index"], np.shape(value), strict=True)
-        interpreter.allocate_tensors()
-        for detail, value in zip(details, arguments):
-            interpreter.set_tensor(detail["index"], value)
-        interpreter.invoke()
-        return [interpreter.get_tensor(d["index"]) for d in interpreter.get_output_details()]
-    except (RuntimeError, ValueError) as error:
-        first = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise RunError(f"TFLite reference run: {first}") from error
-
-
 def _plan_with_progress(module: ModuleOp, pipeline: str, show_progress: bool) -> ModuleOp:
     with CliProgress(PROG, enabled=show_progress).running() as progress:
         progress.set(f"planning with {pipeline}")
         return plan(module, pipeline)
-
-
-def reference_run(
-    model: Any,
-    names: Sequence[str],
-    arguments: Sequence[np.ndarray],
-) -> list[np.ndarray]:
-    """The outputs of the whole model under ``onnx.reference.ReferenceEvaluator``."""
-    from onnx.reference import ReferenceEvaluator
-
-    try:
-        evaluator = ReferenceEvaluator(model)
-        results = evaluator.run(None, dict(zip(names, arguments)))
-    except Exception as error:  # noqa: BLE001 - the reference's own failures
-        raise RunError(f"reference run: {error}") from error
-    return [np.asarray(r) for r in results]
 
 
 def run_mlir(
@@ -708,82 +608,71 @@ def _check_pipeline(pipeline: str) -> None:
 
 def _main(args: argparse.Namespace, out: TextIO, save_outputs: OutputFile | None) -> int:
     show_progress = sys.stderr.isatty()
-    is_model = args.input.endswith((".tflite", ".onnx"))
-    if args.pipeline is not None or is_model:
+    model_frontend = frontend_for(args.input)
+    if args.pipeline is not None or model_frontend is not None:
         _check_pipeline(args.pipeline or DEFAULT_PIPELINE)
     npz = _load_npz(args.inputs)
     kernels = default_kernels(args.kernels)
-    shapes = input_shapes_from(args.input_shape)
-    if args.input.endswith(".tflite"):
+    if model_frontend is not None:
+        options = model_frontend.parse_options(args.input_shape, args.upper_bound)
         pipeline = args.pipeline or DEFAULT_PIPELINE
         out.write(f"{args.input}: pipeline {pipeline}\n")
-        reports = run_tflite(
+        reports = run_model(
             args.input,
             pipeline,
-            upper_bounds=dict(parse_tflite_upper_bound(spec) for spec in args.upper_bound),
+            options,
             dim_values=_dim_values(args.dim_values),
             inputs=npz,
             seed=args.seed,
-            atol=args.atol if args.atol is not None else 1e-4,
-            rtol=args.rtol if args.rtol is not None else 1e-3,
+            atol=args.atol,
+            rtol=args.rtol,
             reference=not args.no_reference,
             kernels=kernels,
             show_progress=show_progress,
         )
         return _write_reports(reports, out, save_outputs)
-    elif args.input.endswith(".onnx"):
-        pipeline = args.pipeline or DEFAULT_PIPELINE
-        out.write(f"{args.input}: pipeline {pipeline}\n")
-        reports = run_onnx(
-            args.input,
-            pipeline,
-            input_shapes=shapes,
-            upper_bounds=upper_bounds_from(args.upper_bound),
-            dim_values=_dim_values(args.dim_values),
-            inputs=npz,
-            seed=args.seed,
-            atol=args.atol if args.atol is not None else 1e-5,
-            rtol=args.rtol or 0.0,
-            reference=not args.no_reference,
-            kernels=kernels,
-            show_progress=show_progress,
-        )
-        return _write_reports(reports, out, save_outputs)
-    else:
-        try:
-            text = Path(args.input).read_text()
-        except OSError as error:
-            raise RunError(f"cannot read {args.input}: {error.strerror}") from error
-        module = parse_module(text, args.input)
-        names = output_names(module)
-        globals_data: dict[str, np.ndarray] = {}
-        if args.weights_from:
-            constants = constant_values(load_model(args.weights_from), shapes)
-            globals_data = global_data(module, constants)
-        result = run_mlir(
-            module,
-            args.pipeline,
-            kernels=kernels,
-            globals_data=globals_data,
-            inputs=npz,
-            seed=args.seed,
-            atol=args.atol if args.atol is not None else 1e-5,
-            show_progress=show_progress,
-        )
-        if isinstance(result, ExecutionResult):
-            for name, value in zip(names, result.outputs):
-                array = np.asarray(value)
-                out.write(
-                    f"{name}: {array.dtype}[{','.join(str(d) for d in array.shape)}] "
-                    f"sum {float(array.astype(np.float64).sum()):.6g}\n"
-                )
-            _save_outputs(save_outputs, names, result.outputs)
-            return 0
-        out.write(f"{args.input}: pipeline {args.pipeline}\n")
-        report = result
-    out.write(report.format() + "\n")
-    _save_outputs(save_outputs, names, report.planned_outputs)
-    return 0 if report.ok else 1
+    try:
+        text = Path(args.input).read_text()
+    except OSError as error:
+        raise RunError(f"cannot read {args.input}: {error.strerror}") from error
+    module = parse_module(text, args.input)
+    names = output_names(module)
+    globals_data: dict[str, np.ndarray] = {}
+    if args.weights_from:
+        globals_data = _weights(args.weights_from, module, args.input_shape)
+    result = run_mlir(
+        module,
+        args.pipeline,
+        kernels=kernels,
+        globals_data=globals_data,
+        inputs=npz,
+        seed=args.seed,
+        atol=args.atol if args.atol is not None else 1e-5,
+        show_progress=show_progress,
+    )
+    if isinstance(result, ExecutionResult):
+        for name, value in zip(names, result.outputs):
+            array = np.asarray(value)
+            out.write(
+                f"{name}: {array.dtype}[{','.join(str(d) for d in array.shape)}] "
+                f"sum {float(array.astype(np.float64).sum()):.6g}\n"
+            )
+        _save_outputs(save_outputs, names, result.outputs)
+        return 0
+    out.write(f"{args.input}: pipeline {args.pipeline}\n")
+    out.write(result.format() + "\n")
+    _save_outputs(save_outputs, names, result.planned_outputs)
+    return 0 if result.ok else 1
+
+
+def _weights(path: str, module: ModuleOp, input_shapes: Sequence[str]) -> dict[str, np.ndarray]:
+    """``--weights-from``: the data of ``module``'s globals from the model at
+    ``path``, read by the front end its suffix selects."""
+    weights_frontend: Frontend | None = frontend_for(path)
+    if weights_frontend is None:
+        raise RunError(f"--weights-from {path}: not a model file ({', '.join(FRONTENDS)})")
+    options = weights_frontend.parse_options(input_shapes, ())
+    return weights_frontend.weights(path, module, options)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -798,7 +687,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LocatedRunError as error:
         print(error, file=sys.stderr)
         return 1
-    except (RunError, OnnxImportError, TfliteImportError, OutputFileError) as error:
+    except (RunError, FrontendError, OutputFileError) as error:
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
         return 1
     finally:

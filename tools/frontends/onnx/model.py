@@ -41,6 +41,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
+from memplan.tools.frontends.protocol import FrontendError
+
 WeightsMode = Literal["external", "inline"]
 
 NONDETERMINISTIC_OPS: frozenset[str] = frozenset(
@@ -61,7 +63,7 @@ SMALL_CONSTANT_ELEMENTS = 4096
 of the protobuf built for inference."""
 
 
-class OnnxImportError(Exception):
+class OnnxImportError(FrontendError):
     """A model memplan cannot import; the message names the tensor or node."""
 
 

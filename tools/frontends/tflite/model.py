@@ -36,6 +36,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
+from memplan.tools.frontends.protocol import FrontendError
+
 _UNSIGNED = Signedness.UNSIGNED
 ELEMENT_TYPES: dict[str, tuple[Attribute, type[np.generic]]] = {
     "FLOAT16": (f16, np.float16),
@@ -68,7 +70,7 @@ def _unpack_int4(data: bytes, count: int) -> bytes:
     return nibbles.astype(np.uint8).tobytes()  # ml_dtypes.int4 sign-extends the low nibble
 
 
-class TfliteImportError(Exception):
+class TfliteImportError(FrontendError):
     """A model memplan cannot import; the message names the tensor or operator."""
 
 

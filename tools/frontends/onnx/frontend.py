@@ -1,0 +1,100 @@
+"""ONNX behind ``protocol.Frontend``: reads ``.onnx`` files (``model``),
+imports them (``importer``), runs their nodes (``kernels``) and the whole
+model under ``onnx.reference.ReferenceEvaluator`` as the reference."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import partial
+from typing import Any, Literal
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.traits import SymbolTable
+
+from memplan.dialect.interpreter import KernelResolver
+from memplan.tools.frontends.onnx.importer import (
+    constant_values,
+    global_data,
+    import_model_and_constants,
+    import_onnx,
+    input_shapes_from,
+    onnx_names,
+    upper_bounds_from,
+)
+from memplan.tools.frontends.onnx.kernels import OnnxKernelResolver
+from memplan.tools.frontends.onnx.model import graph_inputs, load_model, prepare_model
+from memplan.tools.frontends.protocol import FrontendError, ImportedModel, ImportOptions
+
+
+class OnnxFrontend:
+    """ONNX models; ``--upper-bound`` names a symbolic dim (``SYMBOL=N``)."""
+
+    name = "ONNX"
+    suffix = ".onnx"
+    tolerance = (1e-5, 0.0)
+
+    def parse_options(
+        self, input_shapes: Sequence[str], upper_bounds: Sequence[str]
+    ) -> ImportOptions:
+        return ImportOptions(
+            input_shapes=input_shapes_from(input_shapes),
+            upper_bounds=upper_bounds_from(upper_bounds),
+        )
+
+    def import_module(self, path: str, options: ImportOptions) -> ModuleOp:
+        return import_onnx(path, options.input_shapes, options.weights, options.upper_bounds)
+
+    def import_for_run(self, path: str, options: ImportOptions) -> ImportedModel:
+        model = load_model(path)
+        module, constants = import_model_and_constants(
+            model, options.input_shapes, upper_bounds=options.upper_bounds
+        )
+        input_dims: list[tuple[str, list[int | str]]] = []
+        if options.upper_bounds:
+            # The symbols by name: the module's types only say `?`.
+            input_dims = [
+                (
+                    graph_input.name,
+                    [
+                        d.dim_value if d.HasField("dim_value") else d.dim_param
+                        for d in graph_input.type.tensor_type.shape.dim
+                    ],
+                )
+                for graph_input in graph_inputs(prepare_model(model, options.input_shapes))
+            ]
+        main = SymbolTable.lookup_symbol(module, "main")
+        assert isinstance(main, func.FuncOp)
+        names = onnx_names(main, "inputs") or []
+        return ImportedModel(
+            module, global_data(module, constants), input_dims, partial(reference_run, model, names)
+        )
+
+    def kernel_resolver(self) -> KernelResolver:
+        return OnnxKernelResolver()
+
+    def io_names(self, main: func.FuncOp, key: Literal["inputs", "outputs"]) -> list[str] | None:
+        return onnx_names(main, key)
+
+    def weights(self, path: str, module: ModuleOp, options: ImportOptions) -> dict[str, np.ndarray]:
+        return global_data(module, constant_values(load_model(path), options.input_shapes))
+
+
+def reference_run(
+    model: Any,
+    names: Sequence[str],
+    arguments: Sequence[np.ndarray],
+) -> list[np.ndarray]:
+    """The outputs of the whole model under ``onnx.reference.ReferenceEvaluator``."""
+    from onnx.reference import ReferenceEvaluator
+
+    try:
+        evaluator = ReferenceEvaluator(model)
+        results = evaluator.run(None, dict(zip(names, arguments)))
+    except Exception as error:  # noqa: BLE001 - the reference's own failures
+        raise FrontendError(f"reference run: {error}") from error
+    return [np.asarray(r) for r in results]
+
+
+ONNX_FRONTEND = OnnxFrontend()

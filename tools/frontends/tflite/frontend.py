@@ -1,0 +1,130 @@
+"""TFLite behind ``protocol.Frontend``: reads ``.tflite`` flatbuffers
+(``model``), imports a subgraph (``importer``), runs its operators
+(``kernels``) and the whole model in TFLite's own interpreter
+(ai-edge-litert) as the reference."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import partial
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
+
+from memplan.dialect.interpreter import KernelResolver
+from memplan.tools.frontends.protocol import FrontendError, ImportedModel, ImportOptions
+from memplan.tools.frontends.tflite.importer import (
+    TFLITE_ATTR_PREFIX,
+    global_data,
+    import_subgraph,
+    import_tflite,
+    parse_upper_bound,
+    shapes_at_upper_bounds,
+)
+from memplan.tools.frontends.tflite.kernels import TfliteKernelResolver
+from memplan.tools.frontends.tflite.model import TfliteImportError, load_model, read_subgraph
+
+
+class TfliteFrontend:
+    """TFLite models; ``--upper-bound INPUT:AXIS=N`` names a dynamic dim
+    (``-1`` in the input's ``shape_signature``). TFLite sums in another
+    order (im2col and GEMM), hence the looser default tolerance."""
+
+    name = "TFLite"
+    suffix = ".tflite"
+    tolerance = (1e-4, 1e-3)
+
+    def parse_options(
+        self, input_shapes: Sequence[str], upper_bounds: Sequence[str]
+    ) -> ImportOptions:
+        bounds: dict[str, int] = {}
+        for spec in upper_bounds:
+            (name, axis), bound = parse_upper_bound(spec)
+            bounds[f"{name}:{axis}"] = bound
+        return ImportOptions(upper_bounds=bounds)
+
+    def import_module(self, path: str, options: ImportOptions) -> ModuleOp:
+        return import_tflite(
+            path, options.subgraph, options.inputs_in_arena, _bounds_by_axis(options.upper_bounds)
+        )
+
+    def import_for_run(self, path: str, options: ImportOptions) -> ImportedModel:
+        subgraph = read_subgraph(*load_model(path))
+        upper_bounds = _bounds_by_axis(options.upper_bounds)
+        bound_shapes = None
+        if upper_bounds:
+            bound_shapes = shapes_at_upper_bounds(Path(path).read_bytes(), subgraph, upper_bounds)
+        module = import_subgraph(subgraph, bound_shapes=bound_shapes)
+        globals_data = global_data(module, subgraph)
+        for op in module.ops:
+            if isinstance(op, memref.GlobalOp) and op.sym_name.data not in globals_data:
+                raise FrontendError(f"constant @{op.sym_name.data} has no data memplan can compute")
+        input_dims: list[tuple[str, list[int | str]]] = []
+        if upper_bounds:
+            input_dims = [
+                (
+                    tensor.name,
+                    [
+                        f"{tensor.name}:{axis}" if (tensor.name, axis) in upper_bounds else size
+                        for axis, size in enumerate(tensor.shape)
+                    ],
+                )
+                for tensor in (subgraph.tensors[t] for t in subgraph.inputs)
+            ]
+        return ImportedModel(module, globals_data, input_dims, partial(reference_run, path))
+
+    def kernel_resolver(self) -> KernelResolver:
+        return TfliteKernelResolver()
+
+    def io_names(self, main: func.FuncOp, key: Literal["inputs", "outputs"]) -> list[str] | None:
+        recorded = main.attributes.get(TFLITE_ATTR_PREFIX + key)
+        if isinstance(recorded, ArrayAttr):
+            return [n.data for n in recorded.data if isinstance(n, StringAttr)]
+        return None
+
+    def weights(self, path: str, module: ModuleOp, options: ImportOptions) -> dict[str, np.ndarray]:
+        return global_data(module, read_subgraph(*load_model(path), options.subgraph))
+
+
+def _bounds_by_axis(upper_bounds: Mapping[str, int]) -> dict[tuple[str, int], int]:
+    """``INPUT:AXIS`` keys as ``(input, axis)`` (an input name may hold ``:``)."""
+    bounds: dict[tuple[str, int], int] = {}
+    for key, bound in upper_bounds.items():
+        name, _, axis = key.rpartition(":")
+        bounds[name, int(axis)] = bound
+    return bounds
+
+
+def reference_run(model_path: str, arguments: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """The model's outputs from TFLite's interpreter (builtin kernels, no
+    default delegates, so float results do not depend on XNNPACK)."""
+    try:
+        from ai_edge_litert.interpreter import Interpreter, OpResolverType
+    except ImportError as error:
+        raise TfliteImportError(
+            "the TFLite reference needs ai-edge-litert (pip install ai-edge-litert), "
+            "or pass --no-reference"
+        ) from error
+    try:
+        interpreter = Interpreter(
+            model_path=model_path,
+            experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
+        )
+        details = interpreter.get_input_details()
+        for detail, value in zip(details, arguments):
+            if tuple(detail["shape"]) != np.shape(value):
+                interpreter.resize_tensor_input(detail["index"], np.shape(value), strict=True)
+        interpreter.allocate_tensors()
+        for detail, value in zip(details, arguments):
+            interpreter.set_tensor(detail["index"], value)
+        interpreter.invoke()
+        return [interpreter.get_tensor(d["index"]) for d in interpreter.get_output_details()]
+    except (RuntimeError, ValueError) as error:
+        first = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise TfliteImportError(f"TFLite reference run: {first}") from error
+
+
+TFLITE_FRONTEND = TfliteFrontend()
