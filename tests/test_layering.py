@@ -6,7 +6,11 @@ imports, read with ``ast``):
   ``passes/analysis``, ``passes/planning``, ``passes/report_formats`` or a
   helper module such as ``passes/storage_rewrites.py``);
 - no tool imports another tool (they share library modules: ``tools/cli.py``,
-  ``tools/version.py``, ``tools/run_compare.py``, ``tools/frontends/``).
+  ``tools/version.py``, ``tools/run_compare.py``, ``tools/frontends/``);
+- a front end (a package under ``tools/frontends/``) imports the dialect, the
+  shared front-end modules (``protocol``, ``common``) and itself: no pass, no
+  tool library, no other format. The tools reach a format only through
+  ``tools/frontends/registry.py``.
 """
 
 from __future__ import annotations
@@ -105,3 +109,51 @@ def test_no_tool_imports_another_tool() -> None:
     }
     assert not offenders
     assert "memplan.tools.memplan_opt" in TOOL_MODULES
+
+
+FRONTENDS = "memplan.tools.frontends"
+SHARED_FRONTEND_MODULES = {f"{FRONTENDS}.protocol", f"{FRONTENDS}.common"}
+
+
+def test_front_ends_import_only_the_dialect_and_shared_front_end_modules() -> None:
+    graph = _graph()
+    formats = {
+        f"{FRONTENDS}.{path.parent.name}"
+        for path in (REPO / "tools" / "frontends").glob("*/__init__.py")
+    }
+    assert {f"{FRONTENDS}.onnx", f"{FRONTENDS}.tflite"} <= formats
+    offenders = {
+        (name, target)
+        for name in graph
+        for package in formats
+        if name == package or name.startswith(package + ".")
+        for target in graph[name]
+        if not (
+            target.startswith("memplan.dialect")
+            or target in SHARED_FRONTEND_MODULES
+            or target == package
+            or target.startswith(package + ".")
+        )
+    }
+    assert not offenders
+
+
+def test_tools_reach_formats_only_through_the_registry() -> None:
+    """Every import of a tool, also those inside functions (the import CLIs
+    load their front end after reading the command line)."""
+    formats = {path.parent.name for path in (REPO / "tools" / "frontends").glob("*/__init__.py")}
+    offenders: set[tuple[str, str]] = set()
+    for path in (REPO / "tools").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
+            for name in names:
+                parts = name.removeprefix(FRONTENDS + ".").split(".")
+                if name.startswith(FRONTENDS + ".") and parts[0] in formats:
+                    offenders.add((path.name, name))
+    assert not offenders
