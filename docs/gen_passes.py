@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from memplan.passes import get_all_passes
-from memplan.tools.cli import pass_options_help
+from memplan.tools.driver import pass_options_help
 from memplan.tools.memplan_opt import flag_help_text
 
 PAGE = Path(__file__).resolve().parent / "passes.md"

@@ -5,7 +5,7 @@ imports, read with ``ast``):
 - no pass module imports another pass module (shared code lives in
   ``passes/analysis``, ``passes/planning``, ``passes/report_formats`` or a
   helper module such as ``passes/storage_rewrites.py``);
-- no tool imports another tool (they share library modules: ``tools/cli.py``,
+- no tool imports another tool (they share library modules: ``tools/driver.py``,
   ``tools/version.py``, ``tools/run_compare.py``, ``tools/frontends/``);
 - a front end (a package under ``tools/frontends/``) imports the dialect, the
   shared front-end modules (``protocol``, ``common``) and itself: no pass, no

@@ -69,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # Loaded after the command line is read: --help and --version need
     # neither xDSL nor ONNX (a tenth of the time instead of the whole).
-    from memplan.tools.cli import Progress
+    from memplan.tools.driver import Progress
     from memplan.tools.frontends.common import module_text
     from memplan.tools.frontends.protocol import FrontendError
     from memplan.tools.frontends.registry import frontend

@@ -63,7 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # Loaded after the command line is read: --help and --version need
     # neither xDSL nor the flatbuffer reader.
-    from memplan.tools.cli import Progress
+    from memplan.tools.driver import Progress
     from memplan.tools.frontends.common import module_text
     from memplan.tools.frontends.protocol import FrontendError
     from memplan.tools.frontends.registry import frontend

@@ -71,7 +71,7 @@ from memplan.dialect.diagnostics import remark_handler
 from memplan.passes.analysis.kill_order import verify_kill_order
 from memplan.tools import launch
 from memplan.tools.arguments import suggest_options
-from memplan.tools.cli import (
+from memplan.tools.driver import (
     CommandLineError,
     LocatingParser,
     Progress,

@@ -87,7 +87,7 @@ from memplan.dialect.interpreter import (
 from memplan.dialect.ops import InvokeOp
 from memplan.passes.analysis.kill_order import verify_kill_order
 from memplan.tools import launch
-from memplan.tools.cli import (
+from memplan.tools.driver import (
     CommandLineError,
     SourceMap,
     build_pipeline,
@@ -96,7 +96,7 @@ from memplan.tools.cli import (
     normalize_pipeline,
     parse_located,
 )
-from memplan.tools.cli import Progress as CliProgress
+from memplan.tools.driver import Progress as CliProgress
 from memplan.tools.frontends.protocol import Frontend, FrontendError, ImportOptions
 from memplan.tools.frontends.registry import FRONTENDS, all_frontends, frontend_for
 from memplan.tools.output_file import OutputFile, OutputFileError

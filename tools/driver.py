@@ -1,4 +1,4 @@
-"""Command-line plumbing shared by memplan's tools (a library, not a tool).
+"""The drivers' library: what memplan's tools share (a library, not a tool).
 
 ``memplan-opt`` and ``memplan-run`` read the same pass pipelines and report
 the same diagnostics through this module. (Every tool's argument parser is
