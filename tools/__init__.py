@@ -1,1 +1,1 @@
-"""Command-line front ends (installed as the ``memplan_tools`` package)."""
+"""memplan's command lines and the libraries they share (installed as ``memplan.tools``)."""
