@@ -6,7 +6,8 @@ imports, read with ``ast``):
   ``passes/analysis``, ``passes/planning``, ``passes/report_formats`` or a
   helper module such as ``passes/storage_rewrites.py``);
 - no tool imports another tool (they share library modules: ``tools/driver.py``,
-  ``tools/version.py``, ``tools/run_compare.py``, ``tools/frontends/``);
+  ``tools/xdsl_compat.py``, ``tools/version.py``, ``tools/run_compare.py``,
+  ``tools/frontends/``);
 - a front end (a package under ``tools/frontends/``) imports the dialect, the
   shared front-end modules (``protocol``, ``common``) and itself: no pass, no
   tool library, no other format. The tools reach a format only through

@@ -13,9 +13,9 @@ the same diagnostics through this module. (Every tool's argument parser is
 * Locations: ``LocatingParser`` records where every op starts, so that a
   verifier or pass error about an op prints as mlir-opt's
   ``file:line:col: error: ...``, the op's line and a caret, then ``note:``
-  lines for related ops (``memplan.dialect.diagnostics``). It also turns
-  inputs xDSL 0.74's parser mishandles into parse errors (see
-  ``docs/known-limits.md``).
+  lines for related ops (``memplan.dialect.diagnostics``). It parses with
+  ``memplan.tools.xdsl_compat.CompatParser``, which turns inputs xDSL
+  0.74's parser mishandles into parse errors.
 * Progress: ``Progress`` shows the running step on a terminal's stderr when
   work takes more than ``PROGRESS_DELAY`` seconds; it is silent when stderr
   is not a terminal.
@@ -38,20 +38,17 @@ from typing import Any, TextIO
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Attribute, Block, Operation
-from xdsl.parser import Parser
-from xdsl.parser.core import ForwardDeclaredValue
-from xdsl.parser.generic_parser import ParserState
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass, PassPipeline, PassPipelineCallbackType
 from xdsl.printer import Printer
 from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError, ParseError, VerifyException
-from xdsl.utils.lexer import Input, Span
-from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
+from xdsl.utils.lexer import Span
 
 from memplan.dialect.diagnostics import IRLocus, defining_op, error_notes, error_op
 from memplan.passes.pass_options import option_problem, option_values_text
 from memplan.tools.output_file import OutputFileError, check_output_path
+from memplan.tools.xdsl_compat import CompatParser
 
 PassRegistry = Mapping[str, Callable[[], type[ModulePass]]]
 
@@ -283,8 +280,6 @@ def pass_options_help(pass_class: type[ModulePass]) -> list[str]:
 # Locations
 # ---------------------------------------------------------------------------
 
-_INTEGER_RANGE = re.compile(r"Integer value (-?\d+) is out of range for type (\w+)")
-
 
 def describe_parse_error(error: ParseError) -> str:
     """mlir-opt's form of a parse error: ``path:line:col: error: message``, the
@@ -303,164 +298,19 @@ def describe_parse_error(error: ParseError) -> str:
     return text.rstrip("\n")
 
 
-def _reword_value_error(error: Exception) -> str:
-    text = str(error)
-    match = _INTEGER_RANGE.search(text)
-    if match:
-        return f"integer {match.group(1)} does not fit in {match.group(2)}"
-    return text
-
-
-class _LinearLexer(MLIRLexer):
-    """MLIR's lexer with a string-literal pattern that cannot backtrack.
-
-    xDSL 0.74's pattern nests ``[^"...]+`` in ``(...)*``: on a string left
-    open before the end of its line it backtracks exponentially (a 40-byte
-    line takes minutes). One character per repetition matches the same
-    strings in linear time.
-    """
-
-    _unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
-
-
-# An op's name after its results, e.g. `%a, %b:2 = "test.op"` -> "test.op".
-_OP_NAME = re.compile(r'(?:%[\w.$#:-]+(?:\s*,\s*%[\w.$#:-]+)*\s*=\s*)?("[^"]*"|[\w.$]+)')
-
-
-class LocatingParser(Parser):
-    """xDSL's parser, recording where each op starts (``op_spans``).
-
-    It also reports malformed inputs as parse errors that xDSL 0.74 lets
-    through as Python exceptions, accepts, or lexes in exponential time (see
-    ``docs/known-limits.md``): a block label defined twice in one region, a
-    literal too large for its type, an operand used where its definition
-    does not reach, a string left open on its line, and custom op parsers
-    that fail on what they parsed.
-    """
+class LocatingParser(CompatParser):
+    """xDSL's parser with memplan's workarounds (``memplan.tools.xdsl_compat``),
+    recording where each op starts (``op_spans``) for ``SourceMap``."""
 
     def __init__(self, ctx: Context, text: str | bytes, name: str) -> None:
-        super().__init__(ctx, "", name)
-        if isinstance(text, bytes):
-            text = text.decode("utf-8")
-        self._parser_state = ParserState(_LinearLexer(Input(text, name)))
+        super().__init__(ctx, text, name)
         self.op_spans: dict[Operation, Span] = {}
-        # Each use of a not-yet-defined value: its name and where it is written.
-        self._forward_uses: dict[ForwardDeclaredValue, tuple[str, Span]] = {}
-        self._first_forward_use: dict[str, Span] = {}
-
-    def resolve_operand(self, operand: Any, type: Attribute) -> Any:
-        value = super().resolve_operand(operand, type)
-        if isinstance(value, ForwardDeclaredValue) and value not in self._forward_uses:
-            self._forward_uses[value] = (operand.span.text[1:], operand.span)
-            self._first_forward_use.setdefault(operand.span.text[1:], operand.span)
-        return value
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span
-        try:
-            op = super().parse_operation()
-        except (ParseError, RecursionError):
-            raise
-        except (ValueError, VerifyException) as error:
-            # An attribute or op xDSL built while parsing rejected its
-            # parameters: report it where the op starts, as a parse error.
-            raise ParseError(start, _reword_value_error(error)) from None
-        except OverflowError:
-            raise ParseError(start, "a float literal does not fit in its type") from None
-        except Exception as error:  # noqa: BLE001 - xDSL's custom op parsers
-            # Some custom parsers index into what they parsed without
-            # checking it (e.g. a linalg named op with no operands: IndexError).
-            found = _OP_NAME.match(str(start.input.content), start.start)
-            name = found.group(1).strip('"') if found else start.text
-            raise ParseError(
-                start, f"malformed '{name}' op ({type(error).__name__}: {error})"
-            ) from None
+        op = super().parse_operation()
         self.op_spans[op] = start
         return op
-
-    def _parse_block(self) -> Block:
-        token = self._current_token
-        if token.kind is MLIRTokenKind.CARET_IDENT:
-            name = token.text[1:]
-            known = self.blocks.get(name)
-            if known is not None and name not in self.forward_block_references:
-                raise ParseError(token.span, f"block ^{name} defined twice")
-        return super()._parse_block()
-
-    def parse_dense_int_or_fp_elements_attr(self, type: Any) -> Any:
-        start = self._current_token.span
-        try:
-            return super().parse_dense_int_or_fp_elements_attr(type)
-        except ValueError as error:
-            message = _reword_value_error(error)
-            # Point at the offending literal when the message names it.
-            end = self._current_token.span.start
-            span = Span(start.start, max(start.end, end), start.input)
-            literal = re.match(r"integer (-?\d+) ", message)
-            if literal is not None:
-                found = re.compile(rf"(?<![\w.]){re.escape(literal.group(1))}(?![\w.])").search(
-                    str(start.input.content), start.start, end
-                )
-                if found is not None:
-                    span = Span(found.start(), found.end(), start.input)
-            raise ParseError(span, message) from None
-
-    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
-        try:
-            module = super().parse_module(allow_implicit_module)
-        except ParseError as error:
-            if not error.msg.startswith("values used but not defined"):
-                raise
-            # xDSL points at the end of the input; point at the first use.
-            name, span = next(iter(self._forward_uses.values()))
-            raise ParseError(span, f"use of undefined value %{name}") from None
-        for op in module.walk():
-            for operand in op.operands:
-                if isinstance(operand, ForwardDeclaredValue):
-                    # An op whose region defines its own operand: the region
-                    # was parsed before the op existed, so the definition did
-                    # not replace this use (xDSL 0.74).
-                    name, span = self._forward_uses[operand]
-                    raise ParseError(span, f"operand %{name} does not dominate its use")
-        self._check_visibility(module)
-        return module
-
-    def _check_visibility(self, module: ModuleOp) -> None:
-        """Every operand is defined in a block enclosing its use, before it.
-
-        xDSL 0.74 checks neither: a use written above its definition, or
-        outside the region that defines it, parses as a forward reference
-        and verifies. Blocks of one CFG region are not ordered here (that
-        needs a dominator tree), nor ops of a graph region (a module body).
-        """
-        order: dict[Block, dict[Operation, int]] = {}
-        for op in module.walk():
-            for operand in op.operands:
-                owner = operand.owner
-                block = owner if isinstance(owner, Block) else owner.parent_block()
-                if block is None:
-                    continue
-                region = block.parent_region()
-                user: Operation | None = op
-                while user is not None and user.parent_region() is not region:
-                    user = user.parent_op()
-                visible = user is not None
-                if (
-                    user is not None
-                    and user.parent_block() is block
-                    and isinstance(owner, Operation)
-                    and not isinstance(block.parent_op(), ModuleOp)  # a graph region
-                ):
-                    index = order.get(block)
-                    if index is None:  # once per block: the walk stays linear
-                        index = order[block] = {o: i for i, o in enumerate(block.ops)}
-                    visible = index[owner] < index[user]
-                if not visible:
-                    name = operand.name_hint or "value"
-                    span = self._first_forward_use.get(name, self.op_spans.get(op))
-                    if span is None:
-                        continue
-                    raise ParseError(span, f"operand %{name} does not dominate its use")
 
 
 def parse_located(
