@@ -3,7 +3,7 @@
 Usage::
 
     memplan-import-tflite MODEL.tflite [-o OUT.mlir] [--subgraph N] [--inputs-in-arena]
-                          [--upper-bound INPUT:AXIS=N ...]
+                          [--input-shape NAME=DIMS ...] [--upper-bound INPUT:AXIS=N ...]
 
 The output is the form `manifest-alloc` takes: one `func.call` per operator,
 in the model's execution order. The translation is
@@ -48,6 +48,14 @@ def build_parser() -> argparse.ArgumentParser:
         "as TFLite and TFLM hold inputs in their arena",
     )
     parser.add_argument(
+        "--input-shape",
+        action="append",
+        default=[],
+        metavar="NAME=DIMS",
+        help="set an input's dynamic dims (-1 in its shape_signature), e.g. x=4x8; '?' keeps "
+        "one dynamic (repeatable); every tensor's shape comes from ai-edge-litert",
+    )
+    parser.add_argument(
         "--upper-bound",
         action="append",
         default=[],
@@ -75,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             # On a terminal, after two seconds: the stage.
             with Progress(PROG).running() as progress:
                 progress.set(f"importing {args.model}")
-                options = tflite.parse_options((), args.upper_bound)
+                options = tflite.parse_options(args.input_shape, args.upper_bound)
                 options = dataclasses.replace(
                     options, subgraph=args.subgraph, inputs_in_arena=args.inputs_in_arena
                 )

@@ -32,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME=DIMS",
-        help="fix an ONNX graph input's shape (repeatable)",
+        help="fix a model input's shape (ONNX; TFLite: its -1 dims) (repeatable)",
     )
     parser.add_argument(
         "--upper-bound",

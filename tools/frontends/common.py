@@ -15,6 +15,8 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.printer import Printer
 from xdsl.utils.hints import isa
 
+from memplan.tools.frontends.protocol import FrontendError
+
 _INVALID_NAME_CHARS = re.compile(r"[^A-Za-z0-9_$.]")
 
 
@@ -136,3 +138,22 @@ def _view_shape_function(name: str, source_type: Attribute, result_type: Attribu
 def _append(ops: list[Operation], op: Operation) -> SSAValue:
     ops.append(op)
     return op.results[0]
+
+
+def parse_input_shape(spec: str) -> tuple[str, tuple[int, ...]]:
+    """``NAME=1x3x224x224`` (``NAME=`` for a scalar) as ``(name, dims)``; a
+    ``?`` dim (``-1``) keeps the model's own, dynamic, dim."""
+    name, sep, dims = spec.rpartition("=")
+    if not sep or not name:
+        raise FrontendError(f"--input-shape '{spec}' must look like NAME=1x3x224x224")
+    if not dims:
+        return name, ()
+    try:
+        shape = tuple(-1 if d == "?" else int(d) for d in dims.split("x"))
+    except ValueError:
+        raise FrontendError(
+            f"--input-shape '{spec}': dims must be positive integers (or '?') separated by 'x'"
+        ) from None
+    if any(d == 0 or d < -1 for d in shape):
+        raise FrontendError(f"--input-shape '{spec}': dims must be positive")
+    return name, shape

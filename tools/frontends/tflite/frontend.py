@@ -15,6 +15,7 @@ from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 
 from memplan.dialect.interpreter import KernelResolver
+from memplan.tools.frontends.common import parse_input_shape
 from memplan.tools.frontends.protocol import FrontendError, ImportedModel, ImportOptions
 from memplan.tools.frontends.tflite.importer import (
     TFLITE_ATTR_PREFIX,
@@ -22,7 +23,8 @@ from memplan.tools.frontends.tflite.importer import (
     import_subgraph,
     import_tflite,
     parse_upper_bound,
-    shapes_at_upper_bounds,
+    size_subgraph,
+    subgraph_reader,
 )
 from memplan.tools.frontends.tflite.kernels import TfliteKernelResolver
 from memplan.tools.frontends.tflite.model import TfliteImportError, load_model, read_subgraph
@@ -44,21 +46,32 @@ class TfliteFrontend:
         for spec in upper_bounds:
             (name, axis), bound = parse_upper_bound(spec)
             bounds[f"{name}:{axis}"] = bound
-        return ImportOptions(upper_bounds=bounds)
+        return ImportOptions(
+            input_shapes=dict(parse_input_shape(spec) for spec in input_shapes),
+            upper_bounds=bounds,
+        )
 
     def import_module(self, path: str, options: ImportOptions) -> ModuleOp:
         return import_tflite(
-            path, options.subgraph, options.inputs_in_arena, _bounds_by_axis(options.upper_bounds)
+            path,
+            options.subgraph,
+            options.inputs_in_arena,
+            _bounds_by_axis(options.upper_bounds),
+            options.input_shapes,
         )
 
     def import_for_run(self, path: str, options: ImportOptions) -> ImportedModel:
-        subgraph = read_subgraph(*load_model(path))
+        model, label = load_model(path)
+        subgraph = read_subgraph(model, label)
         upper_bounds = _bounds_by_axis(options.upper_bounds)
-        bound_shapes = None
-        if upper_bounds:
-            bound_shapes = shapes_at_upper_bounds(Path(path).read_bytes(), subgraph, upper_bounds)
-        module = import_subgraph(subgraph, bound_shapes=bound_shapes)
-        globals_data = global_data(module, subgraph)
+        sized = subgraph
+        if upper_bounds or options.input_shapes:
+            sized = size_subgraph(
+                Path(path).read_bytes(), subgraph, options.input_shapes, upper_bounds
+            )
+        subgraphs = subgraph_reader(model, label)
+        module = import_subgraph(sized, subgraphs=subgraphs)
+        globals_data = global_data(module, subgraph, subgraphs)
         for op in module.ops:
             if isinstance(op, memref.GlobalOp) and op.sym_name.data not in globals_data:
                 raise FrontendError(f"constant @{op.sym_name.data} has no data memplan can compute")
@@ -69,10 +82,10 @@ class TfliteFrontend:
                     tensor.name,
                     [
                         f"{tensor.name}:{axis}" if (tensor.name, axis) in upper_bounds else size
-                        for axis, size in enumerate(tensor.shape)
+                        for axis, size in enumerate(tensor.max_shape or tensor.shape)
                     ],
                 )
-                for tensor in (subgraph.tensors[t] for t in subgraph.inputs)
+                for tensor in (sized.tensors[t] for t in sized.inputs)
             ]
         return ImportedModel(module, globals_data, input_dims, partial(reference_run, path))
 
@@ -86,7 +99,9 @@ class TfliteFrontend:
         return None
 
     def weights(self, path: str, module: ModuleOp, options: ImportOptions) -> dict[str, np.ndarray]:
-        return global_data(module, read_subgraph(*load_model(path), options.subgraph))
+        model, label = load_model(path)
+        subgraph = read_subgraph(model, label, options.subgraph)
+        return global_data(module, subgraph, subgraph_reader(model, label))
 
 
 def _bounds_by_axis(upper_bounds: Mapping[str, int]) -> dict[tuple[str, int], int]:

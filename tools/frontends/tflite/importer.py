@@ -36,7 +36,9 @@ What the importer does:
    their option bytes as `memory.tflite.custom_options`, typed by the shapes
    the model records.
    `RESHAPE`, `SQUEEZE` and `EXPAND_DIMS` are views (`memory.view`): their
-   result aliases their data operand, which is the call's only operand.
+   result aliases their data operand, which is the call's only operand;
+   under `--upper-bound`, one whose result has two dynamic dims is a
+   copying kernel instead (a view's shape function derives only one dim).
 
 Choices where TFLite leaves room:
 
@@ -45,20 +47,36 @@ Choices where TFLite leaves room:
   `memory.tflite.operand_N_scale` / `_zero_point` (`result_N_...`).
 * Optional inputs left out (index -1) are recorded as
   `memory.tflite.input_slots`, the positions of the operands present.
-* Operators that run other subgraphs (`WHILE`, `IF`, `CALL_ONCE`, `CALL`)
-  are refused naming the operator; `--subgraph N` imports one subgraph.
+* `IF` becomes `scf.if` and `WHILE` `scf.while`, as the ONNX importer
+  does for `If` and `Loop`: `tensor.extract` reads the condition's one bool
+  element, and the subgraphs they run (then/else, condition/body) are
+  emitted into the regions, their inputs the operator's operands (`IF`) or
+  the loop's block arguments (`WHILE`), their outputs `scf.yield`ed
+  (`scf.condition` for a `WHILE` condition). A `WHILE` whose trip count
+  is known at import time (``_trip_count``: its condition compares one loop
+  variable with a constant, the variable starts at a constant and the body
+  adds or subtracts a constant) becomes `scf.for` to that count instead,
+  its condition subgraph not emitted. Each output needs one static
+  shape, a loop's outputs the types of its inputs, and a subgraph's inputs
+  the types it is given: a mismatch is an error naming both. Constants a
+  subgraph reads are globals marked with `memory.tflite.subgraph`.
+  `CALL_ONCE` and `CALL` are refused naming the operator; `--subgraph N`
+  imports one subgraph.
 * The subgraph's inputs are `@main`'s arguments: the caller's memory, not
   planned. `--inputs-in-arena` copies each into planned workspace first
   (`@tfl.INPUT_COPY`), which is how TFLite and TFLM hold inputs: in their
   arena, live until their last reader.
 * A tensor's `shape` is used; a dynamic dimension (`shape_signature` -1)
-  takes the size the model records for it, as TFLite does before any resize,
-  unless `--upper-bound INPUT:AXIS=N` bounds an input's dynamic dim: then
-  every `shape_signature` -1 stays dynamic, bounded by the tensor's shape
-  when ai-edge-litert resizes the inputs to the bounds
-  (``shapes_at_upper_bounds``), each call records `memory.max_shapes` and
-  each kernel with a dynamic result names a shape function (a body for a
-  view, else a declaration `memplan-run` implements with the kernel).
+  takes the size the model records for it, as TFLite does before any resize.
+  `--input-shape NAME=DIMS` sets an input's dynamic dims (a dim the model
+  fixes must be given as it is, or `?`) and every tensor takes the shape
+  ai-edge-litert gives it then (``size_subgraph``). `--upper-bound
+  INPUT:AXIS=N` bounds an input's dynamic dim: then every `shape_signature`
+  -1 stays dynamic, bounded by the tensor's shape when ai-edge-litert
+  resizes the inputs to the bounds (``shapes_at``), each call records
+  `memory.max_shapes` and each kernel with a dynamic result names a shape
+  function (a body for a view, else a declaration `memplan-run` implements
+  with the kernel).
 * Element types: f16/f32/f64, `bf16`, signless i4..i64 for TFLite's signed
   integers, `ui8`..`ui64` for its unsigned ones, `i1` for BOOL,
   `complex<f32>` / `complex<f64>` for COMPLEX64 / COMPLEX128 (8 and 16
@@ -71,28 +89,34 @@ Choices where TFLite leaves room:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cache
+from math import prod
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import bufferization, func, memref
+from xdsl.dialects import arith, bufferization, func, memref, scf
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
     FloatAttr,
+    IndexType,
     IntegerAttr,
     ModuleOp,
     StringAttr,
     SymbolRefAttr,
+    TensorType,
     UnitAttr,
     f32,
     i1,
     i8,
     i64,
 )
+from xdsl.dialects.tensor import ExtractOp
 from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.utils.hints import isa
 
 from memplan.dialect.ops import INPLACE_ATTR, MAX_SHAPES_ATTR, SHAPE_FN_ATTR, VIEW_ATTR
 from memplan.tools.frontends.common import (
@@ -156,7 +180,10 @@ INPLACE_OPS: frozenset[str] = frozenset(
 own type (`memory.inplace`), as TFLite's ArenaPlanner shares them."""
 
 SUBGRAPH_OPS: frozenset[str] = frozenset({"WHILE", "IF", "CALL_ONCE", "CALL"})
-"""Operators that run other subgraphs (not imported yet)."""
+"""Operators that run other subgraphs."""
+
+CONTROL_FLOW_OPS: frozenset[str] = frozenset({"IF", "WHILE"})
+"""The ones imported (as `scf.if` and `scf.while`)."""
 
 
 # ---------------------------------------------------------------------------
@@ -271,6 +298,9 @@ def _quantization_attributes(
 
 @dataclass
 class _Emitter:
+    root: int = 0
+    """The subgraph imported as ``@main``."""
+    subgraphs: Callable[[int], TfliteSubgraph] | None = None
     symbols: UniqueNames = field(default_factory=UniqueNames)
     globals: list[memref.GlobalOp] = field(default_factory=list[memref.GlobalOp])
     declarations: list[func.FuncOp] = field(default_factory=list[func.FuncOp])
@@ -281,14 +311,17 @@ class _Emitter:
     def __post_init__(self) -> None:
         self.symbols.taken.add("main")
 
-    def constant(self, tensor: TfliteTensor, block: Block) -> SSAValue:
-        """Declare the global for ``tensor`` and read it in ``block``."""
+    def constant(self, tensor: TfliteTensor, block: Block, subgraph: int) -> SSAValue:
+        """Declare the global for ``tensor`` (of subgraph ``subgraph``) and
+        read it in ``block``."""
         symbol = self.symbols.get(sanitize_name(tensor.name))
         global_op = memref.GlobalOp.get(
             StringAttr(symbol), tensor.memref_type, UnitAttr(), constant=UnitAttr()
         )
         global_op.attributes[TFLITE_ATTR_PREFIX + "name"] = StringAttr(tensor.name)
         global_op.attributes[TFLITE_ATTR_PREFIX + "tensor"] = IntegerAttr(tensor.index, i64)
+        if subgraph != self.root:
+            global_op.attributes[TFLITE_ATTR_PREFIX + "subgraph"] = IntegerAttr(subgraph, i64)
         self.globals.append(global_op)
         get = memref.GetGlobalOp(symbol, tensor.memref_type)
         to_tensor = bufferization.ToTensorOp(get.memref, restrict=True)
@@ -354,6 +387,382 @@ class _Emitter:
             self.declarations.append(shape_fn)
         return declaration
 
+    def emit(
+        self,
+        subgraph: TfliteSubgraph,
+        block: Block,
+        values: dict[int, SSAValue],
+        folded: _Folded,
+        path: tuple[int, ...],
+    ) -> list[SSAValue]:
+        """Emit ``subgraph``'s operators into ``block`` (``values``: its
+        tensors computed so far, the inputs at least) and return the values
+        of its outputs. ``path``: the subgraphs being emitted, outermost
+        first (a subgraph that runs itself is refused)."""
+        tensors = subgraph.tensors
+        live = [op for op in subgraph.operators if op.index not in folded.folded_operators]
+        read_constants = dict.fromkeys(
+            t
+            for t in [*(t for op in live for t in _operands_of(op, tensors)), *subgraph.outputs]
+            if t in folded.constants and t not in values
+        )
+        for tensor_index in read_constants:
+            values[tensor_index] = self.constant(tensors[tensor_index], block, subgraph.index)
+        where = "" if subgraph.index == self.root else f"subgraph {subgraph.index} "
+        for operator in live:
+            operands: list[SSAValue] = []
+            for tensor_index in _operands_of(operator, tensors):
+                if tensor_index not in values:
+                    raise TfliteImportError(
+                        f"{where}{operator.where} reads tensor {tensor_index} "
+                        f"'{tensors[tensor_index].name}', which no earlier operator writes"
+                    )
+                operands.append(values[tensor_index])
+            results = [tensors[t] for t in operator.outputs]
+            if operator.name in SUBGRAPH_OPS - CONTROL_FLOW_OPS:
+                raise TfliteImportError(
+                    f"{where}{operator.where} runs other subgraphs: memplan imports IF and "
+                    "WHILE (as scf.if and scf.while), not CALL_ONCE or CALL (import one "
+                    "subgraph with --subgraph N)"
+                )
+            if operator.name in CONTROL_FLOW_OPS:
+                emitted = self._control_flow(subgraph, operator, operands, block, path)
+            else:
+                emitted = self._call(
+                    operator,
+                    [tensors[t] for t in _operands_of(operator, tensors)],
+                    operands,
+                    results,
+                    block,
+                    where,
+                )
+            for tensor, result in zip(results, emitted):
+                result.name_hint = sanitize_name(tensor.name)
+                values[tensor.index] = result
+        returned: list[SSAValue] = []
+        for tensor_index in subgraph.outputs:
+            if tensor_index not in values:
+                raise TfliteImportError(
+                    f"{where or 'subgraph '}output tensor {tensor_index} "
+                    f"'{tensors[tensor_index].name}' is written by no operator"
+                )
+            returned.append(values[tensor_index])
+        return returned
+
+    def _call(
+        self,
+        operator: TfliteOperator,
+        operand_tensors: Sequence[TfliteTensor],
+        operands: Sequence[SSAValue],
+        results: Sequence[TfliteTensor],
+        block: Block,
+        where: str,
+    ) -> Sequence[SSAValue]:
+        """One kernel call for ``operator``."""
+        view = operator.name in VIEW_OPS and all(t.shape.count(-1) <= 1 for t in results)
+        declaration = self.declaration(operator, operand_tensors, results, view)
+        call = func.CallOp(declaration.sym_name.data, operands, [t.tensor_type for t in results])
+        if not view and any(t.max_shape is not None for t in results):
+            call.attributes[MAX_SHAPES_ATTR] = ArrayAttr(
+                DenseArrayBase.from_list(i64, t.max_shape or t.shape) for t in results
+            )
+        block.add_op(call)
+        return call.results
+
+    def _control_flow(
+        self,
+        subgraph: TfliteSubgraph,
+        operator: TfliteOperator,
+        operands: Sequence[SSAValue],
+        block: Block,
+        path: tuple[int, ...],
+    ) -> Sequence[SSAValue]:
+        """``IF`` as `scf.if`, ``WHILE`` as `scf.while`: the subgraphs they
+        run become regions that use the operator's operands directly."""
+        where = f"{operator.where}" + (
+            f" in subgraph {subgraph.index}" if subgraph.index != self.root else ""
+        )
+        if self.subgraphs is None:
+            raise TfliteImportError(f"{where} runs other subgraphs, which this import cannot read")
+        result_types = [subgraph.tensors[t].tensor_type for t in operator.outputs]
+        if any(not isa(t, TensorType[Attribute]) or not t.has_static_shape() for t in result_types):
+            raise TfliteImportError(
+                f"{where}: its outputs {[str(t) for t in result_types]} need static shapes"
+            )
+        if operator.name == "IF":
+            return self._if(subgraph, operator, operands, result_types, block, path, where)
+        return self._while(subgraph, operator, operands, result_types, block, path, where)
+
+    def _branch(
+        self,
+        index: int,
+        role: str,
+        arguments: Sequence[SSAValue],
+        expected: Sequence[Attribute] | int,
+        block: Block,
+        path: tuple[int, ...],
+        where: str,
+    ) -> list[SSAValue]:
+        """Emit subgraph ``index`` into ``block`` with ``arguments`` as its
+        inputs; its outputs, checked against the ``expected`` types (or only
+        counted)."""
+        assert self.subgraphs is not None
+        if index in path:
+            raise TfliteImportError(
+                f"{where}: its {role} is subgraph {index}, which is already running "
+                f"(subgraphs {' -> '.join(map(str, (*path, index)))}): recursion is not supported"
+            )
+        try:
+            branch = self.subgraphs(index)
+        except TfliteImportError as error:
+            raise TfliteImportError(f"{where}: its {role}: {error}") from None
+        if len(branch.inputs) != len(arguments):
+            raise TfliteImportError(
+                f"{where}: its {role} (subgraph {index}) takes {len(branch.inputs)} inputs, "
+                f"it is given {len(arguments)}"
+            )
+        values: dict[int, SSAValue] = {}
+        for position, (tensor_index, argument) in enumerate(zip(branch.inputs, arguments)):
+            tensor = branch.tensors[tensor_index]
+            if tensor.tensor_type != argument.type:
+                raise TfliteImportError(
+                    f"{where}: input {position} '{tensor.name}' of its {role} (subgraph "
+                    f"{index}) is {tensor.tensor_type}, it is given {argument.type}"
+                )
+            values[tensor_index] = argument
+        outputs = self.emit(
+            branch, block, values, fold_constants(branch, values=False), (*path, index)
+        )
+        count = expected if isinstance(expected, int) else len(expected)
+        if len(outputs) != count:
+            raise TfliteImportError(
+                f"{where}: its {role} (subgraph {index}) has {len(outputs)} outputs, "
+                f"{count} expected"
+            )
+        for position, (value, wanted) in enumerate(
+            zip(outputs, () if isinstance(expected, int) else expected)
+        ):
+            if value.type != wanted:
+                name = branch.tensors[branch.outputs[position]].name
+                raise TfliteImportError(
+                    f"{where}: output {position} '{name}' of its {role} (subgraph {index}) "
+                    f"is {value.type}, expected {wanted}"
+                )
+        return outputs
+
+    def _if(
+        self,
+        subgraph: TfliteSubgraph,
+        operator: TfliteOperator,
+        operands: Sequence[SSAValue],
+        result_types: Sequence[Attribute],
+        block: Block,
+        path: tuple[int, ...],
+        where: str,
+    ) -> Sequence[SSAValue]:
+        if not operands:
+            raise TfliteImportError(f"{where} has no condition input")
+        condition = _one_bool(operands[0], block, f"{where}: condition")
+        regions: list[Region] = []
+        for role, key in (
+            ("then branch", "ThenSubgraphIndex"),
+            ("else branch", "ElseSubgraphIndex"),
+        ):
+            branch_block = Block()
+            outputs = self._branch(
+                int(operator.options.get(key, -1)),
+                role,
+                operands[1:],
+                result_types,
+                branch_block,
+                path,
+                where,
+            )
+            branch_block.add_op(scf.YieldOp(*outputs))
+            regions.append(Region(branch_block))
+        if_op = scf.IfOp(condition, result_types, regions[0], regions[1])
+        block.add_op(if_op)
+        return if_op.results
+
+    def _while(
+        self,
+        subgraph: TfliteSubgraph,
+        operator: TfliteOperator,
+        operands: Sequence[SSAValue],
+        result_types: Sequence[Attribute],
+        block: Block,
+        path: tuple[int, ...],
+        where: str,
+    ) -> Sequence[SSAValue]:
+        operand_types = [o.type for o in operands]
+        if list(operand_types) != list(result_types):
+            raise TfliteImportError(
+                f"{where}: its inputs {[str(t) for t in operand_types]} and outputs "
+                f"{[str(t) for t in result_types]} differ; a loop carries one type each"
+            )
+        condition_index = int(operator.options.get("CondSubgraphIndex", -1))
+        body_index = int(operator.options.get("BodySubgraphIndex", -1))
+        trips = self._trip_count(subgraph, operator, condition_index, body_index)
+        if trips is not None:
+            body = Block(arg_types=[IndexType(), *operand_types])
+            body.args[0].name_hint = "iteration"
+            for argument, operand in zip(body.args[1:], operands):
+                argument.name_hint = operand.name_hint
+            outputs = self._branch(
+                body_index, "body", body.args[1:], result_types, body, path, where
+            )
+            body.add_op(scf.YieldOp(*outputs))
+            bounds = [arith.ConstantOp(IntegerAttr(n, IndexType())) for n in (0, trips, 1)]
+            for bound, name in zip(bounds, ("c0", "trips", "c1")):
+                bound.result.name_hint = name
+            block.add_ops(bounds)
+            start, stop, step = bounds
+            for_op = scf.ForOp(start, stop, step, operands, Region(body))
+            block.add_op(for_op)
+            return for_op.results
+        before = Block(arg_types=operand_types)
+        after = Block(arg_types=operand_types)
+        for argument in (*before.args, *after.args):
+            argument.name_hint = operands[argument.index].name_hint
+        (condition,) = self._branch(
+            condition_index,
+            "condition",
+            before.args,
+            1,
+            before,
+            path,
+            where,
+        )
+        flag = _one_bool(condition, before, f"{where}: the output of its condition")
+        before.add_op(scf.ConditionOp(flag, *before.args))
+        outputs = self._branch(
+            body_index,
+            "body",
+            after.args,
+            result_types,
+            after,
+            path,
+            where,
+        )
+        after.add_op(scf.YieldOp(*outputs))
+        while_op = scf.WhileOp(operands, result_types, Region(before), Region(after))
+        block.add_op(while_op)
+        return while_op.results
+
+    def _trip_count(
+        self, subgraph: TfliteSubgraph, operator: TfliteOperator, condition: int, body: int
+    ) -> int | None:
+        """The number of times the ``WHILE`` runs its body when that is known
+        at import time, else ``None``: its condition subgraph is one
+        comparison of a loop variable with a constant, the variable starts
+        at a constant and the body adds (or subtracts) a constant to it. The
+        loop is then run on that variable alone, in its own dtype, as TFLite
+        would (at most ``MAX_FOLDED_TRIPS`` times)."""
+        assert self.subgraphs is not None
+        if condition in (subgraph.index, body) or body == subgraph.index:
+            return None  # the recursion check of _branch reports these
+        try:
+            test, step = self.subgraphs(condition), self.subgraphs(body)
+        except TfliteImportError:
+            return None
+        compare = _single_operator(test)
+        if (
+            compare is None
+            or compare.name not in _COMPARISONS
+            or len(compare.inputs) != 2
+            or tuple(compare.outputs) != tuple(test.outputs)
+        ):
+            return None
+        sides = [_loop_variable(test, t) for t in compare.inputs]
+        constants = [constant_data(test.tensors[t]) for t in compare.inputs]
+        if sorted(s is None for s in sides) != [False, True]:
+            return None
+        position = next(s for s in sides if s is not None)
+        limit = next((c for c in constants if c is not None), None)
+        if limit is None or position >= len(operator.inputs) or position >= len(step.outputs):
+            return None
+        start = constant_data(subgraph.tensors[operator.inputs[position]])
+        update = next((op for op in step.operators if step.outputs[position] in op.outputs), None)
+        if start is None or update is None or update.name not in ("ADD", "SUB"):
+            return None
+        if update.options.get("FusedActivationFunction", 0) not in (0, "NONE"):
+            return None
+        operands = list(update.inputs)
+        if len(operands) != 2 or _loop_variable(step, operands[0]) != position:
+            return None
+        increment = constant_data(step.tensors[operands[1]])
+        if increment is None or start.size != 1 or limit.size != 1 or increment.size != 1:
+            return None
+        value = start.reshape(())
+        advance = np.add if update.name == "ADD" else np.subtract
+        holds = _COMPARISONS[compare.name]
+        trips = 0
+        while bool(holds(*(value if s is not None else limit.reshape(()) for s in sides))):
+            if trips == MAX_FOLDED_TRIPS:
+                return None
+            value = advance(value, increment.reshape(())).astype(start.dtype)
+            trips += 1
+        return trips
+
+
+MAX_FOLDED_TRIPS = 1 << 20
+"""Trip counts of ``WHILE`` loops up to this are folded (an `scf.for`);
+longer ones stay `scf.while`."""
+
+_COMPARISONS: dict[str, Callable[[Any, Any], Any]] = {
+    "LESS": np.less,
+    "LESS_EQUAL": np.less_equal,
+    "GREATER": np.greater,
+    "GREATER_EQUAL": np.greater_equal,
+    "NOT_EQUAL": np.not_equal,
+}
+
+
+def _single_operator(subgraph: TfliteSubgraph) -> TfliteOperator | None:
+    """The subgraph's one operator, when it has exactly one."""
+    return subgraph.operators[0] if len(subgraph.operators) == 1 else None
+
+
+def _loop_variable(subgraph: TfliteSubgraph, tensor_index: int) -> int | None:
+    """The position of ``tensor_index`` among the subgraph's inputs (a
+    loop variable), or ``None``."""
+    inputs = list(subgraph.inputs)
+    return inputs.index(tensor_index) if tensor_index in inputs else None
+
+
+def _one_bool(value: SSAValue, block: Block, what: str) -> SSAValue:
+    """The one element of ``value``, a bool tensor, read with `tensor.extract`."""
+    if (
+        not isa(value.type, TensorType[Attribute])
+        or value.type.get_element_type() != i1
+        or prod(value.type.get_shape()) != 1
+    ):
+        raise TfliteImportError(f"{what} is {value.type}; it needs one bool element")
+    indices: list[SSAValue] = []
+    if value.type.get_shape():
+        zero = arith.ConstantOp(IntegerAttr(0, IndexType()))
+        block.add_op(zero)
+        indices = [zero.result] * len(value.type.get_shape())
+    extract = ExtractOp(value, indices, i1)
+    block.add_op(extract)
+    return extract.result
+
+
+def _is_view(operator: TfliteOperator, tensors: Sequence[TfliteTensor]) -> bool:
+    """Is ``operator`` imported as a view? `RESHAPE`, `SQUEEZE` and
+    `EXPAND_DIMS` are, unless a result has two dynamic dims: a view's shape
+    function derives one dim from the element count, so those copy instead
+    (a kernel whose shape function runs it)."""
+    return operator.name in VIEW_OPS and all(
+        tensors[t].shape.count(-1) <= 1 for t in operator.outputs
+    )
+
+
+def _operands_of(operator: TfliteOperator, tensors: Sequence[TfliteTensor]) -> list[int]:
+    """The tensors an operator's call takes: a view only its data."""
+    present = [t for t in operator.inputs if t != -1]
+    return present[:1] if _is_view(operator, tensors) else present
+
 
 INPUT_COPY = "INPUT_COPY"
 """The pseudo-operator ``inputs_in_arena`` adds: copies an input into the arena."""
@@ -377,14 +786,40 @@ def parse_upper_bound(spec: str) -> tuple[tuple[str, int], int]:
     return (name, axis_number), bound
 
 
-def shapes_at_upper_bounds(
-    model_bytes: bytes, subgraph: TfliteSubgraph, upper_bounds: Mapping[tuple[str, int], int]
+def shapes_at(
+    model_bytes: bytes,
+    subgraph: TfliteSubgraph,
+    input_shapes: Mapping[str, tuple[int, ...]],
+    upper_bounds: Mapping[tuple[str, int], int],
 ) -> dict[int, tuple[int, ...]]:
-    """Every tensor's shape (by index) when each bounded input dim is at its
+    """Every tensor's shape (by index) with the inputs at ``input_shapes``
+    (a ``-1`` dim keeps the model's) and each bounded input dim at its
     bound, from TFLite's own shape propagation (ai-edge-litert resizes the
-    inputs and prepares every operator). Each bound must name a dim the
-    model leaves dynamic (``shape_signature`` -1) of an input of subgraph 0."""
+    inputs and prepares every operator). Each fixed or bounded dim must be
+    one the model leaves dynamic (``shape_signature`` -1) of an input of
+    subgraph 0."""
     inputs = {subgraph.tensors[t].name: subgraph.tensors[t] for t in subgraph.inputs}
+    listed = ", ".join(f"{name} {list(t.signature or t.shape)}" for name, t in inputs.items())
+    for name, dims in input_shapes.items():
+        tensor = inputs.get(name)
+        if tensor is None:
+            raise TfliteImportError(
+                f"--input-shape names '{name}', which is not an input of subgraph "
+                f"{subgraph.index} (inputs: {listed})"
+            )
+        signature = tensor.signature or tensor.shape
+        if len(dims) != len(signature):
+            raise TfliteImportError(
+                f"--input-shape {name}={_dims_text(dims)}: input '{name}' {list(signature)} "
+                f"has {len(signature)} dims, not {len(dims)}"
+            )
+        for axis, (size, model_size) in enumerate(zip(dims, signature)):
+            if size != -1 and model_size != -1 and size != model_size:
+                raise TfliteImportError(
+                    f"--input-shape {name}={_dims_text(dims)}: axis {axis} of input '{name}' "
+                    f"{list(signature)} is {model_size} in the model; only its -1 dims "
+                    "(shape_signature) can be set"
+                )
     for (name, axis), bound in upper_bounds.items():
         tensor = inputs.get(name)
         if tensor is None:
@@ -398,13 +833,20 @@ def shapes_at_upper_bounds(
                 f"{list(tensor.signature or tensor.shape)} is not a dynamic dim (-1 in its "
                 "shape_signature)"
             )
+        fixed = input_shapes.get(name)
+        if fixed is not None and fixed[axis] != -1:
+            raise TfliteImportError(
+                f"--upper-bound {name}:{axis}={bound}: --input-shape fixes axis {axis} of "
+                f"input '{name}' to {fixed[axis]} (give '?' there to bound it)"
+            )
+    option = "--upper-bound" if not input_shapes else "--input-shape"
     if subgraph.index != 0:
-        raise TfliteImportError("--upper-bound applies to subgraph 0 only")
+        raise TfliteImportError(f"{option} applies to subgraph 0 only")
     try:
         from ai_edge_litert.interpreter import Interpreter, OpResolverType
     except ImportError as error:
         raise TfliteImportError(
-            "--upper-bound sizes the model with ai-edge-litert (pip install ai-edge-litert)"
+            f"{option} sizes the model with ai-edge-litert (pip install ai-edge-litert)"
         ) from error
     try:
         interpreter = Interpreter(
@@ -413,8 +855,9 @@ def shapes_at_upper_bounds(
         )
         for detail in interpreter.get_input_details():
             tensor = subgraph.tensors[detail["index"]]
+            fixed = input_shapes.get(tensor.name, (-1,) * len(tensor.shape))
             shape = [
-                upper_bounds.get((tensor.name, axis), size)
+                fixed[axis] if fixed[axis] != -1 else upper_bounds.get((tensor.name, axis), size)
                 for axis, size in enumerate(tensor.shape)
             ]
             interpreter.resize_tensor_input(detail["index"], shape, strict=True)
@@ -425,7 +868,44 @@ def shapes_at_upper_bounds(
         }
     except (RuntimeError, ValueError) as error:
         first = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise TfliteImportError(f"cannot size the model at its upper bounds: {first}") from error
+        at = "its upper bounds" if not input_shapes else "the given --input-shape"
+        raise TfliteImportError(f"cannot size the model at {at}: {first}") from error
+
+
+def _dims_text(dims: Sequence[int]) -> str:
+    return "x".join("?" if d == -1 else str(d) for d in dims)
+
+
+def size_subgraph(
+    model_bytes: bytes,
+    subgraph: TfliteSubgraph,
+    input_shapes: Mapping[str, tuple[int, ...]],
+    upper_bounds: Mapping[tuple[str, int], int],
+) -> TfliteSubgraph:
+    """``subgraph`` with the input dims ``input_shapes`` fixes set, every
+    tensor at the shape TFLite gives it then (``shapes_at``); with
+    ``upper_bounds``, every dim the model leaves dynamic and no input shape
+    fixes stays dynamic, bounded (``_with_dynamic_dims``)."""
+    shapes = shapes_at(model_bytes, subgraph, input_shapes, upper_bounds)
+    tensors = list(subgraph.tensors)
+    for name, dims in input_shapes.items():
+        tensor = next(
+            subgraph.tensors[t] for t in subgraph.inputs if subgraph.tensors[t].name == name
+        )
+        signature = tuple(
+            size if size != -1 else model
+            for size, model in zip(dims, tensor.signature or tensor.shape)
+        )
+        shape = tuple(size if size != -1 else model for size, model in zip(dims, tensor.shape))
+        tensors[tensor.index] = replace(tensor, shape=shape, signature=signature)
+    if not upper_bounds:
+        for tensor in tensors:
+            if tensor.data is None and -1 in tensor.signature:
+                # TFLite's own sizes at the fixed inputs: static from here on.
+                shape = shapes.get(tensor.index, tensor.shape)
+                tensors[tensor.index] = replace(tensor, shape=shape, signature=shape)
+        return replace(subgraph, tensors=tensors)
+    return _with_dynamic_dims(replace(subgraph, tensors=tensors), shapes)
 
 
 def _with_dynamic_dims(
@@ -447,10 +927,16 @@ def _with_dynamic_dims(
     return replace(subgraph, tensors=tensors)
 
 
+SubgraphReader = Callable[[int], TfliteSubgraph]
+"""Reads subgraph N of the model (the branches and loop parts `IF` and
+`WHILE` run)."""
+
+
 def import_subgraph(
     subgraph: TfliteSubgraph,
     inputs_in_arena: bool = False,
     bound_shapes: Mapping[int, tuple[int, ...]] | None = None,
+    subgraphs: SubgraphReader | None = None,
 ) -> ModuleOp:
     """The value-semantic module of ``subgraph``.
 
@@ -460,34 +946,20 @@ def import_subgraph(
     and TFLM's arenas (where the application writes the input), instead of
     being the caller's memory for the whole call.
 
-    With ``bound_shapes`` (``shapes_at_upper_bounds``), the dims the model
-    leaves dynamic stay dynamic, each call records its results' shapes
-    there in `memory.max_shapes`, and each kernel with a dynamic result
-    names a shape function.
+    With ``bound_shapes`` (``shapes_at``), the dims the model leaves dynamic
+    stay dynamic, each call records its results' shapes there in
+    `memory.max_shapes`, and each kernel with a dynamic result names a
+    shape function.
+
+    ``subgraphs`` reads the subgraphs `IF` and `WHILE` run (without it they
+    are refused).
     """
     if bound_shapes is not None:
         subgraph = _with_dynamic_dims(subgraph, bound_shapes)
-    for operator in subgraph.operators:
-        if operator.name in SUBGRAPH_OPS:
-            raise TfliteImportError(
-                f"{operator.where} runs other subgraphs: memplan does not import TFLite "
-                "control flow yet (import one subgraph with --subgraph N)"
-            )
-    folded = fold_constants(subgraph, values=False)
+    emitter = _Emitter(root=subgraph.index, subgraphs=subgraphs)
     tensors = subgraph.tensors
-    live = [op for op in subgraph.operators if op.index not in folded.folded_operators]
-
-    def operands_of(operator: TfliteOperator) -> list[int]:
-        present = [t for t in operator.inputs if t != -1]
-        return present[:1] if operator.name in VIEW_OPS else present
-
+    folded = fold_constants(subgraph, values=False)
     inputs = [t for t in subgraph.inputs if t not in folded.constants]
-    read_constants = dict.fromkeys(
-        t
-        for t in [*(t for op in live for t in operands_of(op)), *subgraph.outputs]
-        if t in folded.constants
-    )
-    emitter = _Emitter()
     block = Block(arg_types=[tensors[t].tensor_type for t in inputs])
     values: dict[int, SSAValue] = {}
     for tensor_index, argument in zip(inputs, block.args):
@@ -501,46 +973,7 @@ def import_subgraph(
             call.results[0].name_hint = sanitize_name(tensor.name) + "_arena"
             values[tensor_index] = call.results[0]
             block.add_op(call)
-    for tensor_index in read_constants:
-        values[tensor_index] = emitter.constant(tensors[tensor_index], block)
-
-    for operator in live:
-        operands: list[SSAValue] = []
-        for tensor_index in operands_of(operator):
-            if tensor_index not in values:
-                raise TfliteImportError(
-                    f"{operator.where} reads tensor {tensor_index} "
-                    f"'{tensors[tensor_index].name}', which no earlier operator writes"
-                )
-            operands.append(values[tensor_index])
-        results = [tensors[t] for t in operator.outputs]
-        view = operator.name in VIEW_OPS
-        if view and any(t.shape.count(-1) > 1 for t in results):
-            raise TfliteImportError(
-                f"{operator.where}: a view with more than one dynamic dim "
-                f"({list(results[0].shape)}, -1 dynamic) is not supported"
-            )
-        declaration = emitter.declaration(
-            operator, [tensors[t] for t in operands_of(operator)], results, view
-        )
-        call = func.CallOp(declaration.sym_name.data, operands, [t.tensor_type for t in results])
-        if not view and any(t.max_shape is not None for t in results):
-            call.attributes[MAX_SHAPES_ATTR] = ArrayAttr(
-                DenseArrayBase.from_list(i64, t.max_shape or t.shape) for t in results
-            )
-        for tensor, result in zip(results, call.results):
-            result.name_hint = sanitize_name(tensor.name)
-            values[tensor.index] = result
-        block.add_op(call)
-
-    returned: list[SSAValue] = []
-    for tensor_index in subgraph.outputs:
-        if tensor_index not in values:
-            raise TfliteImportError(
-                f"subgraph output tensor {tensor_index} '{tensors[tensor_index].name}' "
-                "is written by no operator"
-            )
-        returned.append(values[tensor_index])
+    returned = emitter.emit(subgraph, block, values, folded, (subgraph.index,))
     block.add_op(func.ReturnOp(*returned))
     main = func.FuncOp(
         "main",
@@ -562,28 +995,45 @@ def import_tflite(
     subgraph: int = 0,
     inputs_in_arena: bool = False,
     upper_bounds: Mapping[tuple[str, int], int] | None = None,
+    input_shapes: Mapping[str, tuple[int, ...]] | None = None,
 ) -> ModuleOp:
     """Load the model at ``source`` (a path or the file's bytes) and import
-    subgraph ``subgraph`` (see ``import_subgraph``), with the dynamic input
-    dims in ``upper_bounds`` (``(input name, axis) -> bound``) kept dynamic."""
+    subgraph ``subgraph`` (see ``import_subgraph``), with the input shapes
+    ``input_shapes`` fixes and the dynamic input dims in ``upper_bounds``
+    (``(input name, axis) -> bound``) kept dynamic (``size_subgraph``)."""
     model, label = load_model(source)
     read = read_subgraph(model, label, subgraph)
-    bound_shapes = None
-    if upper_bounds:
+    if upper_bounds or input_shapes:
         data = source if isinstance(source, bytes) else Path(source).read_bytes()
-        bound_shapes = shapes_at_upper_bounds(data, read, upper_bounds)
-    return import_subgraph(read, inputs_in_arena, bound_shapes)
+        read = size_subgraph(data, read, input_shapes or {}, upper_bounds or {})
+    return import_subgraph(read, inputs_in_arena, subgraphs=subgraph_reader(model, label))
 
 
-def global_data(module: ModuleOp, subgraph: TfliteSubgraph) -> dict[str, np.ndarray]:
+def subgraph_reader(model: Any, label: str) -> SubgraphReader:
+    """Reads (once each) the subgraphs of ``model``."""
+    return cache(lambda index: read_subgraph(model, label, index))
+
+
+def global_data(
+    module: ModuleOp, subgraph: TfliteSubgraph, subgraphs: SubgraphReader | None = None
+) -> dict[str, np.ndarray]:
     """The data of each constant global of ``module`` (imported from
-    ``subgraph``), by symbol: DEQUANTIZE and DENSIFY outputs computed."""
-    values = fold_constants(subgraph).values
+    ``subgraph``; ``subgraphs`` reads those its `IF` and `WHILE` run), by
+    symbol: DEQUANTIZE and DENSIFY outputs computed."""
+    folded: dict[int, dict[int, np.ndarray]] = {}
     data: dict[str, np.ndarray] = {}
     for op in module.ops:
         index = op.attributes.get(TFLITE_ATTR_PREFIX + "tensor")
-        if isinstance(op, memref.GlobalOp) and isinstance(index, IntegerAttr):
-            array = values.get(index.value.data)
-            if array is not None:
-                data[op.sym_name.data] = array
+        if not isinstance(op, memref.GlobalOp) or not isinstance(index, IntegerAttr):
+            continue
+        owner = op.attributes.get(TFLITE_ATTR_PREFIX + "subgraph")
+        number = owner.value.data if isinstance(owner, IntegerAttr) else subgraph.index
+        if number not in folded:
+            if number == subgraph.index:
+                folded[number] = fold_constants(subgraph).values
+            else:
+                folded[number] = fold_constants(subgraphs(number)).values if subgraphs else {}
+        array = folded[number].get(index.value.data)
+        if array is not None:
+            data[op.sym_name.data] = array
     return data

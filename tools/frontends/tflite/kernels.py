@@ -208,6 +208,20 @@ def rfft2d(ins: Sequence[np.ndarray], options: Options) -> np.ndarray:
     return np.fft.rfft2(ins[0], s=(rows, columns), axes=(-2, -1)).astype(np.complex64)
 
 
+def reshape(ins: Sequence[np.ndarray], options: Options) -> np.ndarray:
+    shape = ins[1] if len(ins) > 1 else options.get("new_shape", [])
+    return np.reshape(ins[0], [int(d) for d in np.asarray(shape).ravel()])
+
+
+def squeeze(ins: Sequence[np.ndarray], options: Options) -> np.ndarray:
+    dims = options.get("squeeze_dims") or []
+    return np.squeeze(ins[0], axis=tuple(int(d) for d in dims) if dims else None)
+
+
+def expand_dims(ins: Sequence[np.ndarray], options: Options) -> np.ndarray:
+    return np.expand_dims(ins[0], int(np.asarray(ins[1]).ravel()[0]))
+
+
 def _binary(function: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> TfliteKernel:
     return lambda ins, options: _activation(function(ins[0], ins[1]), options)
 
@@ -243,11 +257,56 @@ KERNELS: dict[str, TfliteKernel] = {
     "TRANSPOSE": transpose,
     "RFFT2D": rfft2d,
     "COMPLEX_ABS": _unary(np.abs),
+    "RESHAPE": reshape,
+    "SQUEEZE": squeeze,
+    "EXPAND_DIMS": expand_dims,
+    "MAXIMUM": lambda ins, options: np.maximum(ins[0], ins[1]),
+    "MINIMUM": lambda ins, options: np.minimum(ins[0], ins[1]),
+    "LESS": lambda ins, options: np.less(ins[0], ins[1]),
+    "LESS_EQUAL": lambda ins, options: np.less_equal(ins[0], ins[1]),
+    "GREATER": lambda ins, options: np.greater(ins[0], ins[1]),
+    "GREATER_EQUAL": lambda ins, options: np.greater_equal(ins[0], ins[1]),
+    "EQUAL": lambda ins, options: np.equal(ins[0], ins[1]),
+    "NOT_EQUAL": lambda ins, options: np.not_equal(ins[0], ins[1]),
+    "LOGICAL_AND": lambda ins, options: np.logical_and(ins[0], ins[1]),
+    "LOGICAL_OR": lambda ins, options: np.logical_or(ins[0], ins[1]),
+    "LOGICAL_NOT": _unary(np.logical_not),
 }
 """Float kernels by TFLite builtin name (``RFFT2D`` and ``COMPLEX_ABS``
-produce and read complex64)."""
+produce and read complex64; comparisons give bool). ``RESHAPE``,
+``SQUEEZE`` and ``EXPAND_DIMS`` run here only when imported as copies (a
+result with two dynamic dims); as views they move no bytes."""
 
 _KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.complex64))
+
+EXACT_ON_INTEGERS: frozenset[str] = frozenset(
+    {
+        "ADD",
+        "SUB",
+        "MUL",
+        "MAXIMUM",
+        "MINIMUM",
+        "LESS",
+        "LESS_EQUAL",
+        "GREATER",
+        "GREATER_EQUAL",
+        "EQUAL",
+        "NOT_EQUAL",
+        "LOGICAL_AND",
+        "LOGICAL_OR",
+        "LOGICAL_NOT",
+    }
+)
+"""Builtins whose kernels also take int32/int64 and bool tensors with no
+quantization (TFLite computes them exactly, as NumPy does: the loop
+counters and conditions of `WHILE` and `IF`)."""
+
+_EXACT_DTYPES = (np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.bool_))
+
+
+def _quantized(options: Mapping[str, Any]) -> bool:
+    """Does the declaration record a scale for an operand or result?"""
+    return any(key.endswith("_scale") for key in options)
 
 
 class TfliteKernelResolver:
@@ -274,7 +333,10 @@ class TfliteKernelResolver:
                     f"memplan-run has no kernel for TFLite operator {what} (@{declaration.sym_name.data})"
                 )
             arrays = [np.asarray(value) for value in ins]
-            if any(a.dtype not in _KERNEL_DTYPES for a in (*arrays[:1], *outs)):
+            allowed = _KERNEL_DTYPES
+            if name in EXACT_ON_INTEGERS and not _quantized(options):
+                allowed = (*_KERNEL_DTYPES, *_EXACT_DTYPES)
+            if any(a.dtype not in allowed for a in (*arrays[:1], *outs)):
                 raise NotImplementedError(
                     f"TFLite operator {what}: memplan-run's kernels compute float32 "
                     "(and complex64) only"
