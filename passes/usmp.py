@@ -415,7 +415,7 @@ class UsmpPass(ModulePass):
                 if several
                 else "\n  the exact search proved that no plan fits the pool sizes"
             )
-        elif solution.status == "timeout":
+        elif solution.status == "unknown" and "stopped_by" in solution.stats:
             stopped = solution.stats.get("stopped_by")
             limit = f"timeout={self.timeout}" if stopped == "timeout" else f"budget={self.budget}"
             message += f"\n  the search found no plan within {limit}"

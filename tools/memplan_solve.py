@@ -5,18 +5,32 @@
                   [--validate] [--json]
 
 With ``--capacity`` the problem is a feasibility question (like MiniMalloc's
-``--capacity``): exit status 1 when no plan fits. Without it the pool is
-unbounded and the peak is minimised. The output CSV is the input columns plus
-``offset``, written (through a temporary file and a rename) only on success.
-A one-line summary goes to stdout, or one JSON object with ``--json``.
-The search stops after ``--budget`` nodes (the same plan on every machine);
-``--timeout`` adds a wall-clock limit, and the summary says (``stopped by
-timeout``, JSON ``"stopped_by"``) when a limit cut the search short.
+``--capacity``); without it the pool is unbounded and the peak is minimised.
+The output CSV is the input columns plus ``offset``, written (through a
+temporary file and a rename) only when a plan is found. A one-line summary
+goes to stdout, or one JSON object with ``--json``; both give the same
+status:
 
-Exit status: 0 success; 1 no plan found, validation failed, or bad usage or
-input (one ``memplan-solve: error: ...`` line on stderr, no traceback, as
-every memplan tool's user errors), including pre-placed offsets no plan can
-keep (two live together sharing bytes, or one past ``--capacity``).
+* ``optimal``: a plan, its peak proven minimal (it meets the lower bound, or
+  a complete search showed one step below it does not fit);
+* ``feasible``: a plan within ``--capacity`` (or, minimising, the best
+  found), not proven minimal;
+* ``infeasible``: proven that no plan fits ``--capacity``: the lower bound
+  (live bytes at some time) is above it (``proof bound``), or the complete
+  search tried every canonical plan (``proof search``);
+* ``unknown``: no plan found and nothing proven; ``reason`` says what
+  stopped the search: ``budget`` (``--budget`` nodes spent), ``timeout``
+  (``--timeout``), or ``heuristic`` (a heuristic algorithm gave up).
+
+The search stops after ``--budget`` nodes (the same plan on every machine);
+``--timeout`` adds a wall-clock limit.
+
+Exit status: 0 a plan was found (and, with ``--validate``, passed the
+check); 2 proven infeasible; 3 unknown (no plan found, nothing proven); 1
+validation failed, or bad usage or input (one ``memplan-solve: error: ...``
+line on stderr, no traceback, as every memplan tool's user errors),
+including pre-placed offsets no plan can keep (two live together sharing
+bytes, or one past ``--capacity``).
 """
 
 from __future__ import annotations
@@ -37,6 +51,10 @@ from memplan.tools.arguments import EXIT_USER_ERROR, ToolArgumentParser
 from memplan.tools.output_file import OutputFile, OutputFileError
 
 PROG = "memplan-solve"
+EXIT_INFEASIBLE = 2
+"""Proven: no plan fits ``--capacity``."""
+EXIT_UNKNOWN = 3
+"""No plan found, and no proof that none exists (the budget or clock ran out)."""
 
 
 class UsageError(Exception):
@@ -47,6 +65,14 @@ def _parser() -> argparse.ArgumentParser:
     parser = ToolArgumentParser(
         prog=PROG,
         description="Assign offsets to the buffers of a MiniMalloc CSV problem.",
+        epilog=(
+            "statuses: optimal (a plan, peak proven minimal), feasible (a plan), "
+            "infeasible (proven: no plan fits --capacity), unknown (no plan found, "
+            "nothing proven; the reason says what stopped the search). "
+            f"exit status: 0 plan found, {EXIT_INFEASIBLE} proven infeasible, "
+            f"{EXIT_UNKNOWN} unknown, {EXIT_USER_ERROR} bad usage or input or a plan "
+            "that fails --validate."
+        ),
     )
     parser.add_argument("input", nargs="?", help="MiniMalloc CSV problem")
     # --input is the older spelling of the positional input.
@@ -132,8 +158,17 @@ def run(argv: list[str] | None, cleanup: ExitStack) -> int:
     peak = solution.peak(problem)
     complete = not solution.unplaced(problem)
     solved = complete and solution.status in ("optimal", "feasible")
-    findings = validate(problem, solution) if args.validate and complete else []
+    findings = validate(problem, solution) if args.validate and solved else []
     valid = solved and not findings
+    status = (
+        solution.status if solved or solution.status in ("infeasible", "unknown") else "unknown"
+    )
+    reason = None
+    if status == "unknown":
+        reason = str(solution.stats.get("stopped_by", "heuristic"))
+    proof = None
+    if status == "infeasible":
+        proof = "bound" if args.capacity is not None and bound > args.capacity else "search"
 
     if valid and output is not None:
         output.stream.write(format_csv(problem, solution, table))
@@ -147,12 +182,17 @@ def run(argv: list[str] | None, cleanup: ExitStack) -> int:
             "buffers": len(problem.buffers),
             "capacity": args.capacity,
             "algorithm": args.algorithm,
-            "status": solution.status,
-            "peak": peak if complete else None,
+            "status": status,
+            "peak": peak if solved else None,
             "lower_bound": bound,
             "seconds": round(seconds, 3),
             "stopped_by": solution.stats.get("stopped_by"),
+            "work": solution.stats.get("work"),
         }
+        if reason is not None:
+            report["reason"] = reason
+        if proof is not None:
+            report["proof"] = proof
         if args.validate:
             report["valid"] = valid
         if args.output:
@@ -160,18 +200,28 @@ def run(argv: list[str] | None, cleanup: ExitStack) -> int:
         print(json.dumps(report))
     else:
         parts = [
-            f"status {solution.status}",
-            f"peak {peak if complete else '-'}",
+            f"status {status}",
+            f"peak {peak if solved else '-'}",
             f"lower-bound {bound}",
             f"buffers {len(problem.buffers)}",
             f"seconds {seconds:.3f}",
         ]
+        if reason is not None:
+            parts.append(f"reason {reason}")
+        if proof is not None:
+            parts.append(f"proof {proof}")
         if "stopped_by" in solution.stats:
             parts.append(f"stopped by {solution.stats['stopped_by']}")
         if args.validate and solved:
             parts.append("validation " + ("PASS" if valid else "FAIL"))
         print(", ".join(parts))
-    return 0 if valid else 1
+    if valid:
+        return 0
+    if status == "infeasible":
+        return EXIT_INFEASIBLE
+    if status == "unknown":
+        return EXIT_UNKNOWN
+    return EXIT_USER_ERROR  # a plan that fails --validate
 
 
 def main(argv: list[str] | None = None) -> int:

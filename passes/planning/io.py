@@ -355,7 +355,9 @@ def solution_from_json(data: Any, source: str = "<json>") -> Solution:
     if not isinstance(data, dict) or data.get("schema") != SOLUTION_SCHEMA:
         raise PlanningInputError(f"{source}: not a {SOLUTION_SCHEMA} object")
     status = data.get("status", "feasible")
-    if status not in ("optimal", "feasible", "timeout", "infeasible"):
+    if status == "timeout":
+        status = "unknown"  # the name files written before issue 32 use
+    if status not in ("optimal", "feasible", "unknown", "infeasible"):
         raise PlanningInputError(f"{source}: unknown status {status!r}")
     placements: dict[str, Placement] = {}
     for index, raw in enumerate(_require(data, "placements", list, source)):

@@ -18,7 +18,7 @@ from math import lcm
 from typing import Literal
 
 Access = Literal["rw", "ro"]
-Status = Literal["optimal", "feasible", "timeout", "infeasible"]
+Status = Literal["optimal", "feasible", "unknown", "infeasible"]
 
 
 def align_up(value: int, alignment: int) -> int:
@@ -171,12 +171,14 @@ class Solution:
     """Where each buffer goes, and how the search ended.
 
     ``status`` is ``optimal`` when the peak of every pool is proven minimal,
-    ``feasible`` when a valid plan was found without that proof, ``timeout``
-    when the time limit stopped the search (``placements`` holds the best plan
-    found, possibly incomplete), ``infeasible`` when no plan fits the pool sizes.
-    A heuristic that cannot place every buffer also reports ``infeasible`` (with
-    the buffers it did place); only ``exact`` proves it. ``stats`` carries
-    algorithm details for reports (nodes searched, probes, seconds).
+    ``feasible`` when a valid plan was found without that proof,
+    ``infeasible`` only with a proof that no plan fits the pool sizes (a
+    buffer no pool accepts, a lower bound above a pool's size, or a complete
+    search), and ``unknown`` when no plan was found and nothing was proven:
+    the budget or the clock stopped the search (``stats["stopped_by"]``), or
+    a heuristic gave up. ``placements`` then holds the buffers that were
+    placed. ``stats`` carries algorithm details for reports (nodes searched,
+    probes, seconds).
     """
 
     placements: dict[str, Placement] = field(default_factory=dict)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import random
 
 from hypothesis import strategies as st
 
@@ -118,3 +119,34 @@ def brute_force_peak(buffers: list[Buffer], pool_alignment: int = 1) -> int:
             peak = max(peak, offsets[i] + buffers[i].size)
         best = peak if best is None else min(best, peak)
     return best or 0
+
+
+def tiled_buffers(count: int, seed: int, width: int = 1024, horizon: int = 64) -> list[Buffer]:
+    """``count`` buffers that tile the ``horizon`` x ``width`` rectangle
+    exactly (seeded guillotine cuts): ``width`` bytes are live at every time,
+    so the lower bound is ``width`` and a plan reaches it (the tiling), but
+    greedy orders rarely find it."""
+    rng = random.Random(seed)
+    pieces = [(0, horizon, 0, width)]
+    while len(pieces) < count:
+        index = max(
+            range(len(pieces)),
+            key=lambda k: (pieces[k][1] - pieces[k][0]) * pieces[k][3] * rng.random(),
+        )
+        start, end, offset, size = pieces[index]
+        if rng.random() < 0.5 and end - start > 1:
+            cut = rng.randrange(start + 1, end)
+            pieces[index : index + 1] = [(start, cut, offset, size), (cut, end, offset, size)]
+        elif size > 1:
+            cut = rng.randrange(1, size)
+            pieces[index : index + 1] = [
+                (start, end, offset, cut),
+                (start, end, offset + cut, size - cut),
+            ]
+    return [Buffer(f"b{k}", size, start, end) for k, (start, end, _, size) in enumerate(pieces)]
+
+
+def tiled_csv(count: int, seed: int) -> str:
+    """``tiled_buffers`` as a MiniMalloc CSV problem."""
+    rows = [f"{b.id},{b.start},{b.end},{b.size}" for b in tiled_buffers(count, seed)]
+    return "id,lower,upper,size\n" + "\n".join(rows) + "\n"

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.planning.strategies import tiled_csv
+
 REPO = Path(__file__).resolve().parents[2]
 TOY = "id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\nb3,0,9,4\nb4,9,21,4\nb5,0,21,4\n"
 
@@ -77,12 +79,65 @@ def test_minimise_json(toy: Path) -> None:
     assert report["valid"] is True
 
 
-def test_infeasible_capacity_exits_1_without_output(toy: Path, tmp_path: Path) -> None:
+def test_infeasible_by_the_bound_exits_2_without_output(toy: Path, tmp_path: Path) -> None:
+    # 12 bytes are live at once: 11 is proven too small by the bound alone.
     out = tmp_path / "out.csv"
     result = run("--input", str(toy), "--capacity", "11", "--output", str(out))
-    assert result.returncode == 1
-    assert "status infeasible" in result.stdout
+    assert result.returncode == 2, result.stderr
+    assert "status infeasible" in result.stdout and "proof bound" in result.stdout
     assert not out.exists()
+
+
+def test_infeasible_by_the_search_exits_2(tmp_path: Path) -> None:
+    # 3 bytes are live at once, but 'a' (1 byte) must start at a multiple
+    # of 4 and 'b' (2 bytes) at a multiple of 2: either order leaves a hole.
+    # The bound allows 3; the complete search proves no plan fits.
+    path = tmp_path / "aligned.csv"
+    path.write_text("id,lower,upper,size,alignment\na,0,1,1,4\nb,0,1,2,2\n")
+    result = run(str(path), "--capacity", "3", "--json")
+    assert result.returncode == 2, result.stderr
+    report = json.loads(result.stdout)
+    assert (report["status"], report["proof"], report["lower_bound"]) == ("infeasible", "search", 3)
+    assert report["peak"] is None
+    assert run(str(path), "--capacity", "4").returncode == 0
+
+
+def test_no_plan_without_a_proof_is_unknown_exit_3(tmp_path: Path) -> None:
+    """A heuristic that gives up, or a search whose budget ends, proves
+    nothing: status unknown with the reason, exit 3, in the line and in
+    JSON alike; the same problem has a plan (exit 0) when the search runs."""
+    path = tmp_path / "tiled.csv"
+    path.write_text(tiled_csv(40, seed=1))
+    out = tmp_path / "out.csv"
+    for args, reason in [
+        (["--algorithm", "greedy-by-size"], "heuristic"),
+        (["--budget", "0"], "budget"),
+    ]:
+        text = run(str(path), "--capacity", "1024", "-o", str(out), *args)
+        assert text.returncode == 3, text.stderr
+        assert "status unknown" in text.stdout and f"reason {reason}" in text.stdout
+        assert not out.exists()
+        report = json.loads(run(str(path), "--capacity", "1024", "--json", *args).stdout)
+        assert (report["status"], report["reason"], report["peak"]) == ("unknown", reason, None)
+    solved = run(str(path), "--capacity", "1024", "-o", str(out), "--validate")
+    assert solved.returncode == 0, solved.stderr
+    assert "status optimal" in solved.stdout and "validation PASS" in solved.stdout
+
+
+@pytest.mark.parametrize("factor", [1.0, 1.01, 1.05, 1.10])
+def test_capacity_above_a_met_one_is_met(tmp_path: Path, factor: float) -> None:
+    """A problem whose bound (1024) the search meets within a budget is
+    solved with the same budget at every larger capacity: the plan at the
+    bound fits them all (greedy does not meet any of them here)."""
+    path = tmp_path / "tiled.csv"
+    path.write_text(tiled_csv(40, seed=1))
+    capacity = int(1024 * factor)
+    greedy = run(str(path), "--capacity", str(capacity), "--algorithm", "greedy-by-size")
+    assert greedy.returncode == 3
+    result = run(str(path), "--capacity", str(capacity), "--budget", "8000", "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["status"] in ("optimal", "feasible") and report["peak"] <= capacity
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,9 @@ decision of ``pool_search``), then, pool by pool, searches offsets with
 ``pool_search``'s decision: the heuristic peak is the first upper bound; a
 decision at the lower bound comes first, then node-budgeted decisions walk
 down from the best peak until it is proven minimal or the budget is spent.
+At a capacity the heuristic plan does not meet, the decisions at the
+capacity and at the lower bound take turns (``_race``): a plan at the bound
+fits every larger capacity, and the bound is often the quicker to decide.
 
 Statuses: ``optimal`` when every pool's peak is proven minimal and every
 buffer sits in its first usable candidate pool (so priority prefers no other
@@ -13,8 +16,8 @@ assignment; a forced pool is the special case); ``feasible`` for a valid
 plan without that proof; ``infeasible`` when a buffer has no usable pool or
 the search proves a bounded pool cannot hold the buffers assigned to it (a
 proof about that assignment: with several candidates per buffer, another
-assignment might fit); ``timeout`` when the budget ran out before any plan
-fitting the pool sizes was found. One ``Budget`` (``options.budget`` nodes,
+assignment might fit); ``unknown`` when the budget ran out before any plan
+fitting the pool sizes was found (``stats["stopped_by"]`` says which limit). One ``Budget`` (``options.budget`` nodes,
 and ``options.timeout`` when given) bounds the assignment and the offset
 searches together.
 """
@@ -22,6 +25,7 @@ searches together.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Generator
 from operator import add
 
 from memplan.passes.planning.algorithms.budget import Budget, placement_cost
@@ -99,58 +103,151 @@ def _solve_pool(
     # reachable this is often quicker than deciding a looser capacity (its
     # pruning is tighter), and a plan there is optimal.
     nodes = 4 * len(buffers) + 256
+
+    def walk(share: Budget, stop_at: int) -> Generator[None, None, bool]:
+        """Walk the best peak down, pausing after each probe, until it is at
+        most ``stop_at``, proven minimal, or ``share`` is spent.
+
+        Passes whose node budget doubles. Far from the bound, big strides
+        (doubled after a plan is found, halved after a timeout); near it,
+        single steps. Which capacities are quick to decide is erratic (a
+        hard probe can sit right above an easy one), so at stride 1 a pass
+        walks past timeouts and only gives up after ``_MAX_MISSES`` in a row.
+        ``low`` only rises on a proof that everything below it is infeasible.
+        Returns True when the peak is at most ``stop_at`` or proven minimal.
+        """
+        nonlocal low
+        assert best_peak is not None
+        walk_nodes = nodes
+        while low < best_peak and best_peak > stop_at and not share.exhausted():
+            stride = max(1, (best_peak - low) // step // 16)
+            target = best_peak - stride * step
+            misses = 0
+            while misses < _MAX_MISSES and not share.exhausted():
+                target = max(target, low)
+                if target >= best_peak:
+                    break
+                status = probe(target, walk_nodes, share)
+                if best_peak <= stop_at or low >= best_peak:
+                    return True
+                if status == SearchStatus.FOUND:
+                    misses = 0
+                    stride = max(1, min(stride * 2, (best_peak - low) // step // 2))
+                    target = best_peak - stride * step
+                elif status == SearchStatus.NOT_FOUND:
+                    low = target + step
+                    stride = max(1, stride // 2)
+                    target = best_peak - stride * step
+                elif stride > 1:
+                    stride //= 2
+                    target = best_peak - stride * step
+                else:
+                    misses += 1
+                    if target == low:
+                        break
+                    target -= step
+                yield
+            walk_nodes *= 2
+        return best_peak <= stop_at or low >= best_peak
+
     if capacity is not None and (best_peak is None or best_peak > capacity):
-        if low < capacity and probe(low, nodes) == SearchStatus.FOUND:
-            return "optimal", best, stats
-        status = probe(capacity)
-        if status == SearchStatus.NOT_FOUND:
+        assert best_peak is not None  # ``_incumbent`` always places every buffer
+        found = _race(search, low, capacity, nodes, budget, stats, walk)
+        if found == "infeasible" or low > capacity:
             return "infeasible", None, stats
-        if status == SearchStatus.TIMED_OUT:
-            return "timeout", None, stats
+        if found is not None:
+            target, offsets = found
+            best, best_peak = offsets, peak(offsets)
+        if best_peak > capacity:
+            return "unknown", None, stats
     assert best is not None and best_peak is not None
     if not options.minimize:
-        return ("optimal" if best_peak <= lower else "feasible"), best, stats
+        return ("optimal" if best_peak <= low else "feasible"), best, stats
     # The bound itself is often reachable: decide it first, as feasibility
     # mode would at that capacity, with half the budget left. When it is
     # reachable, minimising costs what feasibility does and ends `optimal`.
     if low < best_peak and probe(low, None, budget.part(0.5)) == SearchStatus.NOT_FOUND:
         low += step
-    # Then walk down from the best peak in passes whose node budget doubles.
-    # Far from the bound, big strides (doubled after a plan is found, halved
-    # after a timeout); near it, single steps. Which capacities
-    # are quick to decide is erratic (a hard probe can sit right above an
-    # easy one), so at stride 1 a pass walks past timeouts and only gives up
-    # after ``_MAX_MISSES`` in a row. Node budgets, not seconds, keep the
+    # Then walk down from the best peak; node budgets, not seconds, keep the
     # result independent of machine speed; the walk ends when ``budget`` is
     # spent.
-    while low < best_peak and not budget.exhausted():
-        stride = max(1, (best_peak - low) // step // 16)
-        target = best_peak - stride * step
-        misses = 0
-        while misses < _MAX_MISSES and not budget.exhausted():
-            target = max(target, low)
-            if target >= best_peak:
-                break
-            status = probe(target, nodes)
-            if status == SearchStatus.FOUND:
-                misses = 0
-                stride = max(1, min(stride * 2, (best_peak - low) // step // 2))
-                target = best_peak - stride * step
-            elif status == SearchStatus.NOT_FOUND:
-                low = target + step
-                stride = max(1, stride // 2)
-                target = best_peak - stride * step
-            elif stride > 1:
-                stride //= 2
-                target = best_peak - stride * step
-            else:
-                misses += 1
-                if target == low:
-                    break
-                target -= step
-        nodes *= 2
-    # ``low`` only rises on a proof that everything below it is infeasible.
+    for _ in walk(budget, 0):
+        pass
     return ("optimal" if low >= best_peak else "feasible"), best, stats
+
+
+def _race(
+    search: PoolSearch,
+    low: int,
+    capacity: int,
+    nodes: int,
+    budget: Budget,
+    stats: dict[str, int],
+    walk: Callable[[Budget, int], Generator[None, None, bool]],
+) -> tuple[int, list[int]] | str | None:
+    """Look for a plan within ``capacity`` three ways at once: (capacity
+    decided, offsets) when a decision finds one, ``"infeasible"`` when the
+    search proves nothing fits ``capacity``, else None (the walk may have
+    found one: the caller looks at its best plan).
+
+    Which capacities are quick to decide is erratic: a tight capacity prunes
+    harder, and the bound is often reachable (a plan there fits any larger
+    capacity), while a capacity a little above it can take far longer; when
+    the bound is out of reach, walking the heuristic peak down (as
+    minimisation does) often passes below ``capacity`` sooner than deciding
+    it. So the decision at ``low`` (the lowest capacity the bound allows),
+    the decision at ``capacity`` and the walk take turns, the decisions
+    resumed where they paused, for slices of ``nodes`` that double every
+    round (the walk: one probe per turn). Each may spend what ``budget`` has
+    left (charged to it, so ``budget`` may be overdrawn up to three times):
+    whatever one of them finds within the budget alone, the race finds too,
+    so a capacity at or above one that is met is met too, and no decision
+    repeats work. A proof that ``low`` does not fit ends its decision.
+    """
+    left, deadline = budget.left(), budget.deadline
+    decisions = [(capacity, search.start(capacity), Budget(left, deadline=deadline))]
+    if low < capacity:
+        decisions.insert(0, (low, search.start(low), Budget(left, deadline=deadline)))
+    walk_budget = Budget(left, deadline=deadline)
+    steps: Generator[None, None, bool] | None = walk(walk_budget, capacity)
+    charged = 0
+    try:
+        while decisions or steps is not None:
+            for entry in list(decisions):
+                target, decision, own = entry
+                stats["probes"] += 1
+                before = own.used
+                status, offsets = decision.advance(own, nodes)
+                budget.charge(own.used - before)  # may overdraw it: see above
+                stats["nodes"] = search.visited
+                if status == SearchStatus.FOUND:
+                    return target, offsets
+                if status == SearchStatus.NOT_FOUND:
+                    if target == capacity:
+                        return "infeasible"
+                    decisions.remove(entry)
+                elif decision.result is not None:
+                    budget.note("timeout")  # only the clock ends a decision unfinished
+                    return None
+                elif own.exhausted():
+                    decisions.remove(entry)
+            if steps is not None:
+                done = False
+                try:
+                    next(steps)
+                except StopIteration as finished:
+                    steps, done = None, finished.value
+                budget.charge(walk_budget.used - charged)
+                charged = walk_budget.used
+                if done:
+                    return None  # the walk met the capacity or proved it too small
+            nodes *= 2
+    finally:
+        if walk_budget.stopped_by == "timeout":
+            budget.note("timeout")
+    if not budget.exhausted():
+        budget.note("budget")
+    return None
 
 
 def exact(problem: Problem, options: PlanOptions | None = None) -> Solution:
@@ -298,8 +395,8 @@ def exact_from(
     first_choice = placer.all_first_choice(chosen)
     if -1 in chosen or "infeasible" in statuses:
         status = "infeasible"
-    elif "timeout" in statuses:
-        status = "timeout"
+    elif "unknown" in statuses:
+        status = "unknown"
     elif first_choice and all(s == "optimal" for s in statuses):
         status = "optimal"
     else:

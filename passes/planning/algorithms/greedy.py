@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memplan.passes.planning.algorithms.options import PlanOptions
-from memplan.passes.planning.bounds import buffers_lower_bound
+from memplan.passes.planning.bounds import buffers_lower_bound, lower_bound
 from memplan.passes.planning.intervals import PrefixMaxTree, StartOrder
 from memplan.passes.planning.model import Buffer, Placement, Problem, Solution
 
@@ -165,7 +165,9 @@ class GreedyPlacer:
             for i, buffer in enumerate(self.problem.buffers)
             if result.pools[i] >= 0
         }
-        status = "infeasible" if result.unplaced else "feasible"
+        status = "feasible"
+        if result.unplaced:
+            status = "infeasible" if proven_infeasible(self.problem) else "unknown"
         solution = Solution(placements, status, {"algorithm": algorithm})
         if not result.unplaced and reaches_lower_bound(self.problem, solution):
             solution.status = "optimal"
@@ -192,6 +194,17 @@ class GreedyPlacer:
         ]
         sizes = self.sizes
         return sorted(range(self.count), key=lambda i: (-degree[i], -sizes[i], i))
+
+
+def proven_infeasible(problem: Problem) -> bool:
+    """True when no plan can exist, by a cheap proof: a buffer no pool
+    accepts, or a bounded pool whose lower bound (from the buffers that can
+    only go there) is above its size. A heuristic that fails without such a
+    proof reports ``unknown``."""
+    if any(not problem.candidate_pools(b) for b in problem.buffers):
+        return True
+    bounds = lower_bound(problem)
+    return any(p.size is not None and bounds[p.name] > p.size for p in problem.pools)
 
 
 def reaches_lower_bound(problem: Problem, solution: Solution) -> bool:

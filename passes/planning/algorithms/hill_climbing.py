@@ -68,6 +68,8 @@ def climb(
         bounds = [by_name[pool.name] for pool in problem.pools]
 
     def at_bound(result: GreedyResult) -> bool:
+        if not options.minimize and not result.unplaced:
+            return True  # feasibility: any plan that places every buffer answers it
         return (
             bounds is not None
             and not result.unplaced

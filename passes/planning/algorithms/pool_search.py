@@ -266,70 +266,12 @@ class PoolSearch:
         nodes visited are charged to ``budget``. Without either limit the
         search runs to the end.
         """
-        self._reset(capacity)
-        before = self.visited
-        try:
-            return self._decide(capacity, budget, max_nodes)
-        finally:
-            if budget is not None:
-                budget.charge(self.visited - before)
+        return self.start(capacity).advance(budget, max_nodes)
 
-    def _decide(
-        self, capacity: int, budget: Budget | None, max_nodes: int | None
-    ) -> tuple[SearchStatus, list[int]]:
-        allowed = sys.maxsize if max_nodes is None else max_nodes
-        # Whether the whole budget, not just this probe's share, bounds the search.
-        budget_bound = budget is not None and budget.left() <= allowed
-        if budget is not None:
-            allowed = min(allowed, budget.left())
-        self.node_budget = self.visited + allowed
-        self.deadline = budget.deadline if budget is not None else None
-        if not self.count:
-            return SearchStatus.FOUND, []
-        if any(
-            size > capacity or (p is not None and p + size > capacity)
-            for size, p in zip(self.sizes, self.pinned)
-        ):
-            return SearchStatus.NOT_FOUND, []
-        if max(self.totals, default=0) > capacity:
-            return SearchStatus.NOT_FOUND, []  # more live bytes at some time than fit
-        # Partitions: maximal runs of sections with no buffer crossing between them.
-        partitions: list[tuple[list[int], int, int]] = []
-        start = 0
-        for s, cut in enumerate(self.cuts + [0]):
-            if cut == 0:
-                members = sorted({i for t in range(start, s + 1) for i in self.section_members[t]})
-                partitions.append((members, start, s + 1))
-                start = s + 1
-        # One search per preorder, each with its own state, resumed in turn
-        # for a slice of nodes that doubles each round: none repeats work.
-        runs = [self._run(heuristic, partitions) for heuristic in self.preorderings]
-        limit = max(self.count, 1)
-        old_limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(old_limit, 4 * self.count + 1000))
-        try:
-            while True:
-                limit *= 2
-                for run, steps in runs:
-                    run.nodes = limit
-                    run.deadline = self.deadline
-                    run.node_budget = run.visited + self.node_budget - self.visited
-                    before = run.visited
-                    try:
-                        next(steps)
-                    except StopIteration as finished:
-                        status: SearchStatus = finished.value
-                        if status == SearchStatus.FOUND:
-                            return SearchStatus.FOUND, list(run.solution)
-                        return status, []  # a complete search: nothing fits
-                    finally:
-                        self.visited += run.visited - before
-        except SearchTimeout:
-            if budget is not None and not budget.clock_ran_out() and budget_bound:
-                budget.note("budget")
-            return SearchStatus.TIMED_OUT, []
-        finally:
-            sys.setrecursionlimit(old_limit)
+    def start(self, capacity: int) -> Decision:
+        """A decision at ``capacity`` that ``Decision.advance`` runs in steps,
+        each resumed where the last one paused (no node is visited twice)."""
+        return Decision(self, capacity)
 
     def _run(
         self, heuristic: str, partitions: list[tuple[list[int], int, int]]
@@ -339,6 +281,7 @@ class PoolSearch:
         ``nodes`` run out and returns its status."""
         run = copy.copy(self)
         run._reset(self.capacity)
+        run.node_budget = sys.maxsize  # the decision pauses it by ``nodes``
         run.rank = [0] * self.count
         run.visited = 0
         run.heuristic = heuristic
@@ -655,6 +598,117 @@ class PoolSearch:
         finally:
             for s in range(first, last - 1):
                 cuts[s] += 1
+
+
+class Decision:
+    """One decision of ``PoolSearch``: can its buffers fit in ``capacity`` bytes?
+
+    The portfolio of preorder searches (``PlanOptions.preorderings``), each
+    with state of its own, takes turns for slices of nodes that double each
+    round. ``advance`` runs it for a number of nodes and pauses it, keeping
+    every search where it stopped: several decisions (say, at the lower bound
+    and at a capacity above it) can share a budget in turns, and the total
+    work is the sum of the work each one did, never repeated.
+    """
+
+    def __init__(self, search: PoolSearch, capacity: int) -> None:
+        self.search = search
+        self.capacity = capacity
+        self.result: tuple[SearchStatus, list[int]] | None = None
+        search._reset(capacity)
+        if not search.count:
+            self.result = (SearchStatus.FOUND, [])
+            return
+        if (
+            any(
+                size > capacity or (p is not None and p + size > capacity)
+                for size, p in zip(search.sizes, search.pinned)
+            )
+            or max(search.totals, default=0) > capacity
+        ):
+            # A buffer, or the live bytes at some time, exceed the capacity.
+            self.result = (SearchStatus.NOT_FOUND, [])
+            return
+        # Partitions: maximal runs of sections with no buffer crossing between them.
+        partitions: list[tuple[list[int], int, int]] = []
+        first = 0
+        for s, cut in enumerate(search.cuts + [0]):
+            if cut == 0:
+                members = sorted(
+                    {i for t in range(first, s + 1) for i in search.section_members[t]}
+                )
+                partitions.append((members, first, s + 1))
+                first = s + 1
+        self.runs = [search._run(heuristic, partitions) for heuristic in search.preorderings]
+        self.started = [False] * len(self.runs)
+        self.round_limit = max(search.count, 1)
+        self.turn = 0
+        self.slice_left = 0  # nodes left in the current run's slice
+        self.visited = 0
+
+    def advance(
+        self, budget: Budget | None = None, max_nodes: int | None = None
+    ) -> tuple[SearchStatus, list[int]]:
+        """Run for at most ``max_nodes`` more nodes and what ``budget`` has
+        left (charged to it); ``TIMED_OUT`` when they are spent before the
+        decision (then a later call resumes it), or the opt-in deadline passed
+        (then it is over)."""
+        if self.result is not None:
+            return self.result
+        search = self.search
+        allowed = sys.maxsize if max_nodes is None else max_nodes
+        # Whether the whole budget, not just this step's share, bounds the search.
+        budget_bound = budget is not None and budget.left() <= allowed
+        if budget is not None:
+            allowed = min(allowed, budget.left())
+        deadline = budget.deadline if budget is not None else None
+        spent = 0
+        old_limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(old_limit, 4 * search.count + 1000))
+        try:
+            while spent < allowed:
+                if self.slice_left <= 0:
+                    if self.turn == 0:
+                        self.round_limit *= 2
+                    self.slice_left = self.round_limit
+                run, steps = self.runs[self.turn]
+                give = min(self.slice_left, allowed - spent)
+                # A paused run resumes inside the node it paused before: that
+                # node counts as one of its ``give``.
+                run.nodes = give - 1 if self.started[self.turn] else give
+                self.started[self.turn] = True
+                run.deadline = deadline
+                before = run.visited
+                try:
+                    next(steps)
+                except StopIteration as finished:
+                    status: SearchStatus = finished.value
+                    if status == SearchStatus.FOUND:
+                        self.result = (SearchStatus.FOUND, list(run.solution))
+                    else:
+                        self.result = (status, [])  # a complete search: nothing fits
+                    return self.result
+                finally:
+                    used = run.visited - before
+                    spent += used
+                    self.visited += used
+                    search.visited += used
+                    if budget is not None:
+                        budget.charge(used)
+                    self.slice_left -= used
+                    if self.slice_left <= 0:
+                        self.turn = (self.turn + 1) % len(self.runs)
+        except SearchTimeout:
+            # Only the clock raises it: the searches cannot be resumed.
+            self.result = (SearchStatus.TIMED_OUT, [])
+            if budget is not None:
+                budget.clock_ran_out()
+            return self.result
+        finally:
+            sys.setrecursionlimit(old_limit)
+        if budget is not None and not budget.clock_ran_out() and budget_bound:
+            budget.note("budget")
+        return SearchStatus.TIMED_OUT, []
 
 
 def takes_bytes(buffers: Sequence[Buffer], indices: Sequence[int]) -> list[int]:
