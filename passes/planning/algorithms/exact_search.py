@@ -153,11 +153,10 @@ def _solve_pool(
     if capacity is not None and (best_peak is None or best_peak > capacity):
         assert best_peak is not None  # ``_incumbent`` always places every buffer
         found = _race(search, low, capacity, nodes, budget, stats, walk)
-        if found == "infeasible" or low > capacity:
+        if isinstance(found, str) or low > capacity:
             return "infeasible", None, stats
         if found is not None:
-            target, offsets = found
-            best, best_peak = offsets, peak(offsets)
+            best, best_peak = found[1], peak(found[1])
         if best_peak > capacity:
             return "unknown", None, stats
     assert best is not None and best_peak is not None
