@@ -3,31 +3,39 @@
 Usage::
 
     python benchmarks/minimalloc_suite.py [--minimalloc PATH/TO/minimalloc]
-        [--runs 3] [--only A,B,...] [--timeout S] [--budget N] [--minimize]
-        [--scaling 1000,10000]
+        [--runs 1] [--only A,B,...] [--limit S] [--budget N]
+        [--factors 1.0,1.01,1.05,1.10] [--families 1000,10000] [--minimize]
 
 Both solvers run as programs on the same CSV files, on this machine, in the
-same run: for each problem the runs alternate (memplan, MiniMalloc, memplan,
-...), and the tables give the median wall time of ``--runs`` runs, the
-largest resident set, and the ratio memplan / MiniMalloc. Every output CSV is
-checked by ``passes.planning.validate`` (an independent sweep: no two live
-buffers share bytes, all within the capacity).
+same run: for each case the runs alternate (memplan, MiniMalloc, memplan,
+...). Times are the CPU seconds of the solver's process (user + system, its
+start-up included), the median of ``--runs`` runs: on a shared machine they
+are what wall seconds are on an idle one. Each run is stopped after
+``--limit`` CPU seconds (``prlimit --cpu``, the same for both tools;
+memplan's own search stops on its node budget, ``--budget``, default
+``memplan-solve``'s). Every output CSV is checked by ``passes.planning.validate``
+(an independent sweep: no two live buffers share bytes, all within the
+capacity).
 
-* Feasibility: each of the 11 challenging problems at 1 MiB
-  (``memplan-solve --capacity 1048576``, ``minimalloc --capacity=1048576``).
+* The matrix: each of the 11 challenging problems at its lower bound, at
+  the bound x 1.01, x 1.05, x 1.10 (``--factors``) and at 1 MiB (the
+  suite's own capacity). A cell is the seconds to a valid plan, or what
+  the tool said instead: ``infeasible`` (memplan's proof, exit 2),
+  ``unknown`` (memplan found no plan and proved nothing, exit 3),
+  ``limit`` (stopped after ``--limit`` s), ``fail`` (MiniMalloc's error).
+* ``--families``: generated problems of the given buffer counts (seeded):
+  CNN-like (a chain of short-lived activations with skip connections),
+  training-like (forward activations kept until their backward step:
+  nested lifetimes) and uniform random lifetimes, each at its lower bound
+  and at the bound x 1.05: capacities set from the bound, not from either
+  tool's plan.
 * ``--minimize``: the smallest capacity each tool finds (``memplan-solve``
-  without ``--capacity``, ``minimalloc --minimize_capacity``), with the
-  status memplan reports (``optimal`` only when proven).
-* ``--scaling``: random problems of the given buffer counts (seeded), at the
-  capacity of memplan's greedy plan, with time and peak memory of both.
+  without ``--capacity``, ``minimalloc --minimize_capacity``).
 
 Without ``--minimalloc`` the MiniMalloc columns are empty: the script never
 compares against numbers it did not measure. MiniMalloc is built outside
 this repository (see docs/benchmarks.md for the recipe); each of its runs
-is capped at ``--memory-limit`` GiB of address space and ``--timeout``
-seconds. memplan's search stops on its node budget (``--budget``, default
-``memplan-solve``'s), so its plans do not depend on the machine's load;
-``--timeout`` (plus 30 s) only stops a run that hangs.
+is capped at ``--memory-limit`` GiB of address space.
 """
 
 from __future__ import annotations
@@ -37,7 +45,6 @@ import os
 import random
 import resource
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -45,7 +52,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from memplan.passes.planning.algorithms import solve
 from memplan.passes.planning.bounds import lower_bound
 from memplan.passes.planning.io import PlanningInputError, read_csv
 from memplan.passes.planning.model import Buffer, Placement, Problem, Solution
@@ -71,7 +77,7 @@ def find_suite(explicit: str | None) -> Path:
 
 @dataclass
 class Run:
-    """One solver run: wall seconds, peak RSS (MiB), and the checked result."""
+    """One solver run: CPU seconds, peak RSS (MiB), and the checked result."""
 
     seconds: float
     rss_mib: float
@@ -79,20 +85,28 @@ class Run:
     peak: int | None
     note: str = ""
 
+    def cell(self) -> str:
+        """A matrix cell: seconds to a valid plan, or what stopped the tool."""
+        return f"{self.seconds:.2f}" if self.ok else self.note
+
 
 def _run(
     argv: list[str],
     output: Path,
     problem_csv: Path,
-    timeout: float,
+    limit: float,
     memory_gib: float,
     capacity: int | None,
+    exit_notes: dict[int, str],
 ) -> Run:
-    """Run ``argv``, then check ``output`` against the problem."""
+    """Run ``argv`` for at most ``limit`` CPU seconds, then check ``output``.
+
+    ``exit_notes`` names the tool's non-zero exit statuses (memplan's 2 and 3).
+    """
     output.unlink(missing_ok=True)
     # GNU time reports the solver's own peak RSS (a child's rusage would also
     # count this process's pages, copied by the fork); prlimit caps its
-    # address space.
+    # address space and CPU seconds (SIGXCPU, then SIGKILL a second later).
     rss_file = output.with_suffix(".rss")
     limited = [
         "/usr/bin/time",
@@ -102,27 +116,31 @@ def _run(
         str(rss_file),
         "prlimit",
         f"--as={int(memory_gib * 2**30)}",
+        f"--cpu={int(limit)}:{int(limit) + 1}",
         *argv,
     ]
-    started = time.perf_counter()
-    # A session of its own: on a timeout the whole group goes (killing only
+    # A session of its own: on a hang the whole group goes (killing only
     # `time` would leave the solver running, and loading every later run).
     with subprocess.Popen(
         limited, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
     ) as process:
         try:
-            _, status, _ = _wait(process, timeout)
+            # Wall guard: a loaded machine may give a run a fraction of a core.
+            _, status, usage = _wait(process, limit * 20 + 60)
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
-            return Run(timeout, 0.0, False, None, "timeout")
-    seconds = time.perf_counter() - started
+            return Run(limit, 0.0, False, None, "limit")
+    # The rusage of `time` includes the solver's (it waited for it).
+    seconds = usage.ru_utime + usage.ru_stime
     try:
         rss = int(rss_file.read_text().split()[-1]) / 1024
     except (OSError, ValueError, IndexError):
         rss = float("nan")
+    if seconds >= limit or status in (-signal.SIGXCPU, -signal.SIGKILL, 128 + signal.SIGXCPU):
+        return Run(seconds, rss, False, None, "limit")
     if status != 0 or not output.exists():
-        return Run(seconds, rss, False, None, f"exit {status}")
+        return Run(seconds, rss, False, None, exit_notes.get(status, "fail"))
     try:
         solved = read_csv(output)
     except PlanningInputError as error:
@@ -145,13 +163,8 @@ def _run(
     )
     findings = validate(checked, solution)
     peak = solution.peak(checked)
-    return Run(
-        seconds,
-        rss,
-        not findings and len(placements) == len(problem.buffers),
-        peak,
-        findings[0].message if findings else "",
-    )
+    ok = not findings and len(placements) == len(problem.buffers)
+    return Run(seconds, rss, ok, peak, "" if ok else "INVALID")
 
 
 def _wait(
@@ -166,6 +179,10 @@ def _wait(
         if time.perf_counter() > deadline:
             raise subprocess.TimeoutExpired(process.args, timeout)
         time.sleep(0.005)
+
+
+MEMPLAN_EXITS = {2: "infeasible", 3: "unknown"}
+"""memplan-solve's exit statuses when it writes no plan (see its --help)."""
 
 
 def memplan_argv(csv: Path, out: Path, capacity: int | None, budget: int | None) -> list[str]:
@@ -191,79 +208,101 @@ def _start_capacity(csv: Path) -> int:
     return sum(b.size for b in read_csv(csv).buffers)
 
 
-def _median(runs: list[Run]) -> float:
-    return statistics.median(r.seconds for r in runs)
+def _median_run(runs: list[Run]) -> Run:
+    """The run of median time (the last one's verdict when they differ)."""
+    ordered = sorted(runs, key=lambda r: r.seconds)
+    middle = ordered[len(ordered) // 2]
+    return Run(
+        middle.seconds, max(r.rss_mib for r in runs), runs[-1].ok, runs[-1].peak, runs[-1].note
+    )
 
 
-def compare(
-    label: str, cases: list[tuple[str, Path, int | None]], args: argparse.Namespace, work: Path
-) -> None:
-    """Interleaved runs of both tools on each case; one Markdown row per case."""
-    if not cases:
-        return
+def measure(
+    name: str, csv: Path, capacity: int | None, args: argparse.Namespace, work: Path
+) -> tuple[Run, Run | None]:
+    """Interleaved runs of both tools on one case: (memplan, MiniMalloc or None)."""
+    mine: list[Run] = []
+    theirs: list[Run] = []
+    for _ in range(args.runs):
+        out = work / f"{name}.memplan.csv"
+        argv = memplan_argv(csv, out, capacity, args.budget)
+        mine.append(_run(argv, out, csv, args.limit, args.memory_limit, capacity, MEMPLAN_EXITS))
+        if args.minimalloc:
+            out = work / f"{name}.minimalloc.csv"
+            argv = minimalloc_argv(args.minimalloc, csv, out, capacity)
+            theirs.append(_run(argv, out, csv, args.limit, args.memory_limit, capacity, {}))
+    return _median_run(mine), (_median_run(theirs) if theirs else None)
+
+
+def _ratio(mine: Run, theirs: Run | None) -> str:
+    if theirs is None or not (mine.ok and theirs.ok):
+        return "-"
+    return f"{mine.seconds / max(theirs.seconds, 1e-3):.2f}"
+
+
+def _verdict(mine: Run, theirs: Run | None) -> str:
+    """Who wins a cell: solved beats unsolved, then the faster one."""
+    if theirs is None:
+        return "-"
+    if mine.ok != theirs.ok:
+        return "memplan" if mine.ok else "MiniMalloc"
+    if not mine.ok:
+        return "neither"
+    return "memplan" if mine.seconds <= theirs.seconds else "MiniMalloc"
+
+
+def run_cases(
+    label: str,
+    cases: list[tuple[str, str, Path, int | None, int]],
+    args: argparse.Namespace,
+    work: Path,
+) -> list[tuple[str, str, Run, Run | None]]:
+    """One Markdown row per case (name, capacity label, CSV, capacity, bound)."""
     print(f"### {label}\n")
     print(
-        "| case | buffers | LB | memplan peak | memplan s | memplan MiB | MiniMalloc peak "
-        "| MiniMalloc s | MiniMalloc MiB | time ratio | all valid |"
+        "| case | capacity | bytes | LB | memplan | memplan peak | MiniMalloc "
+        "| MiniMalloc peak | ratio | better |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for name, csv, capacity in cases:
-        problem = read_csv(csv)
-        bound = lower_bound(problem)["workspace"]
-        mine: list[Run] = []
-        theirs: list[Run] = []
-        for _ in range(args.runs):
-            out = work / f"{name}.memplan.csv"
-            mine.append(
-                _run(
-                    memplan_argv(csv, out, capacity, args.budget),
-                    out,
-                    csv,
-                    args.timeout + 30,
-                    args.memory_limit,
-                    capacity,
-                )
-            )
-            if args.minimalloc:
-                out = work / f"{name}.minimalloc.csv"
-                theirs.append(
-                    _run(
-                        minimalloc_argv(args.minimalloc, csv, out, capacity),
-                        out,
-                        csv,
-                        args.timeout,
-                        args.memory_limit,
-                        capacity,
-                    )
-                )
-        valid = all(r.ok for r in mine + theirs)
-        m_peak = mine[-1].peak if mine[-1].ok else mine[-1].note
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    results = []
+    for name, where, csv, capacity, bound in cases:
+        mine, theirs = measure(f"{name}-{where}", csv, capacity, args, work)
         cells = [
             name,
-            str(len(problem.buffers)),
+            where,
+            "-" if capacity is None else str(capacity),
             str(bound),
-            str(m_peak),
-            f"{_median(mine):.2f}",
-            f"{max(r.rss_mib for r in mine):.0f}",
+            mine.cell(),
+            str(mine.peak) if mine.ok else "-",
+            theirs.cell() if theirs else "-",
+            str(theirs.peak) if theirs and theirs.ok else "-",
+            _ratio(mine, theirs),
+            _verdict(mine, theirs),
         ]
-        if theirs:
-            t_peak = theirs[-1].peak if theirs[-1].ok else theirs[-1].note
-            ratio = _median(mine) / _median(theirs) if all(r.ok for r in theirs) else None
-            cells += [
-                str(t_peak),
-                f"{_median(theirs):.2f}",
-                f"{max(r.rss_mib for r in theirs):.0f}",
-                "-" if ratio is None else f"{ratio:.2f}",
-            ]
-        else:
-            cells += ["-", "-", "-", "-"]
-        cells.append("yes" if valid else "no")
         print("| " + " | ".join(cells) + " |", flush=True)
+        results.append((name, where, mine, theirs))
     print()
+    return results
+
+
+def summary(results: list[tuple[str, str, Run, Run | None]]) -> None:
+    """Counts: cells each tool solved, and who was better."""
+    solved = sum(m.ok for _, _, m, _ in results)
+    theirs = [t for _, _, _, t in results if t is not None]
+    line = f"memplan solved {solved} of {len(results)} cases"
+    if theirs:
+        wins: dict[str, int] = {}
+        for _, _, m, t in results:
+            verdict = _verdict(m, t)
+            wins[verdict] = wins.get(verdict, 0) + 1
+        line += f", MiniMalloc {sum(t.ok for t in theirs)}; better: " + ", ".join(
+            f"{who} {count}" for who, count in sorted(wins.items())
+        )
+    print(line + ".\n")
 
 
 def random_problem(count: int, seed: int) -> Problem:
-    """``count`` buffers with random lifetimes and sizes (seeded)."""
+    """``count`` buffers with uniformly random lifetimes and sizes (seeded)."""
     rng = random.Random(seed)
     horizon = count * 2
     buffers = []
@@ -273,6 +312,42 @@ def random_problem(count: int, seed: int) -> Problem:
         size = rng.choice((64, 128, 256, 512, 1024, 4096, 16384))
         buffers.append(Buffer(str(i), size, start, min(start + length, horizon + 1)))
     return Problem(tuple(buffers))
+
+
+def cnn_problem(count: int, seed: int) -> Problem:
+    """A CNN-like chain: each op's output lives until the next op or two
+    (short lifetimes), sizes falling by stage as the feature maps shrink,
+    and one output in eight kept for a skip connection a few ops later."""
+    rng = random.Random(seed)
+    buffers = []
+    stages = 5
+    for i in range(count):
+        stage = i * stages // count
+        size = (1 << (20 - 2 * stage)) // rng.choice((1, 2, 4))
+        length = rng.choice((1, 1, 2)) if rng.random() > 0.125 else rng.randint(3, 12)
+        buffers.append(Buffer(str(i), max(size, 64), i, i + 1 + length))
+    return Problem(tuple(buffers))
+
+
+def training_problem(count: int, seed: int) -> Problem:
+    """Training-like: forward activations live from their op to the matching
+    backward op (nested lifetimes, the outermost longest), with short
+    gradient temporaries in the backward pass."""
+    rng = random.Random(seed)
+    forward = count * 2 // 3
+    end = 2 * forward + 1
+    buffers = []
+    for i in range(forward):
+        size = rng.choice((256, 1024, 4096, 16384, 65536))
+        buffers.append(Buffer(f"a{i}", size, i, end - i))
+    for j in range(count - forward):
+        start = forward + rng.randrange(forward)
+        size = rng.choice((256, 1024, 4096, 16384))
+        buffers.append(Buffer(f"g{j}", size, start, start + rng.randint(1, 3)))
+    return Problem(tuple(buffers))
+
+
+FAMILIES = {"cnn": cnn_problem, "training": training_problem, "random": random_problem}
 
 
 def write_problem(problem: Problem, path: Path) -> None:
@@ -286,43 +361,58 @@ def main() -> None:
     parser.add_argument("--minimalloc", help="path of a MiniMalloc binary (built outside the repo)")
     parser.add_argument("--suite", help="directory with the A..K CSV files")
     parser.add_argument("--only", default=NAMES, help="problems to run (default all 11)")
-    parser.add_argument("--runs", type=int, default=3, help="runs per tool and case (median)")
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per run")
+    parser.add_argument("--runs", type=int, default=1, help="runs per tool and case (median)")
+    parser.add_argument("--limit", type=float, default=30.0, help="CPU seconds per run")
     parser.add_argument("--budget", type=int, help="memplan-solve's --budget (search nodes)")
     parser.add_argument("--memory-limit", type=float, default=8.0, help="GiB per run")
+    parser.add_argument(
+        "--factors", default="1.0,1.01,1.05,1.10", help="capacities: the bound times these"
+    )
     parser.add_argument("--minimize", action="store_true", help="also minimise the capacity")
-    parser.add_argument("--scaling", default="", help="buffer counts of random problems")
+    parser.add_argument("--families", default="", help="buffer counts of generated problems")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     suite = find_suite(args.suite)
     names = [n for n in args.only.split(",") if n]
+    factors = [float(f) for f in args.factors.split(",") if f]
     print(
-        f"Measured {time.strftime('%Y-%m-%d')} on {os.cpu_count()} cores; "
-        f"{args.runs} interleaved runs per tool, median wall seconds.\n"
+        f"Measured {time.strftime('%Y-%m-%d')} on {os.uname().machine}, {os.cpu_count()} "
+        f"cores; {args.runs} interleaved run(s) per tool, CPU seconds (median), "
+        f"limit {args.limit:g} CPU s.\n"
     )
     with tempfile.TemporaryDirectory() as directory:
         work = Path(directory)
-        cases: list[tuple[str, Path, int | None]] = [
-            (n, suite / f"{n}.{CAPACITY}.csv", CAPACITY) for n in names
-        ]
-        compare(f"Feasibility at {CAPACITY}", cases, args, work)
+        cases: list[tuple[str, str, Path, int | None, int]] = []
+        for name in names:
+            csv = suite / f"{name}.{CAPACITY}.csv"
+            bound = lower_bound(read_csv(csv))["workspace"]
+            for factor in factors:
+                label = "bound" if factor == 1.0 else f"bound x {factor:g}"
+                cases.append((name, label, csv, int(bound * factor), bound))
+            if all(int(bound * factor) != CAPACITY for factor in factors):
+                cases.append((name, "1 MiB", csv, CAPACITY, bound))
+        summary(run_cases("The matrix: MiniMalloc's problems", cases, args, work))
         if args.minimize:
-            compare(
-                "Minimising the capacity",
-                [(n, suite / f"{n}.{CAPACITY}.csv", None) for n in names],
-                args,
-                work,
+            minimizing = []
+            for name in names:
+                csv = suite / f"{name}.{CAPACITY}.csv"
+                bound = lower_bound(read_csv(csv))["workspace"]
+                minimizing.append((name, "minimise", csv, None, bound))
+            summary(run_cases("Minimising the capacity", minimizing, args, work))
+        generated: list[tuple[str, str, Path, int | None, int]] = []
+        for count in [int(c) for c in args.families.split(",") if c]:
+            for family, build in FAMILIES.items():
+                problem = build(count, args.seed)
+                path = work / f"{family}-{count}.csv"
+                write_problem(problem, path)
+                bound = lower_bound(problem)["workspace"]
+                for factor in (1.0, 1.05):
+                    label = "bound" if factor == 1.0 else f"bound x {factor:g}"
+                    generated.append((f"{family} {count}", label, path, int(bound * factor), bound))
+        if generated:
+            summary(
+                run_cases("Generated problems at capacities from the bound", generated, args, work)
             )
-        counts = [int(c) for c in args.scaling.split(",") if c]
-        scaling: list[tuple[str, Path, int | None]] = []
-        for count in counts:
-            problem = random_problem(count, args.seed)
-            path = work / f"random-{count}.csv"
-            write_problem(problem, path)
-            capacity = solve(problem, "greedy-by-size").peak(problem)
-            scaling.append((f"random {count}", path, capacity))
-        if scaling:
-            compare("Scaling: random problems at the greedy plan's capacity", scaling, args, work)
 
 
 if __name__ == "__main__":
