@@ -26,7 +26,9 @@ capacity).
 * ``--families``: generated problems of the given buffer counts (seeded):
   CNN-like (a chain of short-lived activations with skip connections),
   training-like (forward activations kept until their backward step:
-  nested lifetimes) and uniform random lifetimes, each at its lower bound
+  nested lifetimes), uniform random lifetimes, and segments (blocks of 50
+  buffers one after another, each an exact tiling of 1 MiB that greedy
+  orders rarely find: the search's case), each at its lower bound
   and at the bound x 1.05: capacities set from the bound, not from either
   tool's plan.
 * ``--minimize``: the smallest capacity each tool finds (``memplan-solve``
@@ -347,7 +349,48 @@ def training_problem(count: int, seed: int) -> Problem:
     return Problem(tuple(buffers))
 
 
-FAMILIES = {"cnn": cnn_problem, "training": training_problem, "random": random_problem}
+def tiling(count: int, rng: random.Random, width: int, horizon: int) -> list[tuple[int, ...]]:
+    """``count`` rectangles (start, end, offset, size) that tile ``horizon``
+    x ``width`` exactly, by random guillotine cuts."""
+    pieces = [(0, horizon, 0, width)]
+    while len(pieces) < count:
+        index = max(
+            range(len(pieces)),
+            key=lambda k: (pieces[k][1] - pieces[k][0]) * pieces[k][3] * rng.random(),
+        )
+        start, end, offset, size = pieces[index]
+        if rng.random() < 0.5 and end - start > 1:
+            cut = rng.randrange(start + 1, end)
+            pieces[index : index + 1] = [(start, cut, offset, size), (cut, end, offset, size)]
+        elif size > 1:
+            cut = rng.randrange(1, size)
+            pieces[index : index + 1] = [
+                (start, end, offset, cut),
+                (start, end, offset + cut, size - cut),
+            ]
+    return pieces
+
+
+def segments_problem(count: int, seed: int) -> Problem:
+    """Segments run one after another (say, models of a pipeline), each 50
+    buffers that tile 1 MiB x 64 steps exactly: the bound (1 MiB) is
+    reachable, but only by search (greedy orders rarely find the tiling),
+    and lifetimes never cross between segments (time components)."""
+    rng = random.Random(seed)
+    buffers = []
+    for segment in range(max(count // 50, 1)):
+        base = segment * 64
+        for k, (start, end, _, size) in enumerate(tiling(50, rng, CAPACITY, 64)):
+            buffers.append(Buffer(f"s{segment}.{k}", size, base + start, base + end))
+    return Problem(tuple(buffers))
+
+
+FAMILIES = {
+    "cnn": cnn_problem,
+    "training": training_problem,
+    "random": random_problem,
+    "segments": segments_problem,
+}
 
 
 def write_problem(problem: Problem, path: Path) -> None:

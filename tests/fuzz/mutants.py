@@ -148,7 +148,7 @@ def run_case(tool: str, main: Callable[[list[str]], int], argv: list[str], outpu
     if fired[0]:
         problem = f"hang (over {CASE_SECONDS} s)"
     if problem is None:
-        if code not in (0, 1) and not (tool == "memplan-solve" and code == 2):
+        if code not in (0, 1) and not (tool == "memplan-solve" and code in (2, 3)):
             problem = f"exit code {code}"
         elif "Traceback" in text or "internal error" in text:
             problem = "internal error"

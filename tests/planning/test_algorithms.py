@@ -336,3 +336,29 @@ def test_capacities_above_the_bound_are_met_within_the_same_budget(seed: int) ->
         solution = solve(problem, "auto", PlanOptions(minimize=False, budget=budget))
         assert solution.status in ("optimal", "feasible")
         assert validate(problem, solution) == []
+
+
+def test_time_components_get_the_exact_search_past_its_size_limit() -> None:
+    """Three tiled segments one after another: too many buffers for one
+    exact search (``exact_max_buffers``), but each segment is a time
+    component of its own, small enough: `auto` plans them apart and proves
+    the bound, where hill climbing over the whole problem does not reach it."""
+    segments = [tiled_buffers(30, seed) for seed in (1, 2, 3)]
+    items = [
+        replace(b, id=f"{n}.{b.id}", start=b.start + 64 * n, end=b.end + 64 * n)
+        for n, segment in enumerate(segments)
+        for b in segment
+    ]
+    options = PlanOptions(exact_max_buffers=40, budget=20_000)
+    problem = Problem(tuple(items), (Pool("mem", size=1024),))
+    solution = solve(problem, "auto", options)
+    assert (solution.status, solution.stats["stage"], solution.stats["components"]) == (
+        "optimal",
+        "time-components",
+        3,
+    )
+    assert validate(problem, solution) == []
+    climbed = solve(problem, "hill-climb", options)
+    assert climbed.status == "unknown"
+    minimised = solve(Problem(tuple(items), (Pool("mem"),)), "auto", options)
+    assert minimised.status == "optimal" and minimised.peak(problem) == 1024

@@ -56,6 +56,7 @@ from memplan.passes.planning.algorithms.greedy import (
 )
 from memplan.passes.planning.algorithms.hill_climbing import climb, hill_climb
 from memplan.passes.planning.algorithms.options import PlanOptions
+from memplan.passes.planning.algorithms.time_components import solve_by_time_components
 from memplan.passes.planning.model import Problem, Solution
 
 Algorithm = Callable[[Problem, PlanOptions], Solution]
@@ -70,7 +71,8 @@ def auto(problem: Problem, options: PlanOptions | None = None) -> Solution:
     by conflicts (skipped when the budget cannot pay for a placement), then
     ``exact`` on problems whose pools hold at most
     ``options.exact_max_buffers`` buffers each in the greedy plan, else
-    ``hill-climb``, with the budget left (not started when it cannot pay for
+    (one pool) ``auto`` on each time component (``time_components``) when
+    there are several, else ``hill-climb``, with the budget left (not started when it cannot pay for
     one more placement).
 
     The greedy plan is returned at once when it is optimal, or when
@@ -121,6 +123,10 @@ def auto(problem: Problem, options: PlanOptions | None = None) -> Solution:
         improved = exact_from(placer, best, options, budget, started)
         stage = "exact"
     else:
+        # Too many buffers for one exact search: plan time components apart.
+        split = solve_by_time_components(problem, options, budget, auto)
+        if split is not None:
+            return split
         if not budget.affords(cost, placement_seconds):
             budget.report(solution.stats)
             return solution  # not even one perturbed placement would finish
