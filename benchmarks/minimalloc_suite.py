@@ -413,6 +413,9 @@ def main() -> None:
     )
     parser.add_argument("--minimize", action="store_true", help="also minimise the capacity")
     parser.add_argument("--families", default="", help="buffer counts of generated problems")
+    parser.add_argument(
+        "--family-kinds", default=",".join(FAMILIES), help="which generated families"
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     suite = find_suite(args.suite)
@@ -444,8 +447,8 @@ def main() -> None:
             summary(run_cases("Minimising the capacity", minimizing, args, work))
         generated: list[tuple[str, str, Path, int | None, int]] = []
         for count in [int(c) for c in args.families.split(",") if c]:
-            for family, build in FAMILIES.items():
-                problem = build(count, args.seed)
+            for family in [f for f in args.family_kinds.split(",") if f]:
+                problem = FAMILIES[family](count, args.seed)
                 path = work / f"{family}-{count}.csv"
                 write_problem(problem, path)
                 bound = lower_bound(problem)["workspace"]
