@@ -17,9 +17,10 @@ plan without that proof; ``infeasible`` when a buffer has no usable pool or
 the search proves a bounded pool cannot hold the buffers assigned to it (a
 proof about that assignment: with several candidates per buffer, another
 assignment might fit); ``unknown`` when the budget ran out before any plan
-fitting the pool sizes was found (``stats["stopped_by"]`` says which limit). One ``Budget`` (``options.budget`` nodes,
-and ``options.timeout`` when given) bounds the assignment and the offset
-searches together.
+fitting the pool sizes was found (``stats["stopped_by"]`` says which
+limit). One ``Budget`` (``options.budget`` nodes, and ``options.timeout``
+when given) bounds the assignment and the offset searches together; at a
+capacity, each member of the race may spend all of it (see ``_race``).
 """
 
 from __future__ import annotations
