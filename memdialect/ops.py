@@ -59,10 +59,10 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from memplan.dialect.aliases import transitive_aliases, underlying_root
+from memplan.dialect.op_model import is_function, is_loop, transitive_views, underlying_root
 from memplan.dialect.regions import (
     ancestor_in_region,
-    common_if,
+    common_exclusive_op,
     reachable_blocks,
     symbol_table_of,
 )
@@ -71,10 +71,6 @@ from memplan.dialect.types import MAX_BYTES, StorageType, element_byte_size, sta
 DEFAULT_STORAGE_ALIGNMENT = 64
 DEFAULT_POOL_ALIGNMENT = 16
 DEFAULT_DEVICE = "cpu"
-LOOP_OPS: frozenset[str] = frozenset(
-    {"scf.for", "scf.while", "scf.parallel", "scf.forall", "affine.for", "affine.parallel"}
-)
-"""Ops whose regions run more than once."""
 
 # Attributes of kernel declarations (`func.func private`) that memplan reads.
 VIEW_ATTR = "memory.view"
@@ -514,14 +510,14 @@ class AllocStorageOp(IRDLOperation):
         region = self.parent_region()
         if region is None:
             return
-        for value in transitive_aliases(self.storage):
+        for value in transitive_views(self.storage):
             for use in value.uses:
                 if ancestor_in_region(use.operation, region) is not None:
                     continue
-                where = common_if(self, use.operation)
+                where = common_exclusive_op(self, use.operation)
                 if where is not None:
                     raise VerifyException(
-                        f"storage {describe(self.storage)} defined in one scf.if branch "
+                        f"storage {describe(self.storage)} defined in one {where.name} branch "
                         f"is used in the other (by {use.operation.name})"
                     )
                 raise VerifyException(
@@ -960,7 +956,7 @@ class KillOp(IRDLOperation):
         value = self.value
         if isinstance(value, BlockArgument):
             parent = value.block.parent_op()
-            if parent is not None and parent.name == "func.func":
+            if parent is not None and is_function(parent):
                 raise VerifyException(f"cannot kill function argument {describe(value)}")
         owner = value.owner
         definition_block = owner if isinstance(owner, Block) else owner.parent_block()
@@ -972,7 +968,7 @@ class KillOp(IRDLOperation):
         container = definition_block.parent_op() if definition_block else None
         current = self.parent_op()
         while current is not None and current is not container:
-            if current.name in LOOP_OPS:
+            if is_loop(current):
                 raise VerifyException(
                     f"{describe(self.value)} is killed inside {current.name} but defined "
                     "outside it: the next iteration would use it after its kill"

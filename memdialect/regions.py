@@ -9,6 +9,8 @@ from __future__ import annotations
 from xdsl.ir import Block, Operation, Region
 from xdsl.traits import SymbolTable
 
+from memplan.dialect.op_model import has_exclusive_regions
+
 
 def symbol_table_of(op: Operation) -> Operation | None:
     """The innermost op above ``op`` that is a symbol table (a module), if any."""
@@ -32,15 +34,16 @@ def ancestor_in_region(op: Operation, region: Region) -> Operation | None:
     return current
 
 
-def common_if(a: Operation, b: Operation) -> Operation | None:
-    """The innermost ``scf.if`` holding ``a`` and ``b`` in different regions."""
+def common_exclusive_op(a: Operation, b: Operation) -> Operation | None:
+    """The innermost op with exclusive regions (``scf.if``) holding ``a`` and
+    ``b`` in different regions."""
     ancestors: list[Operation] = []
     current = a.parent_op()
     while current is not None:
         ancestors.append(current)
         current = current.parent_op()
     for op in ancestors:
-        if op.name != "scf.if":
+        if not has_exclusive_regions(op):
             continue
         region_a = next(r for r in op.regions if ancestor_in_region(a, r) is not None)
         region_b = [r for r in op.regions if ancestor_in_region(b, r) is not None]

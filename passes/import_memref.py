@@ -22,6 +22,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from memplan.dialect.op_model import is_function, runs_one_instance_at_a_time
 from memplan.dialect.ops import (
     AllocStorageOp,
     AllocTensorOp,
@@ -29,22 +30,6 @@ from memplan.dialect.ops import (
 )
 from memplan.dialect.types import default_alignment, element_byte_size
 from memplan.passes.analysis.value_flow import trace_flow
-
-SEQUENTIAL_REGION_OPS: frozenset[str] = frozenset(
-    {
-        "func.func",
-        "scf.for",
-        "scf.while",
-        "scf.if",
-        "scf.index_switch",
-        "scf.execute_region",
-        "affine.for",
-        "affine.if",
-        "memref.alloca_scope",
-    }
-)
-"""Ops whose regions run one instance at a time: an allocation nested only in
-these can take one static address."""
 
 
 def unsupported_type_reason(alloc: memref.AllocOp) -> str | None:
@@ -68,8 +53,9 @@ def unsupported_type_reason(alloc: memref.AllocOp) -> str | None:
 def placement_reason(alloc: memref.AllocOp) -> str | None:
     """Why the allocation's position forbids a static address, or ``None``."""
     parent = alloc.parent_op()
-    while parent is not None and parent.name != "func.func":
-        if parent.name not in SEQUENTIAL_REGION_OPS:
+    while parent is not None and not is_function(parent):
+        # Nested only in ops running one instance at a time: one static address.
+        if not runs_one_instance_at_a_time(parent):
             return f"nested in {parent.name}, whose regions may run in parallel"
         parent = parent.parent_op()
     return None

@@ -25,7 +25,7 @@ from xdsl.ir import Attribute, Block, Region
 from xdsl.utils.exceptions import PassFailedException
 
 from memplan.dialect import AllocStorageOp, AllocTensorOp, InvokeOp
-from memplan.dialect.aliases import underlying_root
+from memplan.dialect.op_model import underlying_root
 from memplan.passes import get_all_passes
 from memplan.passes.manifest_alloc import ManifestAllocPass
 from memplan.tools.memplan_opt import main as memplan_opt_main

@@ -15,7 +15,7 @@ Op numbers
 Roots and aliases
     A root is the result of ``memory.alloc_storage`` (a storage) or
     ``memory.alloc_tensor`` (a tensor). Its aliases are found by
-    ``flow.classify_use``: views (``memdialect.aliases``: ``alloc_tensor`` and
+    ``flow.classify_use``: views (``memdialect.op_model``: ``alloc_tensor`` and
     ``memref`` view-like ops), branch operands -> block arguments
     (``cf.br``/``cond_br``/``switch``), ``scf.for`` inits -> iteration
     arguments and results, ``scf.while`` inits -> ``before`` arguments,

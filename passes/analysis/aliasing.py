@@ -3,7 +3,7 @@
 docs/design.md's rule: a value's bytes stay needed while any value that may
 alias them is live. The values that may alias a root are the closure of
 ``flow.classify_use``'s ``ALIAS`` step: views (``memory.alloc_tensor`` and
-``memref`` view-like ops, ``memdialect.aliases``), ``scf.if`` /
+``memref`` view-like ops, ``memdialect.op_model``), ``scf.if`` /
 ``scf.index_switch`` / ``scf.execute_region`` results a value is yielded
 into, ``scf.for`` / ``scf.while`` iteration arguments and results, ``cf``
 block arguments; and, in the value-semantic form ``manifest-alloc`` reads,

@@ -47,11 +47,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from xdsl.dialects import func, memref, scf
+from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import DenseArrayBase, MemRefType, UnrankedMemRefType
 from xdsl.ir import Block, Operation, Region, SSAValue, Use
 
-from memplan.dialect.aliases import is_view_of_operand
+from memplan.dialect.op_model import (
+    is_region_terminator,
+    is_view_of_operand,
+    loop_carried,
+    reads_metadata_only,
+    region_choice,
+    successor_operands,
+)
 from memplan.dialect.ops import (
     INPLACE_ATTR,
     AllocStorageOp,
@@ -74,8 +81,6 @@ _MAX_HEAD_BINDINGS = 64
 
 _MAX_ROUNDS = 8
 """Passes over a loop's head bindings (two suffice unless bindings keep appearing)."""
-
-_STRUCTURED = ("scf.if", "scf.index_switch", "scf.execute_region", "scf.for", "scf.while")
 
 
 @dataclass(frozen=True)
@@ -376,11 +381,8 @@ class _ClobberRun:
         """Run ``block``'s ops; the status of what its terminator yields."""
         yielded: list[tuple[_Binding | None, tuple[Write, Atom] | None]] = []
         for op in block.ops:
-            if op is block.last_op and op.name in ("scf.yield", "scf.condition"):
-                operands = list(op.operands)
-                if op.name == "scf.condition":
-                    operands = operands[1:]
-                yielded = [self.status(state, value) for value in operands]
+            if op is block.last_op and is_region_terminator(op):
+                yielded = [self.status(state, value) for value in successor_operands(op)]
                 continue
             self.run_op(state, op)
         return yielded
@@ -391,15 +393,22 @@ class _ClobberRun:
             if atom is not None:
                 state.env[op.tensor] = _Binding(frozenset((atom,)), self.tick(), None)
             return
-        if isinstance(op, KillOp | AllocStorageOp) or op.name in ("memref.dim", "memref.rank"):
+        if isinstance(op, KillOp | AllocStorageOp) or reads_metadata_only(op):
             return
         if op.results and op.operands and is_view_of_operand(op, 0):
             return  # a view: canon() maps it to its source
         if isinstance(op, InvokeOp):
             self.run_invoke(state, op)
             return
-        if op.name in _STRUCTURED:
-            getattr(self, "run_" + op.name.split(".")[1])(state, op)
+        choice = region_choice(op)
+        if choice is not None:
+            self._branches(state, op, choice.regions, fallthrough=choice.may_skip)
+            return
+        carried = loop_carried(op)
+        if carried is not None:
+            self._loop(
+                state, op, carried.inits, carried.head, carried.regions, carried.exits_at_condition
+            )
             return
         if isinstance(op, memref.CopyOp):
             self.read(state, op, 0, op.source)
@@ -494,16 +503,6 @@ class _ClobberRun:
                 sources = [yielded[index] for _, yielded in outcomes if index < len(yielded)]
                 self.bind(state, result, sources)
 
-    def run_if(self, state: _State, op: Operation) -> None:
-        assert isinstance(op, scf.IfOp)
-        self._branches(state, op, op.regions, fallthrough=op.false_region.first_block is None)
-
-    def run_index_switch(self, state: _State, op: Operation) -> None:
-        self._branches(state, op, op.regions, fallthrough=False)
-
-    def run_execute_region(self, state: _State, op: Operation) -> None:
-        self._branches(state, op, op.regions, fallthrough=False)
-
     def _join_into(self, state: _State, branches: Sequence[_State]) -> None:
         """``state`` becomes the join of ``branches`` (copies of it, run on)."""
         trees: dict[object, _Tree] = {}
@@ -591,24 +590,6 @@ class _ClobberRun:
             if _is_memref(result):
                 self.bind(state, result, [e[index] for e in exits if index < len(e)])
 
-    def run_for(self, state: _State, op: Operation) -> None:
-        assert isinstance(op, scf.ForOp)
-        args = op.body.block.args[1:]
-        self._loop(state, op, list(op.iter_args), list(args), [op.body], False)
-
-    def run_while(self, state: _State, op: Operation) -> None:
-        assert isinstance(op, scf.WhileOp)
-        before = op.before_region.first_block
-        assert before is not None
-        self._loop(
-            state,
-            op,
-            list(op.arguments),
-            list(before.args),
-            [op.before_region, op.after_region],
-            True,
-        )
-
     def run(self) -> list[Clobber]:
         if any(
             not has_one_block(region)
@@ -637,7 +618,7 @@ def _may_repeat(op: Operation, function: Operation) -> bool:
     op this check does not model around it)?"""
     parent = op.parent_op()
     while parent is not None and parent is not function:
-        if parent.name not in ("scf.if", "scf.index_switch", "scf.execute_region"):
+        if region_choice(parent) is None:
             return True
         parent = parent.parent_op()
     return False

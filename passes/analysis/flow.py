@@ -1,10 +1,11 @@
 """How a use of a storage (or a value aliasing it) affects its lifetime.
 
-``classify_use(use)`` sorts every use of an SSA value into one of four kinds:
+``classify_use(use)`` sorts every use of an SSA value into one of four kinds,
+from what the op model (``memdialect.op_model``) says the user does:
 
 - ``ALIAS``: the user makes new values that hold the same bytes, returned as
   ``targets`` and followed by the lifetime analysis. View-like ops and
-  ``memory.alloc_tensor`` (``memdialect.aliases``, the one definition of
+  ``memory.alloc_tensor`` (``memdialect.op_model``, the one definition of
   view-like aliasing); branch operands to the successor's block arguments
   (``cf.br``, ``cf.cond_br``, ``cf.switch``); ``scf.for`` init operands to
   the body's iteration arguments and the loop results; ``scf.while`` init
@@ -38,19 +39,22 @@ from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType, VectorType
 from xdsl.ir import Operation, SSAValue, Use
 from xdsl.traits import IsTerminator, MemoryEffectKind, get_effects
 
-from memplan.dialect.aliases import is_view_of_operand
-from memplan.dialect.ops import InvokeOp
-
-EXCLUSIVE_OPS: frozenset[str] = frozenset({"scf.if", "scf.index_switch"})
-"""Ops of which exactly one region runs: storages in two of them never conflict."""
-
-POINTER_ESCAPE_OPS: frozenset[str] = frozenset(
-    {"memref.extract_aligned_pointer_as_index", "memref.extract_strided_metadata"}
+from memplan.dialect.op_model import (
+    branch_successors,
+    entry_successors,
+    is_control_flow,
+    is_function,
+    is_plain_reader,
+    is_region_terminator,
+    is_view_of_operand,
+    only_reads,
+    returns_from_function,
+    stores_operand,
+    takes_address,
+    terminator_successors,
+    writes_operand,
 )
-
-READ_ONLY_USERS: frozenset[str] = frozenset(
-    {"memref.load", "memref.dim", "memref.rank", "memory.kill", "memory.alloc_tensor"}
-)
+from memplan.dialect.ops import InvokeOp, KillOp
 
 
 class UseKind(Enum):
@@ -75,86 +79,36 @@ def _may_hold_reference(op: Operation) -> bool:
     return any(may_hold_reference(result) for result in op.results)
 
 
-def _successor_targets(op: Operation, index: int) -> tuple[SSAValue, ...] | None:
-    """Block argument fed by operand ``index`` of a ``cf`` branch (None: not modelled)."""
-    if op.name == "cf.br":
-        return (op.successors[0].args[index],)
-    if op.name == "cf.cond_br":
-        if index == 0:
-            return ()
-        then_count = len(op.successors[0].args)
-        if index - 1 < then_count:
-            return (op.successors[0].args[index - 1],)
-        return (op.successors[1].args[index - 1 - then_count],)
-    if op.name == "cf.switch":
-        if index == 0:
-            return ()
-        default_count = len(op.successors[0].args)
-        position = index - 1
-        if position < default_count:
-            return (op.successors[0].args[position],)
-        position -= default_count
-        for case_block in op.successors[1:]:
-            if position < len(case_block.args):
-                return (case_block.args[position],)
-            position -= len(case_block.args)
-    return None
-
-
-def _yield_targets(op: Operation, index: int) -> tuple[SSAValue, ...] | None:
-    """Values an ``scf.yield`` / ``scf.condition`` operand flows to (None: not modelled)."""
-    parent = op.parent_op()
-    if parent is None:
-        return None
-    if op.name == "scf.condition" and parent.name == "scf.while":
-        if index == 0:
-            return ()
-        return (parent.regions[1].blocks[0].args[index - 1], parent.results[index - 1])
-    if op.name != "scf.yield":
-        return None
-    if parent.name == "scf.for":
-        return (parent.regions[0].blocks[0].args[index + 1], parent.results[index])
-    if parent.name == "scf.while":
-        return (parent.regions[0].blocks[0].args[index],)
-    if parent.name in ("scf.if", "scf.index_switch", "scf.execute_region"):
-        return (parent.results[index],)
-    return None
-
-
 def classify_use(use: Use) -> tuple[UseKind, tuple[SSAValue, ...]]:
     """The kind of ``use`` and, for ``ALIAS``, the values that alias the used value."""
     op = use.operation
     index = use.index
-    name = op.name
-    if name == "memory.kill":
+    if isinstance(op, KillOp):
         return UseKind.KILL, ()
     if is_view_of_operand(op, index):
         return UseKind.ALIAS, tuple(op.results)
-    if name in ("memory.invoke", "memory.alloc_tensor", "memref.load", "memref.copy"):
+    if is_plain_reader(op):
         return UseKind.PLAIN, ()
-    if name == "func.return" or name in POINTER_ESCAPE_OPS:
+    if returns_from_function(op) or takes_address(op) or stores_operand(op, index):
         return UseKind.ESCAPE, ()
-    if name == "memref.store":
-        return (UseKind.ESCAPE if index == 0 else UseKind.PLAIN), ()
+    if writes_operand(op, index) is not None:
+        return UseKind.PLAIN, ()
     if op.successors:
-        targets = _successor_targets(op, index)
+        targets = branch_successors(op, index)
         if targets is None:
             return UseKind.ESCAPE, ()
         return (UseKind.ALIAS if targets else UseKind.PLAIN), targets
-    if name == "scf.for":
-        if index < 3:
-            return UseKind.PLAIN, ()
-        return UseKind.ALIAS, (op.regions[0].blocks[0].args[index - 2], op.results[index - 3])
-    if name == "scf.while":
-        return UseKind.ALIAS, (op.regions[0].blocks[0].args[index],)
-    if name in ("scf.yield", "scf.condition"):
-        targets = _yield_targets(op, index)
+    targets = entry_successors(op, index)
+    if targets is not None:
+        return (UseKind.ALIAS if targets else UseKind.PLAIN), targets
+    if is_region_terminator(op):
+        targets = terminator_successors(op, index)
         if targets is None:
             return UseKind.ESCAPE, ()
         return (UseKind.ALIAS if targets else UseKind.PLAIN), targets
     if op.has_trait(IsTerminator):
         parent = op.parent_op()
-        if parent is not None and parent.name != "func.func" and _may_hold_reference(parent):
+        if parent is not None and not is_function(parent) and _may_hold_reference(parent):
             return UseKind.ESCAPE, ()
         return UseKind.PLAIN, ()
     if _may_hold_reference(op):
@@ -165,14 +119,12 @@ def classify_use(use: Use) -> tuple[UseKind, tuple[SSAValue, ...]]:
 def writes(use: Use) -> bool:
     """May ``use`` write the bytes of the value it uses?"""
     op = use.operation
-    name = op.name
     if isinstance(op, InvokeOp):
         return use.index >= len(op.ins)
-    if name in ("memref.store", "memref.copy"):
-        return use.index == 1
-    if name in READ_ONLY_USERS or is_view_of_operand(op, use.index):
-        return False
-    if name.startswith(("scf.", "cf.")) or name == "func.return":
+    written = writes_operand(op, use.index)
+    if written is not None:
+        return written
+    if only_reads(op) or is_view_of_operand(op, use.index) or is_control_flow(op):
         return False
     effects = get_effects(op)
     if effects is None:

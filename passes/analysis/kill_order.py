@@ -19,8 +19,8 @@ from __future__ import annotations
 from xdsl.ir import Block, Operation
 from xdsl.utils.exceptions import VerifyException
 
-from memplan.dialect.aliases import transitive_aliases
 from memplan.dialect.diagnostics import at_op
+from memplan.dialect.op_model import is_function, transitive_views
 from memplan.dialect.ops import KillOp, describe
 from memplan.dialect.regions import ancestor_in_region, reachable_blocks
 from memplan.passes.analysis.numbering import OpNumbering
@@ -70,7 +70,7 @@ class _KillOrder:
                     return True
                 return other_block in self.reachable(anchor_block, definition_block)
             parent = region.parent_op()
-            if parent is None or parent.name == "func.func":
+            if parent is None or is_function(parent):
                 return False
             anchor = parent
         return False
@@ -81,7 +81,7 @@ class _KillOrder:
         name = describe(value)
         owner = value.owner
         definition_block = owner if isinstance(owner, Block) else owner.parent_block()
-        for alias in transitive_aliases(value):
+        for alias in transitive_views(value):
             for use in alias.uses:
                 user = use.operation
                 if user is kill or not self.happens_after(kill, user, definition_block):

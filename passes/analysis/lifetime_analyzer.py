@@ -30,8 +30,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import CallOp, FuncOp
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue, Use
 
+from memplan.dialect.op_model import has_exclusive_regions, is_loop, yields_to_next_iteration
 from memplan.dialect.ops import (
-    LOOP_OPS,
     AllocStorageOp,
     AllocTensorOp,
     KillOp,
@@ -40,7 +40,6 @@ from memplan.dialect.ops import (
 from memplan.dialect.regions import ancestor_in_region, has_one_block, reachable_blocks
 from memplan.passes.analysis.aliasing import alias_closure
 from memplan.passes.analysis.flow import (
-    EXCLUSIVE_OPS,
     UseKind,
     may_hold_reference,
     region_index,
@@ -183,7 +182,7 @@ class _FunctionAnalyzer:
             parent = region.parent_op()
             if parent is None or parent is self.func:
                 return start
-            if parent.name in LOOP_OPS:
+            if is_loop(parent):
                 start = min(start, numbering.index[parent])
             current = parent
 
@@ -196,17 +195,13 @@ class _FunctionAnalyzer:
         assert region is not None
         for use, kind in uses:
             user = use.operation
-            parent = user.parent_op()
-            if (
-                kind is UseKind.ALIAS
-                and user.name == "scf.yield"
-                and parent is not None
-                and parent.name in LOOP_OPS
-            ):
+            if kind is UseKind.ALIAS and yields_to_next_iteration(user):
                 # Carried to the next iteration: the loop itself uses it, so
                 # the scope lies outside the loop and the value is live from
                 # the loop's start (_start_and_branch).
-                user = parent
+                loop = user.parent_op()
+                assert loop is not None
+                user = loop
             while ancestor_in_region(user, region) is None:
                 parent = region.parent_op()
                 assert parent is not None and parent is not self.func
@@ -375,7 +370,7 @@ class _FunctionAnalyzer:
                 return current
             parent = region.parent_op()
             assert parent is not None
-            if parent.name in LOOP_OPS or parent is self.func:
+            if is_loop(parent) or parent is self.func:
                 return parent
             outer = parent.parent_block()
             assert outer is not None
@@ -430,10 +425,10 @@ class _FunctionAnalyzer:
             if region is scope:
                 crossed_scope = True
             assert region is not None
-            if parent.name in EXCLUSIVE_OPS:
+            if has_exclusive_regions(parent):
                 entry = (numbering.index[parent], region_index(parent, region))
                 (outer if crossed_scope else inner).append(entry)
-            elif parent.name in LOOP_OPS and not crossed_scope:
+            elif is_loop(parent) and not crossed_scope:
                 start = numbering.index[parent]
                 inner.clear()
             current = parent

@@ -16,6 +16,7 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue, Use
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import IsTerminator
 
+from memplan.dialect.op_model import returns_from_function
 from memplan.dialect.ops import (
     AllocStorageOp,
     AllocTensorOp,
@@ -68,10 +69,10 @@ class EscapeKind(Enum):
 
 def escape_kind(uses: Iterable[tuple[Use, UseKind]]) -> EscapeKind:
     """The ``EscapeKind`` of a value whose aliases have these ``uses``."""
-    escaping = [use.operation.name for use, kind in uses if kind is UseKind.ESCAPE]
+    escaping = [use.operation for use, kind in uses if kind is UseKind.ESCAPE]
     if not escaping:
         return EscapeKind.NONE
-    if all(name == "func.return" for name in escaping):
+    if all(returns_from_function(op) for op in escaping):
         return EscapeKind.RETURNED
     return EscapeKind.LEAKED
 

@@ -12,18 +12,17 @@ from dataclasses import dataclass, field
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import MemRefType, UnrankedMemRefType
 from xdsl.ir import Operation, SSAValue
-from xdsl.traits import IsTerminator, MemoryFreeEffect
+from xdsl.traits import IsTerminator
 
-from memplan.dialect.aliases import underlying_root
+from memplan.dialect.op_model import (
+    frees_operands,
+    is_sequential_loop,
+    stores_operand,
+    takes_address,
+    underlying_root,
+)
 from memplan.dialect.regions import ancestor_in_region, reachable_blocks
-from memplan.passes.analysis.flow import POINTER_ESCAPE_OPS, UseKind, classify_use
-
-FOREIGN_FREE_OPS: frozenset[str] = frozenset({"bufferization.dealloc", "gpu.dealloc"})
-"""Frees that xDSL may not know (parsed as unregistered ops): their operands
-are released by them, which no storage kill can express."""
-
-SEQUENTIAL_LOOP_OPS: frozenset[str] = frozenset({"scf.for", "scf.while", "affine.for"})
-"""Sequential ops whose regions run repeatedly (the ones memplan imports in)."""
+from memplan.passes.analysis.flow import UseKind, classify_use
 
 
 def is_memref_like(value: SSAValue) -> bool:
@@ -59,7 +58,7 @@ def _region_values(parent: Operation) -> Iterator[SSAValue]:
 
 def _takes_address(op: Operation) -> bool:
     """Ops that turn a memref into a raw address memplan cannot follow."""
-    if op.name in POINTER_ESCAPE_OPS:
+    if takes_address(op):
         return True
     return any(r.type.name.startswith("llvm.") for r in op.results)
 
@@ -78,7 +77,7 @@ def _loop_carried(user: Operation, origin: Operation) -> str | None:
             return "carried around a control-flow cycle"
     parent = user.parent_op()
     if user.has_trait(IsTerminator) and parent is not None:
-        if parent.name in SEQUENTIAL_LOOP_OPS and parent.is_ancestor(origin):
+        if is_sequential_loop(parent) and parent.is_ancestor(origin):
             return f"carried out of an iteration of {parent.name}"
     return None
 
@@ -116,14 +115,15 @@ def trace_flow(buffers: Sequence[SSAValue], origin: Operation) -> ValueFlow:
                 else:
                     flow.blockers.append("freed through a value that may hold other buffers")
                 continue
-            if user.has_trait(MemoryFreeEffect) or user.name in FOREIGN_FREE_OPS:
+            if frees_operands(user):
+                # Released by an op no storage kill can express.
                 flow.blockers.append(f"freed by {user.name}")
                 continue
             if isinstance(user, func.ReturnOp):
                 flow.returned = True
                 flow.blockers.append("returned from the function")
                 continue
-            if user.name in ("memref.store", "llvm.store") and use.index == 0:
+            if stores_operand(user, use.index):
                 flow.blockers.append(f"stored into memory by {user.name}")
                 continue
             if _takes_address(user):

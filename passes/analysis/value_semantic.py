@@ -31,10 +31,10 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.hints import isa
 
 from memplan.dialect.diagnostics import fail_pass
+from memplan.dialect.op_model import is_loop
 from memplan.dialect.ops import (
     DEVICE_ATTR,
     INPLACE_ATTR,
-    LOOP_OPS,
     MAX_SHAPES_ATTR,
     SHAPE_FN_ATTR,
     VIEW_ATTR,
@@ -442,7 +442,7 @@ class ValueSemanticProgram:
 
     @staticmethod
     def _reject(op: Operation, what: str, type_: Attribute) -> NoReturn:
-        if op.name in LOOP_OPS:
+        if is_loop(op):
             fail_pass(
                 op,
                 f"{op.name} carries tensor {what} of type {type_} across iterations: "
