@@ -20,6 +20,14 @@ def symbol_table_of(op: Operation) -> Operation | None:
     return anchor
 
 
+def region_index(op: Operation, nested: Region) -> int:
+    """Index of the region ``nested`` among ``op.regions`` (identity, not equality)."""
+    for position, region in enumerate(op.regions):
+        if region is nested:
+            return position
+    raise ValueError(f"region not found in {op.name}")
+
+
 def has_one_block(region: Region) -> bool:
     """True when ``region`` has exactly one block (O(1): ``len(region.blocks)`` walks them)."""
     first = region.first_block

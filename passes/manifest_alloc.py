@@ -37,8 +37,7 @@ from memplan.dialect.ops import (
     i64_attr,
 )
 from memplan.dialect.types import default_alignment, element_byte_size, static_byte_size
-from memplan.passes.analysis.aliasing import AliasAnalysis
-from memplan.passes.analysis.flow import UseKind
+from memplan.passes.analysis.aliasing import AliasAnalysis, UseKind
 from memplan.passes.analysis.value_semantic import (
     Kernel,
     ValueSemanticProgram,

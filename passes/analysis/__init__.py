@@ -15,7 +15,7 @@ Op numbers
 Roots and aliases
     A root is the result of ``memory.alloc_storage`` (a storage) or
     ``memory.alloc_tensor`` (a tensor). Its aliases are found by
-    ``flow.classify_use``: views (``memdialect.op_model``: ``alloc_tensor`` and
+    ``aliasing.classify_use``: views (``memdialect.op_model``: ``alloc_tensor`` and
     ``memref`` view-like ops), branch operands -> block arguments
     (``cf.br``/``cond_br``/``switch``), ``scf.for`` inits -> iteration
     arguments and results, ``scf.while`` inits -> ``before`` arguments,
@@ -159,14 +159,19 @@ spans do not meet never have values live together), ``storages()``
 ``problem(pin=True)``, ``placements()``.
 
 ``LiveInterval(start, end)``: half-open, ``overlaps``, ``shifted``.
-``flow.classify_use(use) -> (UseKind, targets)``, ``aliasing.alias_closure(root)``;
+``aliasing.classify_use(use) -> (UseKind, targets)``, ``aliasing.alias_closure(root)``;
 ``aliasing.AliasAnalysis``: the one may-alias analysis (``closure``,
 ``needed_at_or_after``) that manifest-alloc's in-place and loop-buffer
 decisions and the in-place rule (``inplace.py``) ask.
 """
 
-from memplan.passes.analysis.aliasing import AliasAnalysis, Aliases, alias_closure
-from memplan.passes.analysis.flow import UseKind, classify_use
+from memplan.passes.analysis.aliasing import (
+    AliasAnalysis,
+    Aliases,
+    UseKind,
+    alias_closure,
+    classify_use,
+)
 from memplan.passes.analysis.lifetime_analyzer import analyze_function, pools_of
 from memplan.passes.analysis.lifetimes import (
     CallSite,

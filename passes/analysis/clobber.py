@@ -68,7 +68,7 @@ from memplan.dialect.ops import (
 )
 from memplan.dialect.regions import has_one_block
 from memplan.dialect.types import static_byte_size
-from memplan.passes.analysis.flow import writes
+from memplan.passes.analysis.aliasing import writes
 from memplan.passes.analysis.numbering import OpNumbering
 from memplan.passes.analysis.symbols import SymbolCache
 

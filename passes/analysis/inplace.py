@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr
 from xdsl.ir import Operation, SSAValue
 
 from memplan.dialect.ops import INPLACE_ATTR, INPLACE_OF_ATTR, InvokeOp
-from memplan.passes.analysis.flow import UseKind
+from memplan.passes.analysis.aliasing import UseKind
 from memplan.passes.analysis.lifetimes import TensorLifetime
 from memplan.passes.analysis.numbering import OpNumbering
 from memplan.passes.analysis.symbols import SymbolCache

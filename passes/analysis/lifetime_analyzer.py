@@ -37,14 +37,13 @@ from memplan.dialect.ops import (
     KillOp,
     PoolOp,
 )
-from memplan.dialect.regions import ancestor_in_region, has_one_block, reachable_blocks
-from memplan.passes.analysis.aliasing import alias_closure
-from memplan.passes.analysis.flow import (
-    UseKind,
-    may_hold_reference,
+from memplan.dialect.regions import (
+    ancestor_in_region,
+    has_one_block,
+    reachable_blocks,
     region_index,
-    writes,
 )
+from memplan.passes.analysis.aliasing import UseKind, alias_closure, may_hold_reference, writes
 from memplan.passes.analysis.lifetimes import (
     BranchPath,
     CallSite,

@@ -24,9 +24,7 @@ from memplan.dialect.ops import (
 )
 from memplan.dialect.regions import ancestor_in_region, has_one_block
 from memplan.dialect.types import element_byte_size, static_byte_size
-from memplan.passes.analysis.flow import (
-    UseKind,
-)
+from memplan.passes.analysis.aliasing import UseKind
 from memplan.passes.analysis.numbering import OpNumbering
 from memplan.passes.analysis.region_liveness import RegionLiveness
 from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution

@@ -22,7 +22,7 @@ from memplan.dialect.op_model import (
     underlying_root,
 )
 from memplan.dialect.regions import ancestor_in_region, reachable_blocks
-from memplan.passes.analysis.flow import UseKind, classify_use
+from memplan.passes.analysis.aliasing import UseKind, classify_use
 
 
 def is_memref_like(value: SSAValue) -> bool:
@@ -86,7 +86,7 @@ def trace_flow(buffers: Sequence[SSAValue], origin: Operation) -> ValueFlow:
     """Follow ``buffers`` (the values of one buffer, defined by ``origin``)
     through their function; see ``ValueFlow``.
 
-    Aliases are those of the lifetime analysis (``passes.analysis.flow``).
+    Aliases are those of the lifetime analysis (``passes.analysis.aliasing``).
     Where the analysis stops at an escape (a call or an unknown op returning
     memrefs, a terminator or branch it does not model), this keeps following
     the memref values that may hold the buffer, to see whether it leaves the
