@@ -1,7 +1,7 @@
 """Where ops sit in regions and CFGs: the structural queries the verifiers ask.
 
 Used by the ``memory`` ops' verifiers (a kill inside a loop, a storage used
-across an ``scf.if``) and by the analyses (kill order, lifetimes, value flow).
+across an ``scf.if``) and by the analyses (kill order, lifetimes, memref flow).
 """
 
 from __future__ import annotations

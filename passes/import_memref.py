@@ -29,7 +29,7 @@ from memplan.dialect.ops import (
     KillOp,
 )
 from memplan.dialect.types import default_alignment, element_byte_size
-from memplan.passes.analysis.value_flow import trace_flow
+from memplan.passes.analysis.memref_flow import trace_flow
 
 
 def unsupported_type_reason(alloc: memref.AllocOp) -> str | None:

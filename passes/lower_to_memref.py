@@ -46,7 +46,7 @@ from memplan.dialect.ops import (
     describe,
 )
 from memplan.dialect.types import StorageType
-from memplan.passes.analysis.value_flow import trace_flow
+from memplan.passes.analysis.memref_flow import trace_flow
 from memplan.passes.pass_options import check_options
 from memplan.passes.planning.model import pool_base_alignment
 

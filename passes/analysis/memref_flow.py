@@ -1,4 +1,5 @@
-"""Where a buffer's values flow in a function: ``trace_flow``.
+"""Where a memref buffer flows in a function, and whether it can take a
+static address: ``trace_flow`` (the memref form memplan imports and lowers to).
 
 Shared by ``import-memref`` (which allocations can become storages) and
 ``lower-to-memref`` (which pinned storages flow out of their function).
