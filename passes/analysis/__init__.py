@@ -172,8 +172,8 @@ from memplan.passes.analysis.aliasing import (
     alias_closure,
     classify_use,
 )
-from memplan.passes.analysis.lifetime_analyzer import analyze_function, pools_of
-from memplan.passes.analysis.lifetimes import (
+from memplan.passes.analysis.function_lifetimes import analyze_function, pools_of
+from memplan.passes.analysis.lifetime_types import (
     CallSite,
     EscapeKind,
     FunctionLifetimes,
@@ -183,7 +183,7 @@ from memplan.passes.analysis.lifetimes import (
     StorageLifetime,
     TensorLifetime,
 )
-from memplan.passes.analysis.module import ModuleLifetimes, TimeLine, analyze_module
+from memplan.passes.analysis.module_lifetimes import ModuleLifetimes, TimeLine, analyze_module
 from memplan.passes.analysis.numbering import BlockRange, OpNumbering
 from memplan.passes.analysis.region_liveness import RegionLiveness
 

@@ -18,7 +18,7 @@ from xdsl.ir import Operation, SSAValue
 
 from memplan.dialect.ops import INPLACE_ATTR, INPLACE_OF_ATTR, InvokeOp
 from memplan.passes.analysis.aliasing import UseKind
-from memplan.passes.analysis.lifetimes import TensorLifetime
+from memplan.passes.analysis.lifetime_types import TensorLifetime
 from memplan.passes.analysis.numbering import OpNumbering
 from memplan.passes.analysis.symbols import SymbolCache
 

@@ -1,6 +1,6 @@
 """Backward liveness of SSA values over the blocks of one multi-block region.
 
-The lifetime analysis (``lifetime_analyzer.py``) runs it on every scope
+The lifetime analysis (``function_lifetimes.py``) runs it on every scope
 region with more than one block, to extend a value's interval over every
 block it is live in or out of.
 """

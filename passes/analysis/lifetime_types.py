@@ -1,7 +1,7 @@
 """Lifetimes of storages and tensors: the result types of the one definition.
 
 See ``passes/analysis/__init__.py`` for the definition and the API summary,
-and ``lifetime_analyzer.py`` for how ``analyze_function`` computes them.
+and ``function_lifetimes.py`` for how ``analyze_function`` computes them.
 """
 
 from __future__ import annotations

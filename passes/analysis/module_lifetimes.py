@@ -35,8 +35,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.utils.exceptions import PassFailedException
 
-from memplan.passes.analysis.lifetime_analyzer import analyze_function, pools_of
-from memplan.passes.analysis.lifetimes import (
+from memplan.passes.analysis.function_lifetimes import analyze_function, pools_of
+from memplan.passes.analysis.lifetime_types import (
     CallSite,
     EscapeKind,
     FunctionLifetimes,

@@ -1,7 +1,8 @@
 """Lifetimes of storages and tensors: the analysis (``analyze_function``).
 
 See ``passes/analysis/__init__.py`` for the definition and the API summary
-and ``lifetimes.py`` for the result types. This module computes them in three steps per function:
+and ``lifetime_types.py`` for the result types. This module computes them
+in three steps per function:
 
 1. number the ops in pre-order (``OpNumbering``);
 2. for each root (an ``alloc_storage`` or ``alloc_tensor`` result) follow
@@ -14,8 +15,8 @@ and ``lifetimes.py`` for the result types. This module computes them in three st
    value (or an alias defined in the scope) is live in or out of.
 
 Every ``func.call`` is also recorded (``CallSite``: where its results live,
-how they leave the function) for ``passes/analysis/module.py``, which lays
-the functions of a module out on one time line.
+how they leave the function) for ``passes/analysis/module_lifetimes.py``,
+which lays the functions of a module out on one time line.
 
 Cost: one walk for the numbering, then per root O(uses of its aliases x
 region depth), plus one bit-vector fixpoint per multi-block scope region.
@@ -44,7 +45,7 @@ from memplan.dialect.regions import (
     region_index,
 )
 from memplan.passes.analysis.aliasing import UseKind, alias_closure, may_hold_reference, writes
-from memplan.passes.analysis.lifetimes import (
+from memplan.passes.analysis.lifetime_types import (
     BranchPath,
     CallSite,
     FunctionLifetimes,
