@@ -60,8 +60,9 @@ REGION_BRANCHING: dict[str, RegionBranching] = {
     "scf.forall": RegionBranching(repeats=True, parallel=True),
     "affine.parallel": RegionBranching(repeats=True, parallel=True),
 }
-"""Region-branching ops memplan knows; an op not listed is assumed to run its
-regions any number of times, possibly in parallel."""
+"""Region-branching ops memplan knows. An op not listed has neither exclusive
+regions nor carried values (what its terminators yield escapes) and may run
+its regions in parallel (``runs_one_instance_at_a_time`` is False)."""
 
 YIELDING_TO_RESULTS: frozenset[str] = frozenset(
     {"scf.if", "scf.index_switch", "scf.execute_region"}
