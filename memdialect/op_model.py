@@ -61,8 +61,9 @@ REGION_BRANCHING: dict[str, RegionBranching] = {
     "affine.parallel": RegionBranching(repeats=True, parallel=True),
 }
 """Region-branching ops memplan knows. An op not listed has neither exclusive
-regions nor carried values (what its terminators yield escapes) and may run
-its regions in parallel (``runs_one_instance_at_a_time`` is False)."""
+regions nor carried values (a reference its terminator yields escapes when
+the op has results that may hold one) and may run its regions in parallel
+(``runs_one_instance_at_a_time`` is False)."""
 
 YIELDING_TO_RESULTS: frozenset[str] = frozenset(
     {"scf.if", "scf.index_switch", "scf.execute_region"}
