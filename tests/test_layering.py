@@ -1,6 +1,9 @@
 """The layering the project promises, checked on the source (module-level
 imports, read with ``ast``):
 
+- every module sits in one layer and imports only from its own layer and
+  the layers below it: the dialect < analysis and planning < passes < front
+  ends and interpreters < tools (``LAYERS``);
 - no import circles among memplan's modules;
 - no pass module imports another pass module (shared code lives in
   ``passes/analysis``, ``passes/planning``, ``passes/report_formats`` or a
@@ -27,6 +30,19 @@ PASS_MODULES = {
     if "class " in path.read_text() and "(ModulePass)" in path.read_text()
 }
 TOOL_MODULES = {f"memplan.tools.{path.stem}" for path in (REPO / "tools").glob("memplan_*.py")}
+
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("dialect", ("memplan.dialect",)),
+    ("analysis/planning", ("memplan.passes.analysis", "memplan.passes.planning")),
+    ("passes", ("memplan.passes",)),
+    (
+        "front ends/interpreters",
+        ("memplan.tools.frontends", "memplan.dialect.interpreter", "memplan.dialect.reference"),
+    ),
+    ("tools", ("memplan.tools",)),
+)
+"""Lowest first; a module is in the layer of its longest matching prefix (the
+interpreters live in ``memdialect/`` but run models, as the front ends do)."""
 
 
 def _module_name(path: Path) -> str:
@@ -158,3 +174,28 @@ def test_tools_reach_formats_only_through_the_registry() -> None:
                 if name.startswith(FRONTENDS + ".") and parts[0] in formats:
                     offenders.add((path.name, name))
     assert not offenders
+
+
+def _layer(module: str) -> int:
+    """The index in ``LAYERS`` of ``module``'s layer."""
+    best = (-1, -1)
+    for index, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best[0]:
+                best = (len(prefix), index)
+    assert best[1] >= 0, f"{module} is in no layer"
+    return best[1]
+
+
+def test_modules_import_only_their_layer_and_below() -> None:
+    graph = _graph()
+    offenders = sorted(
+        f"{name} ({LAYERS[_layer(name)][0]}) imports {target} ({LAYERS[_layer(target)][0]})"
+        for name, targets in graph.items()
+        for target in targets
+        if _layer(target) > _layer(name)
+    )
+    assert not offenders, "\n".join(offenders)
+    # Every layer holds modules: the prefixes still name real packages.
+    assert {_layer(name) for name in graph} == set(range(len(LAYERS)))
+    assert _layer("memplan.dialect.interpreter") > _layer("memplan.passes")
