@@ -564,7 +564,7 @@ def test_loop_that_never_runs(tmp_path: Path) -> None:
         ),
         (
             ["dynamic_batch.onnx", "--upper-bound", "64"],
-            "--upper-bound '64' must look like SYMBOL=N",
+            "--upper-bound '64' must look like SYMBOL=N or INPUT:AXIS=N",
         ),
         (
             ["dynamic_batch.onnx", "--input-shape", "x=?x8"],

@@ -3,7 +3,8 @@
 Usage::
 
     memplan-import-onnx MODEL.onnx [-o OUT.mlir] [--input-shape NAME=1x3x224x224 ...]
-                        [--upper-bound SYMBOL=N ...] [--weights external|inline]
+                        [--upper-bound SYMBOL=N | INPUT:AXIS=N ...]
+                        [--input-value NAME=V[,V...] ...] [--weights external|inline]
 
 The output is the form `manifest-alloc` takes: one `func.call` per ONNX node
 to a kernel declaration, graph inputs as arguments and graph outputs as
@@ -52,7 +53,17 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="SYMBOL=N",
         help="keep a symbolic dim of the graph inputs dynamic, at most N (repeatable); "
-        "e.g. --upper-bound sequence_length=4096",
+        "e.g. --upper-bound sequence_length=4096; a dim without a symbol is named "
+        "INPUT:AXIS, e.g. --upper-bound x:0=8",
+    )
+    parser.add_argument(
+        "--input-value",
+        action="append",
+        default=[],
+        metavar="NAME=V[,V...]",
+        help="bind a graph input to these values (row-major, its shape from the model); "
+        "what they decide folds, e.g. an If on it becomes the branch taken; e.g. "
+        "--input-value sr=16000 (repeatable)",
     )
     parser.add_argument(
         "--weights",
@@ -81,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             # On a terminal, after two seconds: the stage.
             with Progress(PROG).running() as progress:
                 progress.set(f"importing {args.model}")
-                options = onnx.parse_options(args.input_shape, args.upper_bound)
+                options = onnx.parse_options(args.input_shape, args.upper_bound, args.input_value)
                 module = onnx.import_module(
                     args.model, dataclasses.replace(options, weights=args.weights)
                 )

@@ -3,7 +3,8 @@
 Usage::
 
     memplan-run MODEL.onnx [--pipeline=manifest-alloc,insert-kills,usmp]
-                [--input-shape NAME=DIMS ...] [--inputs FILE.npz] [--seed N]
+                [--input-shape NAME=DIMS ...] [--input-value NAME=V[,V...] ...]
+                [--inputs FILE.npz] [--seed N]
                 [--upper-bound SYMBOL=N ... [--dim-values SYMBOL=V,V,... ...]]
     memplan-run MODEL.tflite [--pipeline=...] [--input-shape NAME=DIMS ...]
                 [--inputs FILE.npz] [--seed N]
@@ -40,6 +41,11 @@ report). The exit code is 0 only if every run passes; `--save-outputs`
 keeps the last run's outputs. A `.tflite` model takes the same options with
 `INPUT:AXIS` for the symbol (its reference is TFLite's interpreter resized
 to each run's input shapes).
+
+`--input-value NAME=V[,V...]` binds an ONNX graph input to those values:
+the import folds it as a constant (an `If` it decides becomes the branch
+taken, as `memplan-import-onnx --input-value` does) and the reference run
+is fed the same values.
 
 With an `.mlir` file, the same happens without the reference run; without
 `--pipeline` the module is simply run once and its outputs summarised.
@@ -415,12 +421,15 @@ def run_onnx(
     *,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     upper_bounds: Mapping[str, int] | None = None,
+    input_values: Mapping[str, Sequence[float]] | None = None,
     **run: Any,
 ) -> list[tuple[str, RunReport]]:
-    """``run_model`` of an ONNX model, with ``upper_bounds`` by symbol."""
+    """``run_model`` of an ONNX model, with ``upper_bounds`` by symbol (or
+    ``INPUT:AXIS``) and ``input_values`` by input name."""
     options = ImportOptions(
         input_shapes={name: tuple(dims) for name, dims in (input_shapes or {}).items()},
         upper_bounds=dict(upper_bounds or {}),
+        input_values={name: tuple(values) for name, values in (input_values or {}).items()},
     )
     return run_model(model_path, pipeline, options, **run)
 
@@ -615,7 +624,7 @@ def _main(args: argparse.Namespace, out: TextIO, save_outputs: OutputFile | None
     npz = _load_npz(args.inputs)
     kernels = default_kernels(args.kernels)
     if model_frontend is not None:
-        options = model_frontend.parse_options(args.input_shape, args.upper_bound)
+        options = model_frontend.parse_options(args.input_shape, args.upper_bound, args.input_value)
         pipeline = args.pipeline or DEFAULT_PIPELINE
         out.write(f"{args.input}: pipeline {pipeline}\n")
         reports = run_model(
@@ -640,7 +649,7 @@ def _main(args: argparse.Namespace, out: TextIO, save_outputs: OutputFile | None
     names = output_names(module)
     globals_data: dict[str, np.ndarray] = {}
     if args.weights_from:
-        globals_data = _weights(args.weights_from, module, args.input_shape)
+        globals_data = _weights(args.weights_from, module, args.input_shape, args.input_value)
     result = run_mlir(
         module,
         args.pipeline,
@@ -666,13 +675,15 @@ def _main(args: argparse.Namespace, out: TextIO, save_outputs: OutputFile | None
     return 0 if result.ok else 1
 
 
-def _weights(path: str, module: ModuleOp, input_shapes: Sequence[str]) -> dict[str, np.ndarray]:
+def _weights(
+    path: str, module: ModuleOp, input_shapes: Sequence[str], input_values: Sequence[str]
+) -> dict[str, np.ndarray]:
     """``--weights-from``: the data of ``module``'s globals from the model at
     ``path``, read by the front end its suffix selects."""
     weights_frontend: Frontend | None = frontend_for(path)
     if weights_frontend is None:
         raise RunError(f"--weights-from {path}: not a model file ({', '.join(FRONTENDS)})")
-    options = weights_frontend.parse_options(input_shapes, ())
+    options = weights_frontend.parse_options(input_shapes, (), input_values)
     return weights_frontend.weights(path, module, options)
 
 

@@ -39,8 +39,16 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="SYMBOL=N",
-        help="keep an ONNX symbolic dim dynamic, at most N, plan once and run at several "
-        "sizes (repeatable)",
+        help="keep an ONNX symbolic dim (or INPUT:AXIS, a dim without a symbol) dynamic, at "
+        "most N, plan once and run at several sizes (repeatable)",
+    )
+    parser.add_argument(
+        "--input-value",
+        action="append",
+        default=[],
+        metavar="NAME=V[,V...]",
+        help="bind an ONNX graph input to these values (imported as a constant, and fed to "
+        "the reference run), e.g. sr=16000 (repeatable)",
     )
     parser.add_argument(
         "--dim-values",

@@ -42,6 +42,11 @@ class ImportOptions:
     weights: Literal["external", "inline"] = "external"
     """ONNX: constants as data-less globals (their data stays in the model)
     or inline ``dense<...>``."""
+    input_values: Mapping[str, tuple[float, ...]] = field(
+        default_factory=dict[str, tuple[float, ...]]
+    )
+    """ONNX: graph inputs bound to these values (``--input-value``), imported
+    as constants."""
     subgraph: int = 0
     """TFLite: the subgraph to import."""
     inputs_in_arena: bool = False
@@ -76,10 +81,14 @@ class Frontend(Protocol):
     tolerance: tuple[float, float]
 
     def parse_options(
-        self, input_shapes: Sequence[str], upper_bounds: Sequence[str]
+        self,
+        input_shapes: Sequence[str],
+        upper_bounds: Sequence[str],
+        input_values: Sequence[str] = (),
     ) -> ImportOptions:
-        """The command line's ``--input-shape`` and ``--upper-bound`` specs
-        in this format's syntax (``FrontendError`` when malformed)."""
+        """The command line's ``--input-shape``, ``--upper-bound`` and
+        ``--input-value`` specs in this format's syntax (``FrontendError``
+        when malformed or not supported by the format)."""
         ...
 
     def import_module(self, path: str, options: ImportOptions) -> ModuleOp:

@@ -4,7 +4,7 @@ model under ``onnx.reference.ReferenceEvaluator`` as the reference."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any, Literal
 
@@ -20,11 +20,17 @@ from memplan.tools.frontends.onnx.importer import (
     import_model_and_constants,
     import_onnx,
     input_shapes_from,
+    input_values_from,
     onnx_names,
     upper_bounds_from,
 )
 from memplan.tools.frontends.onnx.kernels import OnnxKernelResolver
-from memplan.tools.frontends.onnx.model import graph_inputs, load_model, prepare_model
+from memplan.tools.frontends.onnx.model import (
+    graph_inputs,
+    load_model,
+    prepare_model,
+    tensor_array,
+)
 from memplan.tools.frontends.protocol import FrontendError, ImportedModel, ImportOptions
 
 
@@ -36,21 +42,39 @@ class OnnxFrontend:
     tolerance = (1e-5, 0.0)
 
     def parse_options(
-        self, input_shapes: Sequence[str], upper_bounds: Sequence[str]
+        self,
+        input_shapes: Sequence[str],
+        upper_bounds: Sequence[str],
+        input_values: Sequence[str] = (),
     ) -> ImportOptions:
         return ImportOptions(
             input_shapes=input_shapes_from(input_shapes),
             upper_bounds=upper_bounds_from(upper_bounds),
+            input_values=input_values_from(input_values),
         )
 
     def import_module(self, path: str, options: ImportOptions) -> ModuleOp:
-        return import_onnx(path, options.input_shapes, options.weights, options.upper_bounds)
+        return import_onnx(
+            path, options.input_shapes, options.weights, options.upper_bounds, options.input_values
+        )
 
     def import_for_run(self, path: str, options: ImportOptions) -> ImportedModel:
         model = load_model(path)
         module, constants = import_model_and_constants(
-            model, options.input_shapes, upper_bounds=options.upper_bounds
+            model,
+            options.input_shapes,
+            upper_bounds=options.upper_bounds,
+            input_values=options.input_values,
         )
+        prepared = prepare_model(
+            model, options.input_shapes, options.upper_bounds, options.input_values
+        )
+        # The reference runs the model as given: fed the bound values too.
+        bound_feeds = {
+            init.name: tensor_array(init, f"--input-value {init.name}")
+            for init in prepared.graph.initializer
+            if init.name in options.input_values
+        }
         input_dims: list[tuple[str, list[int | str]]] = []
         if options.upper_bounds:
             # The symbols by name: the module's types only say `?`.
@@ -62,13 +86,16 @@ class OnnxFrontend:
                         for d in graph_input.type.tensor_type.shape.dim
                     ],
                 )
-                for graph_input in graph_inputs(prepare_model(model, options.input_shapes))
+                for graph_input in graph_inputs(prepared)
             ]
         main = SymbolTable.lookup_symbol(module, "main")
         assert isinstance(main, func.FuncOp)
         names = onnx_names(main, "inputs") or []
         return ImportedModel(
-            module, global_data(module, constants), input_dims, partial(reference_run, model, names)
+            module,
+            global_data(module, constants),
+            input_dims,
+            partial(reference_run, model, names, bound_feeds=bound_feeds),
         )
 
     def kernel_resolver(self) -> KernelResolver:
@@ -78,20 +105,25 @@ class OnnxFrontend:
         return onnx_names(main, key)
 
     def weights(self, path: str, module: ModuleOp, options: ImportOptions) -> dict[str, np.ndarray]:
-        return global_data(module, constant_values(load_model(path), options.input_shapes))
+        return global_data(
+            module,
+            constant_values(load_model(path), options.input_shapes, options.input_values),
+        )
 
 
 def reference_run(
     model: Any,
     names: Sequence[str],
     arguments: Sequence[np.ndarray],
+    bound_feeds: Mapping[str, np.ndarray] | None = None,
 ) -> list[np.ndarray]:
-    """The outputs of the whole model under ``onnx.reference.ReferenceEvaluator``."""
+    """The outputs of the whole model under ``onnx.reference.ReferenceEvaluator``
+    (``bound_feeds``: the inputs ``--input-value`` binds, by name)."""
     from onnx.reference import ReferenceEvaluator
 
     try:
         evaluator = ReferenceEvaluator(model)
-        results = evaluator.run(None, dict(zip(names, arguments)))
+        results = evaluator.run(None, {**dict(zip(names, arguments)), **(bound_feeds or {})})
     except Exception as error:  # noqa: BLE001 - the reference's own failures
         raise FrontendError(f"reference run: {error}") from error
     return [np.asarray(r) for r in results]

@@ -3,7 +3,8 @@
 Usage::
 
     memplan-import-onnx MODEL.onnx [-o OUT.mlir] [--input-shape NAME=1x3x224x224 ...]
-                        [--upper-bound SYMBOL=N ...] [--weights external|inline]
+                        [--upper-bound SYMBOL=N | INPUT:AXIS=N ...]
+                        [--input-value NAME=V[,V...] ...] [--weights external|inline]
 
 The output is the form `manifest-alloc` takes: one `func.call` per ONNX node
 to a kernel declaration, graph inputs as arguments and graph outputs as
@@ -24,14 +25,17 @@ What the importer does, in order (steps 1 to 3 in ``model.py``):
    test models (whose weights are all `ConstantOfShape`) import in
    milliseconds. Nodes inside `If` branches fold too (reading constants of
    their branch or of an enclosing graph). An `If` whose condition folds is
-   replaced by the branch it takes; since exporters test shapes that way
-   (PyTorch's `squeeze` on a dim that may be 1, whose branches differ in
-   rank), a `Shape` whose input has a static inferred shape folds when a
-   model has an `If`, until nothing changes.
+   replaced by the branch it takes. A `Shape` or `Size` whose input has a
+   static inferred shape folds, at any opset, and folding and inference
+   repeat until nothing changes: exporters compute `Reshape` targets and
+   anchors from shapes, and test shapes with `If` (PyTorch's `squeeze` on a
+   dim that may be 1, whose branches differ in rank). `--input-value
+   NAME=V[,V...]` makes a graph input an initializer first, so what it
+   decides folds too.
 3. Runs ONNX shape inference (strict) on what is left. Every tensor must get
    a static shape and a supported element type, or the import fails naming
    the tensor. With upper bounds (``--upper-bound SYMBOL=N``, for symbolic
-   dims of the graph inputs) a dim may stay dynamic when a second inference,
+   dims of the graph inputs; ``INPUT:AXIS=N`` names a dim without a symbol) a dim may stay dynamic when a second inference,
    with each bounded symbol at its bound, gives it a static size: that size
    is its bound (sizes are assumed to grow with the symbols; a run checks).
 4. Emits IR. Each distinct (op type, domain, attributes, operand types)
@@ -172,6 +176,7 @@ from memplan.tools.frontends.onnx.model import (
     onnx_module,
     opset_versions,
     parse_input_shape,
+    parse_input_value,
     parse_upper_bound,
     prepare_model,
     subgraphs,
@@ -472,9 +477,10 @@ def import_model(
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     weights: WeightsMode = "external",
     upper_bounds: Mapping[str, int] | None = None,
+    input_values: Mapping[str, Sequence[float]] | None = None,
 ) -> ModuleOp:
     """The value-semantic module of ``model`` (a ``ModelProto``, not modified)."""
-    return import_model_and_constants(model, input_shapes, weights, upper_bounds)[0]
+    return import_model_and_constants(model, input_shapes, weights, upper_bounds, input_values)[0]
 
 
 @dataclass(frozen=True)
@@ -546,10 +552,11 @@ def import_model_and_constants(
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     weights: WeightsMode = "external",
     upper_bounds: Mapping[str, int] | None = None,
+    input_values: Mapping[str, Sequence[float]] | None = None,
 ) -> tuple[ModuleOp, dict[str, np.ndarray]]:
     """``import_model``, plus the folded constants by ONNX tensor name
     (the data of the globals, see ``global_data``)."""
-    model = prepare_model(model, input_shapes or {})
+    model = prepare_model(model, input_shapes or {}, upper_bounds, input_values)
     check_model(model)
     graph = model.graph
     opsets = opset_versions(model)
@@ -571,13 +578,25 @@ def import_model_and_constants(
             bound_type=bound_types.get(graph_input.name) if bounded else None,
         )
     inferred = infer_types(model, folded)
+    deciding = inputs_deciding_ifs(model, folded)
+    # An untaken branch may fail inference (silero-vad's 8 kHz branch on a
+    # 16 kHz chunk): name the inputs whose value would drop it.
+    branch_advice = (
+        "an If's condition depends on input "
+        + ", ".join(f"'{name}'" for name in deciding)
+        + f": --input-value {deciding[0]}=V makes it take one branch"
+        if deciding
+        else ""
+    )
+    if inferred.problem is not None and branch_advice:
+        inferred = type(inferred)(inferred.types, f"{inferred.problem}; {branch_advice}")
     custom = any(node_domain(node) for _, g in [((), graph), *subgraphs(graph)] for node in g.node)
     if inferred.problem is not None and not custom and "has inconsistent type" in inferred.problem:
         # Operand types an ONNX op does not accept (Add(float, int64)): the
         # non-strict run that follows a strict failure (for a project's own
         # ops, which have no shape function) would type it anyway.
         raise OnnxImportError(f"the model is invalid: ONNX shape inference: {inferred.problem}")
-    check_reshapes(model, inferred.types, constants)
+    check_reshapes(model, inferred.types, constants, branch_advice)
 
     def info_of(name: str, what: str, advice: str | None = None) -> TensorInfo:
         if name in constants:
@@ -1126,6 +1145,24 @@ class _GraphImporter:
         block.add_op(scf.YieldOp(*yielded))
 
 
+def inputs_deciding_ifs(model: Any, folded: FoldedConstants) -> list[str]:
+    """The graph inputs that the condition of a live ``If`` of the model's
+    graph depends on, in input order."""
+    graph = model.graph
+    live = live_nodes(graph, (), folded)
+    producer = {name: node for _, node in live for name in node.output if name}
+    pending = [node.input[0] for _, node in live if node.op_type == "If" and node.input]
+    seen: set[str] = set()
+    while pending:
+        name = pending.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        if name in producer:
+            pending.extend(n for n in producer[name].input if n)
+    return [i.name for i in graph_inputs(model) if i.name in seen]
+
+
 def _ordered_unique(names: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
@@ -1135,20 +1172,23 @@ def import_onnx(
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     weights: WeightsMode = "external",
     upper_bounds: Mapping[str, int] | None = None,
+    input_values: Mapping[str, Sequence[float]] | None = None,
 ) -> ModuleOp:
     """Load and import the model at ``source`` (a path or the file's bytes)."""
-    return import_model(load_model(source), input_shapes, weights, upper_bounds)
+    return import_model(load_model(source), input_shapes, weights, upper_bounds, input_values)
 
 
 def constant_values(
-    model: Any, input_shapes: Mapping[str, Sequence[int]] | None = None
+    model: Any,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+    input_values: Mapping[str, Sequence[float]] | None = None,
 ) -> dict[str, np.ndarray]:
     """The folded constants of ``model`` by ONNX tensor name.
 
     These are the data of the globals an import without inline weights
     declares; ``memory.onnx.name`` on each global names its entry.
     """
-    return fold_constants(prepare_model(model, input_shapes or {})).values
+    return fold_constants(prepare_model(model, input_shapes or {}, None, input_values)).values
 
 
 # ---------------------------------------------------------------------------
@@ -1187,6 +1227,10 @@ def global_data(module: ModuleOp, constants: Mapping[str, np.ndarray]) -> dict[s
 
 def upper_bounds_from(specs: Iterable[str]) -> dict[str, int]:
     return dict(parse_upper_bound(spec) for spec in specs)
+
+
+def input_values_from(specs: Iterable[str]) -> dict[str, tuple[float, ...]]:
+    return dict(parse_input_value(spec) for spec in specs)
 
 
 def input_shapes_from(specs: Iterable[str]) -> dict[str, tuple[int, ...]]:

@@ -225,10 +225,11 @@ def parse_input_shape(spec: str) -> tuple[str, tuple[int, ...]]:
 
 
 def parse_upper_bound(spec: str) -> tuple[str, int]:
-    """``SYMBOL=N`` (an upper bound of a symbolic dim) as ``(symbol, N)``."""
+    """``SYMBOL=N`` (an upper bound of a symbolic dim; ``INPUT:AXIS`` for a
+    dim without a symbol) as ``(symbol, N)``."""
     name, sep, value = spec.rpartition("=")
     if not sep or not name:
-        raise OnnxImportError(f"--upper-bound '{spec}' must look like SYMBOL=N")
+        raise OnnxImportError(f"--upper-bound '{spec}' must look like SYMBOL=N or INPUT:AXIS=N")
     try:
         bound = int(value)
     except ValueError:
@@ -303,11 +304,14 @@ def check_model(model: Any) -> None:
                 defined[name] = describe_node(node, index)
 
 
-def check_reshapes(model: Any, types: Mapping[str, Any], values: Mapping[str, Any]) -> None:
+def check_reshapes(
+    model: Any, types: Mapping[str, Any], values: Mapping[str, Any], branch_advice: str = ""
+) -> None:
     """A ``Reshape`` whose input shape (``types``, from inference) and target
     shape (a folded constant in ``values``) are both known must keep the
-    element count (``OnnxImportError`` naming the node and both shapes)."""
-    for _, graph in [((), model.graph), *subgraphs(model.graph)]:
+    element count (``OnnxImportError`` naming the node and both shapes, and
+    ``branch_advice`` when the node is in a subgraph)."""
+    for path, graph in [((), model.graph), *subgraphs(model.graph)]:
         for index, node in enumerate(graph.node):
             if node.op_type != "Reshape" or node_domain(node) or len(node.input) < 2:
                 continue
@@ -328,6 +332,7 @@ def check_reshapes(model: Any, types: Mapping[str, Any], values: Mapping[str, An
                 raise OnnxImportError(
                     f"{describe_node(node, index)}: the {count} elements of "
                     f"'{node.input[0]}' {list(dims)} cannot take the shape {shape}"
+                    + (f" ({branch_advice})" if path and branch_advice else "")
                 )
 
 
@@ -370,10 +375,17 @@ def apply_input_shapes(
                 tensor_type.shape.dim.add().dim_value = given
 
 
-def prepare_model(model: Any, shapes: Mapping[str, Sequence[int]]) -> Any:
+def prepare_model(
+    model: Any,
+    shapes: Mapping[str, Sequence[int]],
+    upper_bounds: Mapping[str, int] | None = None,
+    input_values: Mapping[str, Sequence[float]] | None = None,
+) -> Any:
     """A copy of ``model`` to import: model-local functions inlined (their
     nodes become the graph's, so they plan and run like any other), the
-    graph inputs' shapes fixed from ``shapes``."""
+    graph inputs' shapes fixed from ``shapes``, each unnamed dynamic dim
+    that ``upper_bounds`` bounds as ``INPUT:AXIS`` named so, and each input
+    of ``input_values`` an initializer holding those values."""
     onnx = onnx_module()
     model = onnx.ModelProto.FromString(model.SerializeToString())
     if model.functions:
@@ -386,7 +398,134 @@ def prepare_model(model: Any, shapes: Mapping[str, Sequence[int]]) -> Any:
     initializers = {init.name for init in model.graph.initializer}
     unname_negative_dims(model.graph)
     apply_input_shapes(model, initializers, shapes)
+    name_bounded_dims(model, initializers, upper_bounds or {})
+    apply_input_values(model, initializers, input_values or {})
     return model
+
+
+def name_bounded_dims(
+    model: Any, initializer_names: set[str], upper_bounds: Mapping[str, int]
+) -> None:
+    """Give each unnamed dynamic dim that ``upper_bounds`` names as
+    ``INPUT:AXIS`` that name as its symbol (``dim_param``), so it is bounded
+    like a named one. A name that is already a symbol stays one; one that
+    names no input, an axis out of range, a static dim or a named one is an
+    error (the last says the symbol to bound instead)."""
+    inputs = {i.name: i for i in model.graph.input if i.name not in initializer_names}
+    symbols = {
+        dim.dim_param
+        for graph_input in inputs.values()
+        for dim in graph_input.type.tensor_type.shape.dim
+        if not dim.HasField("dim_value") and dim.dim_param
+    }
+    for key in upper_bounds:
+        if key in symbols:
+            continue
+        name, colon, axis_text = key.rpartition(":")
+        if not colon or name not in inputs or not axis_text.isdigit():
+            continue  # at_upper_bounds names the symbols there are
+        axis = int(axis_text)
+        tensor_type = inputs[name].type.tensor_type
+        dims = tensor_type.shape.dim if tensor_type.HasField("shape") else []
+        if axis >= len(dims):
+            raise OnnxImportError(
+                f"--upper-bound {key}: input '{name}' has rank {len(dims)}, no axis {axis}"
+            )
+        dim = dims[axis]
+        if dim.HasField("dim_value"):
+            raise OnnxImportError(
+                f"--upper-bound {key}: axis {axis} of input '{name}' is static "
+                f"({dim.dim_value}), there is nothing to bound"
+            )
+        if dim.dim_param:
+            raise OnnxImportError(
+                f"--upper-bound {key}: axis {axis} of input '{name}' is the symbol "
+                f"'{dim.dim_param}': bound it with --upper-bound {dim.dim_param}={upper_bounds[key]}"
+            )
+        dim.dim_param = key
+
+
+def parse_input_value(spec: str) -> tuple[str, tuple[float, ...]]:
+    """``NAME=V[,V...]`` (the values of a graph input, row-major) as
+    ``(name, values)``; each value an integer or a float."""
+    name, sep, text = spec.rpartition("=")
+    if not sep or not name or not text:
+        raise OnnxImportError(f"--input-value '{spec}' must look like NAME=V[,V...], e.g. sr=16000")
+    values: list[float] = []
+    for item in text.split(","):
+        try:
+            values.append(int(item))
+        except ValueError:
+            try:
+                values.append(float(item))
+            except ValueError:
+                raise OnnxImportError(f"--input-value '{spec}': '{item}' is not a number") from None
+    return name, tuple(values)
+
+
+def apply_input_values(
+    model: Any, initializer_names: set[str], input_values: Mapping[str, Sequence[float]]
+) -> None:
+    """Make each graph input named in ``input_values`` an initializer holding
+    those values, in the input's own element type and (static) shape: the
+    import folds what it decides (an ``If`` on it becomes the branch taken)."""
+    onnx = onnx_module()
+    inputs = {i.name: i for i in model.graph.input if i.name not in initializer_names}
+    for name, given in input_values.items():
+        if name not in inputs:
+            raise OnnxImportError(
+                f"--input-value names '{name}', which is not a graph input "
+                f"(inputs: {', '.join(inputs) or 'none'})"
+            )
+        value_type = inputs[name].type
+        tensor_type = value_type.tensor_type if value_type.HasField("tensor_type") else None
+        if tensor_type is None or not tensor_type.HasField("shape"):
+            raise OnnxImportError(
+                f"--input-value {name}: the model gives input '{name}' no tensor shape; "
+                "give one with --input-shape"
+            )
+        dims = tensor_type.shape.dim
+        if not all(d.HasField("dim_value") for d in dims):
+            shape_text = "x".join(
+                str(d.dim_value) if d.HasField("dim_value") else "?" for d in dims
+            )
+            raise OnnxImportError(
+                f"--input-value {name}: input '{name}' has dynamic shape [{shape_text}]; "
+                f"fix it with --input-shape {name}=..."
+            )
+        shape = tuple(d.dim_value for d in dims)
+        count = int(np.prod(shape, dtype=np.int64))
+        if len(given) != count:
+            raise OnnxImportError(
+                f"--input-value {name}: {len(given)} values given, input '{name}' of shape "
+                f"{list(shape)} holds {count}"
+            )
+        element_type_for(tensor_type.elem_type, name)  # STRING and the like: refused
+        dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tensor_type.elem_type))
+        array = _values_as(given, dtype, name).reshape(shape)
+        model.graph.initializer.append(onnx.numpy_helper.from_array(array, name))
+        kept = [i for i in model.graph.input if i.name != name]
+        del model.graph.input[:]
+        model.graph.input.extend(kept)
+
+
+def _values_as(given: Sequence[float], dtype: np.dtype[Any], name: str) -> np.ndarray:
+    """``given`` as an array of ``dtype``; a value the type cannot hold
+    exactly (1.5 as an integer, 300 as uint8) is an error naming ``name``."""
+    if dtype == np.bool_:
+        if any(v not in (0, 1) for v in given):
+            raise OnnxImportError(f"--input-value {name}: a BOOL input takes 0 or 1")
+        return np.array([bool(v) for v in given], dtype=np.bool_)
+    if np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)
+        for v in given:
+            if float(v) != int(v) or not info.min <= int(v) <= info.max:
+                raise OnnxImportError(
+                    f"--input-value {name}: {v} does not fit {dtype.name} "
+                    f"(integers {info.min}..{info.max})"
+                )
+        return np.array([int(v) for v in given], dtype=dtype)
+    return np.array(given, dtype=np.float64).astype(dtype)
 
 
 def unname_negative_dims(graph: Any) -> None:
@@ -548,49 +687,52 @@ def fold_constants(model: Any) -> FoldedConstants:
         _fold_graph(model.graph, (), opset_versions(model), folded, evaluators)
         if _splice_constant_ifs(model.graph, folded.values):
             continue
-        # A condition may test a shape (Shape -> Gather -> Equal): fold the
-        # Shape ops whose input has a static inferred shape, and go again.
-        if not _has_if(model.graph) or not _fold_static_shapes(model, folded):
+        # Shape computations (Shape -> Slice -> Concat -> Reshape, anchors
+        # from Shape -> Range, a condition Shape -> Gather -> Equal): fold
+        # the Shape and Size ops whose input has a static inferred shape,
+        # and go again. At any opset: ONNX's own inference propagates such
+        # values only from opset 13 on, and not through every op.
+        if not _fold_static_shapes(model, folded):
             return folded
 
 
-def _has_if(graph: Any) -> bool:
-    return any(
-        node.op_type == "If" and node_domain(node) == ""
-        for g in [graph, *(inner for _, inner in subgraphs(graph))]
-        for node in g.node
-    )
+SHAPE_OPS: frozenset[str] = frozenset({"Shape", "Size"})
+"""Ops whose result depends only on their input's shape."""
 
 
 def _fold_static_shapes(model: Any, folded: FoldedConstants) -> bool:
-    """Replace each live ``Shape`` (in the model's graph or a nested one) whose input has a static
-    inferred shape (the folded constants given by value) by a ``Constant``;
-    did anything change?"""
+    """Replace each live ``Shape`` or ``Size`` (in the model's graph or a
+    nested one) whose input has a static inferred shape (the folded
+    constants given by value) by a ``Constant``; did anything change?"""
     onnx = onnx_module()
     graph = model.graph
+    candidates = [
+        (path, index, node)
+        for path, g in [((), graph), *subgraphs(graph)]
+        for index, node in enumerate(g.node)
+        if node.op_type in SHAPE_OPS
+        and node_domain(node) == ""
+        and (*path, index) not in folded.folded_nodes
+    ]
+    if not candidates:
+        return False  # no inference needed: most models end here
     try:
         types = infer_types(model, folded).types
     except OnnxImportError:
         return False
     changed = False
-    for path, index, node in [
-        (path, index, node)
-        for path, g in [((), graph), *subgraphs(graph)]
-        for index, node in enumerate(g.node)
-    ]:
-        if (
-            node.op_type != "Shape"
-            or node_domain(node) != ""
-            or (*path, index) in folded.folded_nodes
-        ):
-            continue
-        static = _static_dims(types.get(node.input[0]))
+    for _, _, node in candidates:
+        static = _static_dims(types.get(node.input[0])) if node.input else None
         if static is None:
             continue
         shape = np.array(static[1], dtype=np.int64)
-        bounds = {a.name: a.i for a in node.attribute}
-        start, end = bounds.get("start", 0), bounds.get("end", len(shape))
-        value = onnx.numpy_helper.from_array(shape[slice(start, end)])
+        if node.op_type == "Size":
+            array = np.array(np.prod(shape, dtype=np.int64), dtype=np.int64)
+        else:
+            # Shape's start and end (opset 15) clamp like Python's slices.
+            bounds = {a.name: a.i for a in node.attribute}
+            array = shape[slice(bounds.get("start", 0), bounds.get("end", len(shape)))]
+        value = onnx.numpy_helper.from_array(array)
         constant = onnx.helper.make_node(
             "Constant", [], list(node.output), name=node.name, value=value
         )
@@ -768,9 +910,17 @@ def at_upper_bounds(model: Any, upper_bounds: Mapping[str, int]) -> Any:
     for name in upper_bounds:
         if name not in symbols:
             known = ", ".join(f"'{s}'" for s in symbols) or "none"
+            unnamed = ", ".join(
+                f"{graph_input.name}:{axis}"
+                for graph_input in graph_inputs(model)
+                for axis, dim in enumerate(graph_input.type.tensor_type.shape.dim)
+                if not dim.HasField("dim_value") and not dim.dim_param
+            )
             raise OnnxImportError(
                 f"--upper-bound names '{name}', which is no symbolic dim of a graph input "
-                f"(symbols: {known})"
+                f"(symbols: {known}"
+                + (f"; dims without a symbol, as INPUT:AXIS: {unnamed}" if unnamed else "")
+                + ")"
             )
     bounded = onnx_module().ModelProto()
     bounded.CopyFrom(model)
@@ -1085,8 +1235,8 @@ def tensor_info(
         )
         if what == "graph input":
             hint = f"fix it with --input-shape, e.g. --input-shape {name}={example}"
-            if dim.dim_param:
-                hint += f", or bound it with --upper-bound {dim.dim_param}=<max>"
+            symbol_name = dim.dim_param or f"{name}:{axis}"
+            hint += f", or bound it with --upper-bound {symbol_name}=<max>"
         else:
             hint = "give the graph inputs static shapes with --input-shape"
         raise OnnxImportError(

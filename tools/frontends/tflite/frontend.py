@@ -40,8 +40,13 @@ class TfliteFrontend:
     tolerance = (1e-4, 1e-3)
 
     def parse_options(
-        self, input_shapes: Sequence[str], upper_bounds: Sequence[str]
+        self,
+        input_shapes: Sequence[str],
+        upper_bounds: Sequence[str],
+        input_values: Sequence[str] = (),
     ) -> ImportOptions:
+        if input_values:
+            raise FrontendError("--input-value is supported for ONNX models only")
         bounds: dict[str, int] = {}
         for spec in upper_bounds:
             (name, axis), bound = parse_upper_bound(spec)
