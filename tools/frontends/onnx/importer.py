@@ -607,14 +607,30 @@ def import_model_and_constants(
                 )
             element = element_type_for(onnx_elem_type(array.dtype), name)
             return TensorInfo(element, tuple(array.shape))
-        return tensor_info(
-            name,
-            inferred.types.get(name),
-            what,
-            inferred.problem,
-            advice,
-            bound_types.get(name),
-        )
+        try:
+            return tensor_info(
+                name,
+                inferred.types.get(name),
+                what,
+                inferred.problem,
+                advice,
+                bound_types.get(name),
+            )
+        except OnnxImportError:
+            origin = custom_origin(graph, name) if advice is None else None
+            if origin is None:
+                raise
+            # The shape is lost at an op ONNX cannot infer, not at the inputs.
+            return tensor_info(
+                name,
+                inferred.types.get(name),
+                what,
+                inferred.problem,
+                f"it is computed from node {origin}, of a domain ONNX shape inference does "
+                "not know; the model's value_info must give that node's outputs static "
+                "shapes",
+                bound_types.get(name),
+            )
 
     importer = _GraphImporter(
         _Emitter(weights, constants),
@@ -1143,6 +1159,23 @@ class _GraphImporter:
         if more is not None:
             yielded.extend(more(values))
         block.add_op(scf.YieldOp(*yielded))
+
+
+def custom_origin(graph: Any, name: str) -> str | None:
+    """The nearest node of a custom domain that tensor ``name`` of ``graph``
+    is computed from (``'name' (domain.OpType)``), or ``None``."""
+    producer = {output: node for node in graph.node for output in node.output if output}
+    pending, seen = [name], set()
+    while pending:
+        current = pending.pop(0)
+        node = producer.get(current)
+        if node is None or current in seen:
+            continue
+        seen.add(current)
+        if node_domain(node):
+            return f"'{node.name or node.output[0]}' ({node_domain(node)}.{node.op_type})"
+        pending.extend(n for n in node.input if n)
+    return None
 
 
 def inputs_deciding_ifs(model: Any, folded: FoldedConstants) -> list[str]:
