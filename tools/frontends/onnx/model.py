@@ -1054,9 +1054,23 @@ def _infer_once(model: Any, folded: FoldedConstants, declared: Mapping[str, Any]
     inference_model.ir_version = max(model.ir_version, 4)
     inference_model.functions.extend(model.functions)
     try:
-        inferred = onnx.shape_inference.infer_shapes(
-            inference_model, check_type=True, strict_mode=True, data_prop=True
-        )
+        try:
+            inferred = onnx.shape_inference.infer_shapes(
+                inference_model, check_type=True, strict_mode=True, data_prop=True
+            )
+        except Exception as error:  # noqa: BLE001 - retried below, or re-raised
+            if "existing shape differ" not in str(error):
+                raise
+            # The model declares a shape its own nodes contradict (ddddocr's
+            # common.onnx gives a rank-3 Reshape result as output [1, seqlen]):
+            # memplan takes the shapes its nodes compute, so infer without the
+            # declared ones (element types kept).
+            for info in [*inference_model.graph.output, *inference_model.graph.value_info]:
+                if info.type.HasField("tensor_type"):
+                    info.type.tensor_type.ClearField("shape")
+            inferred = onnx.shape_inference.infer_shapes(
+                inference_model, check_type=True, strict_mode=True, data_prop=True
+            )
         problem = None
     except Exception as error:  # InferenceError / ValidationError
         # Custom-domain ops have no shape function: keep going without them
