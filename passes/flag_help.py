@@ -4,7 +4,7 @@ not edit. --help reads it instead of importing every pass (xDSL-free).
 """
 
 FLAG_HELP: dict[str, str] = {
-    "manifest-alloc": "Make every tensor's memory explicit (TVM's ManifestAlloc). Options: inplace=true|false (default: true).",
+    "manifest-alloc": "Make every tensor's memory explicit (TVM's ManifestAlloc). Options: inplace=true|false (default: true); alignment=<integer> (default: 64).",
     "import-memref": "Turn the plannable `memref.alloc`/`memref.dealloc` of every function into `memory.alloc_storage` + `memory.alloc_tensor` / `memory.kill`.",
     "lower-to-memref": "Lower the `memory` dialect to `memref`/`arith`/`func` (TVM's AOT lowering): pools -> `memref<Nxi8>` buffers, pinned storages -> byte offsets, tensors -> `memref.view`, invokes -> `func.call`, kills dropped, dynamic storages -> `memref.alloc`/`dealloc`. Options: pool-mode=alloc|arg|global (default: alloc).",
     "insert-kills": "Insert a `memory.kill` right after the last use of each tensor and storage.",

@@ -189,9 +189,10 @@ class _ManifestAlloc(ValueSemanticProgram):
     across matches in walk order.
     """
 
-    def __init__(self, module: ModuleOp, inplace: bool = True) -> None:
+    def __init__(self, module: ModuleOp, inplace: bool = True, alignment: int = 64) -> None:
         super().__init__(module)
         self.inplace = inplace
+        self.alignment = alignment
         # The storage behind each tensor (and view of one) this run carved:
         # what an in-place result may take over.
         self.storage_of: dict[SSAValue, AllocStorageOp] = {}
@@ -208,6 +209,10 @@ class _ManifestAlloc(ValueSemanticProgram):
         self.alias_analysis = AliasAnalysis(
             self._kernel_call, lambda a, b: self.order.is_before(a, b)
         )
+
+    def alignment_of(self, memref_type: MemRefType[Attribute]) -> int:
+        """A new storage's alignment: the pass's, at least the element's bytes."""
+        return max(self.alignment, element_byte_size(memref_type))
 
     def _kernel_call(self, op: Operation) -> UseKind | None:
         """A kernel call not rewritten yet: a view aliases, others read."""
@@ -365,7 +370,7 @@ class _ManifestAlloc(ValueSemanticProgram):
             size = static_byte_size(memref_type)
             assert size is not None
         storage = AllocStorageOp(
-            size, alignment=default_alignment(memref_type), device=device, max_size=max_size
+            size, alignment=self.alignment_of(memref_type), device=device, max_size=max_size
         )
         tensor_op = AllocTensorOp(storage, 0, memref_type, dims)
         if name:
@@ -429,7 +434,7 @@ class _ManifestAlloc(ValueSemanticProgram):
                 or storage.parent_block() is not block
                 or storage.device_name != (device or DEFAULT_DEVICE)
                 or any(s is storage for _, s in shared.values())
-                or default_alignment(to_memref(kernel.results[result])) > storage.alignment_value
+                or self.alignment_of(to_memref(kernel.results[result])) > storage.alignment_value
             ):
                 continue
             # Positions the kernel lets result `result` overwrite: every
@@ -601,7 +606,7 @@ class _CarriedTensors:
             or storage.parent_block() is not block
             or init.type != memref_type
             or storage.byte_size != static_byte_size(memref_type)
-            or storage.alignment_value < default_alignment(memref_type)
+            or storage.alignment_value < self.run.alignment_of(memref_type)
         ):
             return False
         # The loop's initial values are read before it starts; anything else
@@ -791,19 +796,27 @@ class ManifestAllocPass(ModulePass):
 
     - `inplace` (bool, default true): share in place where legal; false gives
       every result its own storage.
+    - `alignment` (integer, default 64, a power of two): the storages'
+      alignment, at least the element's bytes (TVM's rule at 64; TFLM's
+      arena aligns its buffers to 16).
     """
 
     name = "manifest-alloc"
 
     inplace: bool = True
+    alignment: int = 64
 
     def __post_init__(self) -> None:
         check_options(self)
+        if self.alignment < 1 or self.alignment & (self.alignment - 1):
+            raise ValueError(
+                f"manifest-alloc: alignment must be a power of two (got {self.alignment})"
+            )
 
     """Let results of `memory.inplace` kernels take their operand's storage
     when it dies at the call (false: one storage per result, for comparison)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        run = _ManifestAlloc(op, self.inplace)
+        run = _ManifestAlloc(op, self.inplace, self.alignment)
         run.collect()
         run.rewrite()

@@ -211,7 +211,14 @@ def test_opt_on_a_model_says_to_import_it(model: Path, importer: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "tool", ["memplan-import-onnx", "memplan-import-tflite", "memplan-run", "memplan-solve"]
+    "tool",
+    [
+        "memplan-import-onnx",
+        "memplan-import-tflite",
+        "memplan-export-tflite",
+        "memplan-run",
+        "memplan-solve",
+    ],
 )
 @pytest.mark.parametrize("option", ["--help", "--version"])
 def test_help_and_version_load_neither_xdsl_nor_numpy(tool: str, option: str) -> None:

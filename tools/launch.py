@@ -104,6 +104,15 @@ def memplan_import_tflite() -> int:
     return run("memplan-import-tflite", "memplan.tools.memplan_import_tflite")
 
 
+def memplan_export_tflite() -> int:
+    """The ``memplan-export-tflite`` command."""
+    return run(
+        "memplan-export-tflite",
+        "memplan.tools.memplan_export_tflite",
+        "memplan.tools.memplan_export_tflite",
+    )
+
+
 def memplan_run() -> int:
     """The ``memplan-run`` command."""
     return run("memplan-run", "memplan.tools.memplan_run", "memplan.tools.run_arguments")

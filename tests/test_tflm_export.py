@@ -1,0 +1,230 @@
+"""memplan-export-tflite, proved by TensorFlow Lite Micro: the planned model
+runs in TFLM with the outputs of TFLM's own planner, bit for bit, and TFLM's
+head is the size memplan promises; a corrupted offset is caught."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pytest
+import tflite
+
+from memplan.tools import memplan_export_tflite
+from memplan.tools.tflm_export import (
+    DEFAULT_PIPELINES,
+    OFFLINE_METADATA,
+    OfflinePlan,
+    best_plan,
+    write_model,
+)
+from memplan.tools.tflm_runner import TflmRun, model_inputs, run_tflm
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "tflite"
+BIN = Path(sys.executable).parent
+
+
+def _load_fixture_builders() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("tflite_fixtures", FIXTURES / "make_fixtures.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+fx = _load_fixture_builders()
+
+
+def sine_model() -> bytes:
+    """TFLM's own example model, shipped in the tflite-micro package."""
+    import tflite_micro
+
+    return (
+        Path(tflite_micro.__file__).parent / "python/tflite_micro/sine_float.tflite"
+    ).read_bytes()
+
+
+def convnet_model() -> bytes:
+    """fp16 weights DEQUANTIZEd, CONV_2D (SAME, RELU), ADD in place, RESHAPE
+    (a view), FULLY_CONNECTED, LOGISTIC in place, and MAX_POOL_2D of the
+    ADD: two outputs, a tensor no operator touches."""
+    rng = np.random.default_rng(7)
+    kernel = rng.standard_normal((4, 3, 3, 3)).astype(np.float16)
+    weights = rng.standard_normal((8, 256)).astype(np.float32) / 16
+    f32 = fx.F32
+    tensors = [
+        fx.TensorSpec("image", [1, 8, 8, 3], f32),  # 0
+        fx.TensorSpec("conv/kernel_fp16", [4, 3, 3, 3], fx.F16, kernel.tobytes()),  # 1
+        fx.TensorSpec("conv/kernel", [4, 3, 3, 3], f32),  # 2
+        fx.TensorSpec("conv/bias", [4], f32, np.arange(4, dtype=np.float32).tobytes()),  # 3
+        fx.TensorSpec("conv", [1, 8, 8, 4], f32),  # 4
+        fx.TensorSpec("twice", [1, 8, 8, 4], f32),  # 5
+        fx.TensorSpec("flat_shape", [2], fx.I32, np.asarray([1, 256], np.int32).tobytes()),
+        fx.TensorSpec("flat", [1, 256], f32),  # 7
+        fx.TensorSpec("fc/weights", [8, 256], f32, weights.tobytes()),  # 8
+        fx.TensorSpec("fc", [1, 8], f32),  # 9
+        fx.TensorSpec("scores", [1, 8], f32),  # 10
+        fx.TensorSpec("pooled", [1, 4, 4, 4], f32),  # 11
+        fx.TensorSpec("unused", [1, 16], f32),  # 12
+    ]
+    conv = {"Padding": tflite.Padding.SAME, "StrideW": 1, "StrideH": 1}
+    conv["FusedActivationFunction"] = tflite.ActivationFunctionType.RELU
+    pool = {"Padding": tflite.Padding.VALID, "StrideW": 2, "StrideH": 2}
+    pool |= {"FilterWidth": 2, "FilterHeight": 2}
+    operators = [
+        fx.OperatorSpec("DEQUANTIZE", [1], [2]),
+        fx.OperatorSpec("CONV_2D", [0, 2, 3], [4], options=("Conv2DOptions", conv)),
+        fx.OperatorSpec("ADD", [4, 4], [5], options=("AddOptions", {})),
+        fx.OperatorSpec("RESHAPE", [5, 6], [7]),
+        fx.OperatorSpec("FULLY_CONNECTED", [7, 8, -1], [9], options=("FullyConnectedOptions", {})),
+        fx.OperatorSpec("LOGISTIC", [9], [10]),
+        fx.OperatorSpec("MAX_POOL_2D", [5], [11], options=("Pool2DOptions", pool)),
+    ]
+    return fx.build_model([fx.SubgraphSpec(tensors, operators, [0], [10, 11], "main")])
+
+
+MODELS = {"sine_float": sine_model, "convnet": convnet_model}
+
+
+@functools.cache
+def planned(name: str) -> OfflinePlan:
+    """The default plan of ``MODELS[name]`` (planned once per test session)."""
+    return best_plan(MODELS[name](), name, DEFAULT_PIPELINES, fold_dequantize=True)
+
+
+def _proof(model: bytes, plan: OfflinePlan) -> tuple[TflmRun, TflmRun]:
+    """TFLM on the same model under its own planner, then under memplan's plan."""
+    inputs = model_inputs(model, seed=1)
+    own = run_tflm(write_model(model, plan, offsets=False), inputs)
+    by_plan = run_tflm(write_model(model, plan), inputs)
+    assert own.error is None and by_plan.error is None, (own.error, by_plan.error)
+    return own, by_plan
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_tflm_runs_the_plan_bit_identically_at_the_promised_head(name: str) -> None:
+    model, plan = MODELS[name](), planned(name)
+    own, by_plan = _proof(model, plan)
+    assert len(by_plan.outputs) == len(own.outputs) > 0
+    for mine, theirs in zip(by_plan.outputs, own.outputs):
+        assert mine.dtype == theirs.dtype and np.array_equal(mine, theirs)
+    assert by_plan.head == plan.head
+    assert own.head is not None and plan.head <= own.head
+
+
+def test_the_plan_holds_every_tensor_tflm_allocates() -> None:
+    plan = planned("convnet")
+    offsets = dict(zip(plan.tensor_names, plan.offsets))
+    # Constants (the folded kernel too) and the untouched tensor are TFLM's.
+    assert [name for name, offset in offsets.items() if offset < 0] == [
+        "conv/kernel_fp16",
+        "conv/kernel",
+        "conv/bias",
+        "flat_shape",
+        "fc/weights",
+        "unused",
+    ]
+    assert plan.runtime_planned == {12: "no operator reads or writes it"}
+    # LOGISTIC's result takes its operand's bytes (in place), the RESHAPE's
+    # output is its input's bytes (a view).
+    assert offsets["scores"] == offsets["fc"]
+    assert offsets["flat"] == offsets["twice"]
+    assert plan.folded_operators == [0]
+
+
+def test_a_corrupted_offset_changes_the_outputs() -> None:
+    """The proof can fail: CONV_2D's output moved onto its input (live while
+    it runs) makes TFLM compute something else."""
+    model, plan = convnet_model(), planned("convnet")
+    own, by_plan = _proof(model, plan)
+    offsets = list(plan.offsets)
+    offsets[4] = offsets[0]
+    assert offsets != plan.offsets
+    corrupted = dataclasses.replace(plan, offsets=offsets)
+    broken = run_tflm(write_model(model, corrupted), model_inputs(model, seed=1))
+    assert broken.error is not None or not all(
+        np.array_equal(a, b) for a, b in zip(broken.outputs, own.outputs)
+    )
+    assert all(np.array_equal(a, b) for a, b in zip(by_plan.outputs, own.outputs))
+
+
+def _export(*argv: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(BIN / "memplan-export-tflite"), *map(str, argv)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_the_command_writes_the_plan_and_prints_the_head(tmp_path: Path) -> None:
+    source = tmp_path / "convnet.tflite"
+    source.write_bytes(convnet_model())
+    output = tmp_path / "planned.tflite"
+    result = _export(source, "-o", output, "--fold-dequantize")
+    assert result.returncode == 0, result.stderr
+    plan = planned("convnet")
+    assert result.stdout == (
+        f"{output}: TFLM head {plan.head} bytes (memplan's plan, pipeline {plan.pipeline}); "
+        "7 tensors at planned offsets, 1 left to TFLM (no operator reads or writes them), "
+        "1 operators folded\n"
+    )
+    written = output.read_bytes()
+    assert written == write_model(source.read_bytes(), plan)
+    # The model keeps its description, buffers and the rest; one metadata entry more.
+    model: Any = tflite.Model.GetRootAs(written, 0)
+    assert model.Description() == b"memplan test fixture"
+    assert [model.Metadata(i).Name() for i in range(model.MetadataLength())] == [
+        OFFLINE_METADATA.encode()
+    ]
+    words = model.Buffers(model.Metadata(0).Buffer()).DataAsNumpy().view("<i4")
+    assert words.tolist() == [0, 0, 13, *plan.offsets]
+
+
+def _refused(capsys: pytest.CaptureFixture[str], tmp_path: Path, model: Path, *options: str) -> str:
+    output = tmp_path / "out.tflite"
+    status = memplan_export_tflite.main([str(model), "-o", str(output), *options])
+    captured = capsys.readouterr()
+    assert (status, captured.out, output.exists()) == (1, "", False)
+    assert captured.err.count("\n") == 1, captured.err
+    return captured.err
+
+
+def test_bad_input_is_one_line_and_no_output(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert _refused(capsys, tmp_path, FIXTURES / "while.tflite") == (
+        f"memplan-export-tflite: error: {FIXTURES / 'while.tflite'} has 3 subgraphs: TFLM "
+        f"reads one {OFFLINE_METADATA} list indexed by each subgraph's own tensor numbers, "
+        "so only a one-subgraph model takes an offline plan\n"
+    )
+    exported = tmp_path / "planned.tflite"
+    source = tmp_path / "sine.tflite"
+    source.write_bytes(sine_model())
+    assert memplan_export_tflite.main([str(source), "-o", str(exported)]) == 0
+    capsys.readouterr()
+    assert _refused(capsys, tmp_path, exported) == (
+        f"memplan-export-tflite: error: {exported} already holds an {OFFLINE_METADATA} plan "
+        "(metadata entry 2); memplan plans a model without one\n"
+    )
+    assert _refused(capsys, tmp_path, source, "--pipeline", "manifest-alloc,insert-kills").endswith(
+        "is in a storage the pipeline leaves unpinned (no 'at @pool[offset]'): TFLM needs "
+        "every tensor at an offset (end the pipeline with usmp)\n"
+    )
+    assert _refused(capsys, tmp_path, FIXTURES / "quantized.tflite") == (
+        "memplan-export-tflite: error: operator 0 (DEQUANTIZE) computes a constant that "
+        "memplan keeps as a constant (as TFLite folds it at Prepare) but TFLM would hold in "
+        "its arena: pass --fold-dequantize to write it as a constant\n"
+    )
+    assert _refused(capsys, tmp_path, FIXTURES / "not_tflite.tflite") == (
+        f"memplan-export-tflite: error: {FIXTURES / 'not_tflite.tflite'} is not a TFLite "
+        "model (no 'TFL3' file identifier)\n"
+    )
