@@ -91,7 +91,30 @@ def convnet_model() -> bytes:
     return fx.build_model([fx.SubgraphSpec(tensors, operators, [0], [10, 11], "main")])
 
 
-MODELS = {"sine_float": sine_model, "convnet": convnet_model}
+def reduce_model() -> bytes:
+    """MEAN over H and W (TFLM's kernel asks for two scratch buffers, an
+    int per input dim and per axis), FULLY_CONNECTED, and REDUCE_MAX (two
+    more) of the input, an output read at the end."""
+    rng = np.random.default_rng(11)
+    f32 = fx.F32
+    weights = rng.standard_normal((16, 8)).astype(np.float32)
+    tensors = [
+        fx.TensorSpec("features", [1, 6, 6, 8], f32),  # 0
+        fx.TensorSpec("axes", [2], fx.I32, np.asarray([1, 2], np.int32).tobytes()),  # 1
+        fx.TensorSpec("mean", [1, 8], f32),  # 2
+        fx.TensorSpec("fc/weights", [16, 8], f32, weights.tobytes()),  # 3
+        fx.TensorSpec("logits", [1, 16], f32),  # 4
+        fx.TensorSpec("peak", [1, 8], f32),  # 5
+    ]
+    operators = [
+        fx.OperatorSpec("MEAN", [0, 1], [2], options=("ReducerOptions", {"KeepDims": False})),
+        fx.OperatorSpec("FULLY_CONNECTED", [2, 3, -1], [4], options=("FullyConnectedOptions", {})),
+        fx.OperatorSpec("REDUCE_MAX", [0, 1], [5], options=("ReducerOptions", {"KeepDims": False})),
+    ]
+    return fx.build_model([fx.SubgraphSpec(tensors, operators, [0], [4, 5], "main")])
+
+
+MODELS = {"sine_float": sine_model, "convnet": convnet_model, "reduce": reduce_model}
 
 
 @functools.cache
@@ -138,6 +161,20 @@ def test_the_plan_holds_every_tensor_tflm_allocates() -> None:
     assert offsets["scores"] == offsets["fc"]
     assert offsets["flat"] == offsets["twice"]
     assert plan.folded_operators == [0]
+
+
+def test_kernel_scratch_is_planned_with_the_tensors() -> None:
+    """TFLM places MEAN's and REDUCE_MAX's scratch around the offline plan:
+    memplan plans a storage of each buffer's size live during the call, so
+    the promise (TFLM's head, checked above) includes them."""
+    plan = planned("reduce")
+    assert plan.scratch == [16, 8, 16, 8]
+    ends = [
+        offset + -(-size // 16) * 16
+        for offset, size in zip(plan.offsets, (1152, 0, 32, 0, 64, 32))
+        if offset >= 0
+    ]
+    assert max(ends) < plan.head
 
 
 def test_a_corrupted_offset_changes_the_outputs() -> None:

@@ -79,6 +79,26 @@ VIEW_OPS = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS"})
 """The importer's views (``tflite_import.VIEW_OPS``): the output is the input's bytes."""
 
 
+SCRATCH_OPS = (
+    "MEAN",
+    "SUM",
+    "REDUCE_MAX",
+    "REDUCE_MIN",
+    "REDUCE_ALL",
+    "MIRROR_PAD",
+    "TRANSPOSE_CONV",
+    "ADD_N",
+    "CONV_2D",
+    "DEPTHWISE_CONV_2D",
+    "FULLY_CONNECTED",
+)
+"""The builtins whose TFLM reference kernels may ask for scratch memory (``scratch_bytes``)."""
+
+HOST_POINTER_BYTES = 8
+"""``sizeof(float*)`` where TFLM runs: ADD_N asks for one pointer per input.
+memplan's tests run TFLM's Python interpreter on a 64-bit host."""
+
+
 class ExportError(Exception):
     """A model or pipeline ``memplan-export-tflite`` refuses (one line)."""
 
@@ -102,6 +122,8 @@ class OfflinePlan:
     pool_used: int = 0
     """memplan's pool ``used`` bytes."""
     tensor_names: list[str] = field(default_factory=list[str])
+    scratch: list[int] = field(default_factory=list[int])
+    """The scratch buffers planned with the tensors (bytes), in call order."""
 
     @property
     def planned_count(self) -> int:
@@ -110,6 +132,101 @@ class OfflinePlan:
 
 def align_up(value: int, alignment: int = TFLM_BUFFER_ALIGNMENT) -> int:
     return -(-value // alignment) * alignment
+
+
+def scratch_bytes(operator: Any, tensors: Sequence[Any]) -> list[int]:
+    """The scratch buffers TFLM's reference kernel for ``operator`` asks for
+    in Prepare (``RequestScratchBufferInArena``), in bytes, as the kernel
+    computes them from the shapes and types (TFLM 2026's ``reduce_common``,
+    ``mirror_pad``, ``transpose_conv``, ``add_n``, and the INT4-filter
+    unpacking of ``conv_common``, ``depthwise_conv_common`` and
+    ``fully_connected``)."""
+    inputs = [tensors[t] if t != -1 else None for t in operator.inputs]
+    outputs = [tensors[t] for t in operator.outputs]
+    first = inputs[0] if inputs else None
+    name = operator.name
+    if first is None:
+        return []
+    rank = len(first.shape)
+    if name in ("MEAN", "SUM") and len(inputs) > 1 and inputs[1] is not None:
+        sizes = [4 * rank, 4 * int(np.prod(inputs[1].shape, dtype=np.int64))]
+        if first.type_name in ("INT8", "INT16"):
+            sizes.insert(0, 4 * int(np.prod(outputs[0].shape, dtype=np.int64)))
+        return sizes
+    if name in ("REDUCE_MAX", "REDUCE_MIN", "REDUCE_ALL") and len(inputs) > 1 and inputs[1]:
+        return [4 * rank, 4 * int(np.prod(inputs[1].shape, dtype=np.int64))]
+    if name == "MIRROR_PAD":
+        return [4 * rank, 4 * rank]
+    if name == "TRANSPOSE_CONV" and len(inputs) > 2 and inputs[2] is not None:
+        data = inputs[2]  # inputs: output shape, weights, data, bias
+        count = int(np.prod(outputs[0].shape, dtype=np.int64))
+        bias = inputs[3] if len(inputs) > 3 else None
+        if data.type_name == "INT8":
+            return [4 * count]
+        if data.type_name == "INT16":
+            extra = [8 * int(np.prod(bias.shape))] if bias and bias.type_name == "INT16" else []
+            return [*extra, 8 * count]
+        return []
+    if name == "ADD_N" and outputs[0].type_name in ("FLOAT32", "INT8"):
+        return [HOST_POINTER_BYTES * len(inputs)]
+    if name in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED") and len(inputs) > 1:
+        weights = inputs[1]
+        if weights is not None and weights.type_name == "INT4":
+            return [int(np.prod(weights.shape, dtype=np.int64))]
+    return []
+
+
+def add_scratch_results(module: Any, subgraph: Any) -> int:
+    """Give each call whose TFLM kernel asks for scratch one extra ``i8``
+    result per scratch buffer (``scratch_bytes``): a storage memplan plans,
+    live during the call only (nothing reads it), as TFLM's scratch is.
+    Its ``RESULTS_ATTR`` entry is -1. Returns the number of buffers added."""
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import DenseArrayBase, TensorType, i8, i64
+    from xdsl.rewriter import Rewriter
+
+    operators_by_output = {op.outputs: op for op in subgraph.operators}
+    declarations = {
+        op.sym_name.data: op
+        for op in module.ops
+        if isinstance(op, func.FuncOp) and op.is_declaration
+    }
+    made: dict[tuple[str, tuple[int, ...]], str] = {}
+    added = 0
+    for call in [op for op in _main_function(module).body.walk() if isinstance(op, func.CallOp)]:
+        results = tuple(call.attributes[RESULTS_ATTR].get_values())  # type: ignore[union-attr]
+        operator = operators_by_output.get(results)
+        if operator is None or operator.name not in SCRATCH_OPS:
+            continue
+        sizes = tuple(size for size in scratch_bytes(operator, subgraph.tensors) if size > 0)
+        if not sizes:
+            continue
+        scratch_types = [TensorType(i8, [size]) for size in sizes]
+        callee = call.callee.root_reference.data
+        key = (callee, sizes)
+        if key not in made:
+            old = declarations[callee]
+            name = f"{callee}.scratch{len(made)}"
+            declaration = func.FuncOp.external(
+                name,
+                list(old.function_type.inputs.data),
+                [*old.function_type.outputs.data, *scratch_types],
+            )
+            declaration.attributes.update(old.attributes)
+            module.body.block.add_op(declaration)
+            made[key] = name
+        new_call = func.CallOp(
+            made[key], list(call.arguments), [*call.result_types, *scratch_types]
+        )
+        new_call.attributes.update(call.attributes)
+        new_call.attributes[RESULTS_ATTR] = DenseArrayBase.from_list(
+            i64, [*results, *(-1 for _ in sizes)]
+        )
+        for old_result, new_result in zip(call.results, new_call.results):
+            new_result.name_hint = old_result.name_hint
+        Rewriter.replace_op(call, new_call, new_results=list(new_call.results[: len(results)]))
+        added += len(sizes)
+    return added
 
 
 def check_model(model: Any, label: str) -> None:
@@ -226,6 +343,7 @@ def plan_model(
     """memplan's plan of ``data`` (a one-subgraph `.tflite`) with ``pipeline``,
     as TFLM offsets (see the module's docstring)."""
     from memplan.dialect.ops import InvokeOp, PoolOp
+    from memplan.dialect.types import static_byte_size
     from memplan.tools.frontends.tflite_import import fold_constants, import_subgraph
     from memplan.tools.frontends.tflite_model import load_model, read_subgraph
     from memplan.tools.memplan_run import RunError, plan
@@ -248,6 +366,7 @@ def plan_model(
     inputs = [t for t in subgraph.inputs if t not in folded.constants]
     live = [op.index for op in operators if op.index not in folded.folded_operators]
     annotate_calls(module, [(t,) for t in inputs] + [operators[i].outputs for i in live])
+    add_scratch_results(module, subgraph)
     try:
         planned = plan(module, pipeline)
     except RunError as error:
@@ -257,15 +376,25 @@ def plan_model(
     offsets: dict[int, int] = {}
     pools: set[str] = set()
     invoked: list[tuple[int, ...]] = []
+    scratch_end = 0
+    scratch: list[int] = []
     for op in _main_function(planned).body.walk():
         if not isinstance(op, InvokeOp) or RESULTS_ATTR not in op.attributes:
             continue
-        results: tuple[int, ...] = tuple(op.attributes[RESULTS_ATTR].get_values())  # type: ignore[union-attr]
+        values: tuple[int, ...] = tuple(op.attributes[RESULTS_ATTR].get_values())  # type: ignore[union-attr]
+        results = tuple(t for t in values if t >= 0)
         invoked.append(results)
-        for value, tensor in zip(op.outs, results):
-            pool, offset = _tensor_place(value, f"tensor {tensor} '{tensors[tensor].name}'")
+        for value, tensor in zip(op.outs, values):
+            if tensor < 0:  # a scratch buffer: TFLM places it itself, in a hole this big
+                pool, offset = _tensor_place(value, f"a scratch buffer of tensor {results[0]}")
+                size = static_byte_size(value.type) or 0  # type: ignore[arg-type]
+                scratch.append(size)
+                scratch_end = max(scratch_end, offset + align_up(size))
+            else:
+                what = f"tensor {tensor} '{tensors[tensor].name}'"
+                pool, offset = _tensor_place(value, what)
+                offsets[tensor] = offset
             pools.add(pool)
-            offsets[tensor] = offset
     if len(pools) > 1:
         raise ExportError(
             f"the pipeline puts the tensors in {len(pools)} pools ({', '.join(sorted(pools))}); "
@@ -320,6 +449,7 @@ def plan_model(
         ),
         default=0,
     )
+    head = max(head, scratch_end)
     pool_used = sum(
         op.used.value.data for op in planned.ops if isinstance(op, PoolOp) and op.used is not None
     )
@@ -333,6 +463,7 @@ def plan_model(
         runtime_planned=runtime,
         pool_used=pool_used,
         tensor_names=[t.name for t in tensors],
+        scratch=scratch,
     )
 
 

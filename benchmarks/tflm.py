@@ -1,0 +1,147 @@
+"""TFLM benchmark: TensorFlow Lite Micro's arena under its own planner and
+under memplan's plan (``memplan-export-tflite``), measured in one run.
+
+The models are the 14 in MediaPipe 0.10.14's wheel (``mediapipe/modules/**``),
+fetched with ``pip download --no-deps mediapipe==0.10.14`` into a cache
+(``--cache``, default ``~/.cache/memplan/mediapipe-0.10.14``) and never
+committed. Per model, exported with ``--fold-dequantize`` (TFLM has no fp16
+DEQUANTIZE nor DENSIFY; the folded weights are what TFLite computes at
+Prepare):
+
+* TFLM own head / total: the ``tflite-micro`` package's interpreter on the
+  exported model without its ``OfflineMemoryAllocation`` entry (TFLM's
+  GreedyMemoryPlanner), "Arena allocation head" and "total" (head plus
+  TFLM's persistent tail);
+* memplan head / total: the same on the exported model (memplan's offsets);
+* promise: the head ``memplan-export-tflite`` prints;
+* outputs: whether every output of the two runs is bit-identical, on the
+  same random inputs.
+
+Usage::
+
+    python benchmarks/tflm.py [--cache DIR] [--markdown FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from tflite_models import DEFAULT_CACHE, fetch_models
+
+from memplan.tools.tflm_export import DEFAULT_PIPELINES, ExportError, best_plan, write_model
+from memplan.tools.tflm_runner import model_inputs, run_tflm
+
+
+@dataclass
+class Row:
+    name: str
+    own_head: int | None = None
+    own_total: int | None = None
+    head: int | None = None
+    total: int | None = None
+    promise: int | None = None
+    pipeline: str = ""
+    outputs: str = ""
+
+
+def _short(pipeline: str) -> str:
+    return (
+        "schedule"
+        if pipeline.startswith("schedule")
+        else ("coalesce" if "coalesce" in pipeline else "fixed order")
+    )
+
+
+def measure(path: Path) -> Row:
+    row = Row(path.stem)
+    data = path.read_bytes()
+    try:
+        plan = best_plan(data, str(path), DEFAULT_PIPELINES, fold_dequantize=True)
+    except ExportError as error:
+        row.outputs = f"not exported: {error}"
+        return row
+    row.promise, row.pipeline = plan.head, _short(plan.pipeline)
+    inputs = model_inputs(data, seed=0)
+    own = run_tflm(write_model(data, plan, offsets=False), inputs)
+    mine = run_tflm(write_model(data, plan), inputs)
+    if own.error is not None or mine.error is not None:
+        row.outputs = f"TFLM cannot run it: {own.error or mine.error}"
+        return row
+    row.own_head, row.own_total = own.head, own.total
+    row.head, row.total = mine.head, mine.total
+    identical = len(own.outputs) == len(mine.outputs) and all(
+        a.dtype == b.dtype and np.array_equal(a, b) for a, b in zip(own.outputs, mine.outputs)
+    )
+    row.outputs = "bit-identical" if identical else "DIFFERENT"
+    return row
+
+
+def _cell(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+def table(rows: Sequence[Row]) -> str:
+    head = [
+        "model",
+        "TFLM own head",
+        "memplan head (= promise)",
+        "memplan / own",
+        "TFLM own total",
+        "memplan total",
+        "pipeline",
+        "outputs",
+    ]
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "--:|" * 5 + "---|---|"]
+    for row in rows:
+        ratio = f"{row.head / row.own_head:.3f}" if row.head is not None and row.own_head else "-"
+        head_cell = _cell(row.head)
+        if row.head is not None and row.head != row.promise:
+            head_cell += f" (promise {_cell(row.promise)})"
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    row.name,
+                    _cell(row.own_head),
+                    head_cell,
+                    ratio,
+                    _cell(row.own_total),
+                    _cell(row.total),
+                    row.pipeline or "-",
+                    row.outputs,
+                ]
+            )
+            + " |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    parser.add_argument("--markdown", type=Path, help="also write the table here")
+    args = parser.parse_args(argv)
+    rows: list[Row] = []
+    for path in fetch_models(args.cache):
+        row = measure(path)
+        rows.append(row)
+        print(
+            f"{row.name}: TFLM own {row.own_head} memplan {row.head} promise {row.promise} "
+            f"{row.outputs}",
+            file=sys.stderr,
+            flush=True,
+        )
+    text = table(rows)
+    print(text)
+    if args.markdown:
+        args.markdown.write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
