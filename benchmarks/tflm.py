@@ -33,8 +33,14 @@ from pathlib import Path
 import numpy as np
 from tflite_models import DEFAULT_CACHE, fetch_models
 
-from memplan.tools.tflm_export import DEFAULT_PIPELINES, ExportError, best_plan, write_model
-from memplan.tools.tflm_runner import model_inputs, run_tflm
+from memplan.tools.tflm_export import (
+    DEFAULT_PIPELINES,
+    ExportError,
+    best_plan,
+    model_inputs,
+    write_model,
+)
+from memplan.tools.tflm_runner import run_tflm
 
 
 @dataclass

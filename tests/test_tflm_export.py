@@ -18,14 +18,14 @@ import pytest
 import tflite
 
 from memplan.tools import memplan_export_tflite
-from memplan.tools.tflm_export import (
-    DEFAULT_PIPELINES,
+from memplan.tools.frontends.tflite.offline_plan import (
     OFFLINE_METADATA,
     OfflinePlan,
-    best_plan,
+    model_inputs,
     write_model,
 )
-from memplan.tools.tflm_runner import TflmRun, model_inputs, run_tflm
+from memplan.tools.tflm_export import DEFAULT_PIPELINES, best_plan
+from memplan.tools.tflm_runner import TflmRun, run_tflm
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "tflite"
 BIN = Path(sys.executable).parent

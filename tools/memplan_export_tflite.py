@@ -6,7 +6,8 @@ Usage::
 
 OUT is MODEL with an ``OfflineMemoryAllocation`` metadata entry: the byte
 offset of every non-constant tensor in TFLM's arena, as memplan plans it
-(``memplan.tools.tflm_export`` says how, and which tensors TFLM still places).
+(``memplan.tools.frontends.tflite.offline_plan`` says how, and which tensors
+TFLM still places).
 TFLM runs OUT with the plan as is; the command prints the head size the plan
 promises (TFLM's "Arena allocation head" for OUT).
 """

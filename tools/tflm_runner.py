@@ -109,25 +109,3 @@ def run_tflm(
     return TflmRun(
         outputs, _figure(text, "head"), _figure(text, "tail"), _figure(text, "total"), None
     )
-
-
-def model_inputs(model: bytes, seed: int = 0) -> list[np.ndarray]:
-    """Random inputs for subgraph 0 of ``model``, by its input tensors' shapes
-    and types (floats in [-1, 1), integers over their type's range)."""
-    from memplan.tools.frontends.tflite_model import load_model, read_subgraph
-
-    subgraph = read_subgraph(*load_model(model))
-    generator = np.random.default_rng(seed)
-    arrays: list[np.ndarray] = []
-    for index in subgraph.inputs:
-        tensor = subgraph.tensors[index]
-        dtype = tensor.dtype
-        if np.issubdtype(dtype, np.floating):
-            array = generator.uniform(-1, 1, tensor.shape).astype(dtype)
-        elif dtype == np.bool_:
-            array = generator.integers(0, 2, tensor.shape).astype(np.bool_)
-        else:
-            info = np.iinfo(dtype)
-            array = generator.integers(info.min, info.max, tensor.shape, endpoint=True, dtype=dtype)
-        arrays.append(array)
-    return arrays

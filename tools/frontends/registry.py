@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -41,6 +42,14 @@ def frontend_for(path: str) -> Frontend | None:
 def frontend(suffix: str) -> Frontend:
     """The front end registered for ``suffix`` (``.onnx``, ``.tflite``)."""
     return FRONTENDS[suffix]()
+
+
+def tflite_offline_plan() -> ModuleType:
+    """TFLite's offline-plan writer (``tflite.offline_plan``): TFLM's
+    ``OfflineMemoryAllocation`` from a planned module, for `memplan-export-tflite`."""
+    from memplan.tools.frontends.tflite import offline_plan
+
+    return offline_plan
 
 
 def all_frontends() -> list[Frontend]:
