@@ -54,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # Loaded after the command line is read: --help and --version need
     # neither xDSL nor the flatbuffer reader.
-    from memplan.tools.cli import Progress
+    from memplan.tools.driver import Progress
     from memplan.tools.tflm_export import DEFAULT_PIPELINES, ExportError, export
 
     pipelines = (args.pipeline,) if args.pipeline is not None else DEFAULT_PIPELINES
