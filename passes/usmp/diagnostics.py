@@ -20,7 +20,7 @@ from memplan.passes.analysis import (
 from memplan.passes.planning.bounds import buffers_lower_bound, forced_pool
 from memplan.passes.planning.model import Buffer, Pool, Problem, Solution
 from memplan.passes.planning.validate import Finding
-from memplan.passes.usmp_groups import Group
+from memplan.passes.usmp.groups import Group
 
 
 def _storage_label(function: FunctionLifetimes, storage: StorageLifetime) -> str:

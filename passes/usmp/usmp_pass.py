@@ -38,12 +38,12 @@ from memplan.passes.planning.algorithms import (
 )
 from memplan.passes.planning.model import Placement, Pool, Problem, Solution
 from memplan.passes.planning.validate import validate
-from memplan.passes.usmp_diagnostics import (
+from memplan.passes.usmp.diagnostics import (
     Failure,
     invalid_plan_diagnostic,
     unplaced_diagnostic,
 )
-from memplan.passes.usmp_groups import (
+from memplan.passes.usmp.groups import (
     Component,
     Group,
     PlanningScope,
@@ -51,7 +51,7 @@ from memplan.passes.usmp_groups import (
     planning_groups,
     pool_components,
 )
-from memplan.passes.usmp_splitting import StorageSplit, apply_splits, storage_splits
+from memplan.passes.usmp.splitting import StorageSplit, apply_splits, storage_splits
 
 OpT = TypeVar("OpT", bound=Operation)
 
