@@ -18,7 +18,7 @@ from memplan.dialect.ops import VIEW_ATTR
 from memplan.dialect.types import static_byte_size
 from memplan.passes.analysis.symbols import SymbolCache
 from memplan.passes.pass_options import check_options
-from memplan.passes.planning.schedule import (
+from memplan.passes.planning.execution_order import (
     SCHEDULERS,
     ScheduleAlgorithm,
     ScheduleProblem,
@@ -64,7 +64,7 @@ class SchedulePass(ModulePass):
     A node's bytes are its tensor results' static sizes (0 for constants:
     `manifest-alloc` keeps them in read-only globals); a `memory.view`
     kernel's result aliases its operand (0 bytes, extending its operand's
-    life). The candidate orders (`passes.planning.schedule`: XLA's list
+    life). The candidate orders (`passes.planning.execution_order`: XLA's list
     and DFS schedulers, the given order, and an exact search over the sets
     of nodes run so far that looks only below their best peak and gives up
     after 100,000 moves) are compared by the peak of live bytes they give,

@@ -4,6 +4,8 @@
 * ``bounds``: ``lower_bound(problem)`` (peak live bytes per pool / group).
 * ``validate``: ``validate(problem, solution) -> list[Finding]``.
 * ``io``: MiniMalloc CSV and memplan JSON (``PlanningInputError``).
+* ``execution_order``: operator orders that lower the peak of live bytes
+  (the ``schedule`` pass's core).
 * ``algorithms``: ``ALGORITHMS``, ``PlanOptions``, ``solve(problem, name, options)``.
 """
 

@@ -11,7 +11,7 @@ from typing import get_args
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memplan.passes.planning.schedule import (
+from memplan.passes.planning.execution_order import (
     SCHEDULERS,
     ScheduleAlgorithm,
     ScheduleProblem,
