@@ -14,6 +14,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import IsTerminator
 
 from memplan.dialect.ops import (
     DEFAULT_STORAGE_ALIGNMENT,
@@ -22,8 +23,10 @@ from memplan.dialect.ops import (
     KillOp,
     i64_attr,
 )
+from memplan.dialect.regions import ancestor_in_region, has_one_block
 from memplan.passes.analysis import (
     ModuleLifetimes,
+    OpNumbering,
     StorageLifetime,
     TensorLifetime,
     analyze_function,
@@ -54,6 +57,8 @@ class Fragment:
     alignment: int
     anchor: Operation | None = None
     """The op the fragment's storage is created right before."""
+    kill_after: Operation | None = None
+    """The op its storage's kill goes right after (``kills_known``), if it gets one."""
 
 
 @dataclass
@@ -62,6 +67,11 @@ class StorageSplit:
 
     storage: StorageLifetime
     fragments: list[Fragment]
+    kills_known: bool = True
+    """Whether each fragment's ``kill_after`` is where `insert-kills` would
+    kill its storage, read from the analysis the split was found with (a
+    fragment in a single-block region); else the split function is analysed
+    again to place the kills."""
 
 
 def _anchor_in_block(op: Operation, block: Block) -> Operation | None:
@@ -110,6 +120,39 @@ def _fragment_anchor(fragment: Fragment, storage: StorageLifetime) -> Operation 
     assert block is not None
     # Tensors are in pre-order: the first one's anchor comes first.
     return _anchor_in_block(fragment.tensors[0].alloc, block)
+
+
+def _kill_anchor(fragment: Fragment, numbering: OpNumbering) -> tuple[bool, Operation | None]:
+    """Where `insert-kills` would kill the fragment's storage once split:
+    ``(known, op to kill after or None for no kill)``.
+
+    Its uses are its tensors' `alloc_tensor` ops and every use of an alias of
+    them, all inside its home region (``_fragment_anchor``). In a
+    single-block home that is ``FunctionLifetimes.kill_points``' rule: right
+    after the outermost op holding the last use, no kill when that op is a
+    terminator or a tensor escapes. The split adds ops but reorders none, so
+    the numbering of the unsplit function decides. A multi-block home is
+    not known here (``known`` False).
+    """
+    assert fragment.anchor is not None
+    home = fragment.anchor.parent_region()
+    assert home is not None
+    if not has_one_block(home):
+        return False, None
+    if any(tensor.escapes for tensor in fragment.tensors):
+        return True, None
+    last: Operation | None = None
+    for tensor in fragment.tensors:
+        users = [tensor.alloc, *(use.operation for use, _ in tensor.uses)]
+        for user in users:
+            candidate = ancestor_in_region(user, home)
+            assert candidate is not None
+            if last is None or numbering.end[candidate] > numbering.end[last]:
+                last = candidate
+    assert last is not None
+    if last.has_trait(IsTerminator):
+        return True, None
+    return True, last
 
 
 def _needed_alignment(tensor: TensorLifetime) -> int:
@@ -195,12 +238,19 @@ def _fragments(storage: StorageLifetime) -> list[Fragment] | None:
 
 
 def storage_splits(lifetimes: ModuleLifetimes) -> list[StorageSplit]:
-    """The storages of the module that split into two or more fragments."""
+    """The storages of the module that split into two or more fragments,
+    with where each fragment's storage is killed when the old one was."""
     splits: list[StorageSplit] = []
-    for _, storage in lifetimes.storages():
+    for function, storage in lifetimes.storages():
         fragments = _fragments(storage)
-        if fragments is not None:
-            splits.append(StorageSplit(storage, fragments))
+        if fragments is None:
+            continue
+        split = StorageSplit(storage, fragments)
+        if storage.kills:
+            for fragment in fragments:
+                known, fragment.kill_after = _kill_anchor(fragment, function.numbering)
+                split.kills_known = split.kills_known and known
+        splits.append(split)
     return splits
 
 
@@ -237,11 +287,19 @@ def apply_splits(
         return copy
 
     created: list[list[AllocStorageOp]] = []
-    touched: list[FuncOp] = []
-    new_storages: list[SSAValue] = []
+    # The new storages to kill, by function, and the op each kill follows
+    # (None: no kill) when known without a new analysis of the function.
+    to_kill: dict[FuncOp, list[AllocStorageOp]] = {}
+    kill_after: dict[AllocStorageOp, Operation | None] = {}
+    analyse: set[FuncOp] = set()
     for split in splits:
         old = here(split.storage.alloc)
         killed = bool(split.storage.kills)
+        func = _function_of(old)
+        if func is not None:
+            to_kill.setdefault(func, [])
+            if killed and not split.kills_known:
+                analyse.add(func)
         created.append([])
         for fragment in split.fragments:
             tensor_ops = [here(tensor.alloc) for tensor in fragment.tensors]
@@ -268,23 +326,38 @@ def apply_splits(
                 if op.required_alignment == op.address_alignment:
                     # Its own storage gives it exactly that: nothing to record.
                     op.set_required_alignment(None)
-            if killed:
-                new_storages.append(new.storage)
+            if killed and func is not None:
+                to_kill[func].append(new)
+                after = fragment.kill_after
+                kill_after[new] = here(after) if after is not None else None
         for use in list(old.storage.uses):
             assert isinstance(use.operation, KillOp)
             Rewriter.erase_op(use.operation)
-        func = _function_of(old)
         Rewriter.erase_op(old)
-        if func is not None and func not in touched:
-            touched.append(func)
-    if not new_storages:
-        return created
-    wanted = set(new_storages)
-    for func in touched:
-        lifetimes = analyze_function(func)
-        for storage in lifetimes.storages:
-            if storage.value not in wanted:
-                continue
-            for point in lifetimes.kill_points(storage):
-                Rewriter.insert_op(KillOp(storage.value), point.insert_point())
+    for func, storages in to_kill.items():
+        if not storages:
+            continue
+        if func in analyse:
+            _kill_by_analysis(func, storages)
+            continue
+        # In the new storages' pre-order, as `insert-kills` inserts them (two
+        # kills after one op end up in the reverse of that order).
+        wanted = set(storages)
+        in_order = [op for op in func.walk() if isinstance(op, AllocStorageOp) and op in wanted]
+        for storage in in_order:
+            after = kill_after[storage]
+            if after is not None:
+                Rewriter.insert_op(KillOp(storage.storage), InsertPoint.after(after))
     return created
+
+
+def _kill_by_analysis(func: FuncOp, storages: Sequence[AllocStorageOp]) -> None:
+    """Kill ``storages`` (new ones of ``func``) where `insert-kills` would,
+    from a new analysis of ``func``."""
+    wanted: set[SSAValue] = {storage.storage for storage in storages}
+    lifetimes = analyze_function(func)
+    for storage in lifetimes.storages:
+        if storage.value not in wanted:
+            continue
+        for point in lifetimes.kill_points(storage):
+            Rewriter.insert_op(KillOp(storage.value), point.insert_point())
