@@ -12,7 +12,7 @@ FLAG_HELP: dict[str, str] = {
     "coalesce": "Merge the static storages of each control-free region into one storage per device. Options: overlap=true|false (default: true); algorithm=greedy-by-size|greedy-by-conflicts|hill-climb|exact|auto (default: auto); budget=<integer> (default: 60000); timeout=<number> (default: none).",
     "reuse": "Hand the storage of a dead value to a later allocation (whole-storage slot reuse). Options: match-range=<integer> (default: 16).",
     "verify-plan": "Check the memory plan in the IR, independently of the planner that made it. Options: require-pinned=true|false (default: false).",
-    "plan-report": "Write a report of the memory plan; the IR is left unchanged. Options: format=<string> (default: text); output=<string> (default: none); prefix=<string> (default: none).",
+    "plan-report": "Write a report of the memory plan; the IR is left unchanged. Options: format=text|json|svg|trace|c-header (default: text); output=<string> (default: none); prefix=<string> (default: none).",
     "schedule": "Reorder kernel calls to lower the peak of live tensor bytes. Options: algorithm=best|post-order|list|dfs|exact (default: best); remarks=true|false (default: true).",
     "plan": "Plan memory from value-semantic kernel calls to pinned offsets, in one pass. Options: algorithm=greedy-by-size|greedy-by-conflicts|hill-climb|exact|auto (default: auto); budget=<integer> (default: 60000); timeout=<number> (default: none); coalesce=true|false (default: true); verify=true|false (default: true).",
 }

@@ -11,6 +11,7 @@ import io
 import itertools
 import json
 import random
+import typing
 from contextlib import redirect_stderr
 from pathlib import Path
 
@@ -34,7 +35,9 @@ from memplan.passes.analysis import (
     LiveInterval,
     analyze_function,
 )
-from memplan.passes.plan_report import REPORT_WRITERS, PlanReportPass, gather_report
+from memplan.passes.flag_help import FLAG_HELP
+from memplan.passes.plan_report import PlanReportPass, gather_report
+from memplan.passes.report_formats import REPORT_FORMATS
 from memplan.passes.verify_plan import VerifyPlanPass
 from memplan_testing import (
     examples,
@@ -155,7 +158,7 @@ func.func @f() {
 
 
 def test_plan_report_json_follows_the_schema() -> None:
-    text = REPORT_WRITERS["json"](gather_report(parse_module(REPORTED, verify=True)))
+    text = REPORT_FORMATS["json"].write(gather_report(parse_module(REPORTED, verify=True)))
     report = json.loads(text)
     (function,) = report["functions"]
     assert function["name"] == "f"
@@ -203,8 +206,18 @@ def test_plan_report_writes_nothing_when_it_fails(tmp_path: Path) -> None:
 
 
 def test_plan_report_rejects_unknown_formats() -> None:
-    with pytest.raises(ValueError, match="unknown format 'svg-ish'; expected one of .*json.*text"):
+    with pytest.raises(
+        ValueError, match="format must be one of text, json, .* \\(got 'svg-ish'\\)"
+    ):
         PlanReportPass(format="svg-ish")
+
+
+def test_plan_report_format_choices_are_the_registry() -> None:
+    """``format`` is a typed choice made from ``REPORT_FORMATS``: pipelines
+    parse it, and ``--help`` and passes.md list the formats."""
+    choices = typing.get_args(typing.get_type_hints(PlanReportPass)["format"])
+    assert choices == tuple(REPORT_FORMATS)
+    assert "format=text|json|svg|trace|c-header (default: text)" in FLAG_HELP["plan-report"]
 
 
 def test_plan_report_cannot_write(tmp_path: Path) -> None:

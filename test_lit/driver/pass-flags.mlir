@@ -90,7 +90,7 @@
 // UNKNOWN-OPTION: memplan-opt: error: in --plan-report=fromat=json: plan-report: unknown option 'fromat' (did you mean 'format'?)
 // OPTION:   memplan-opt: error: in --lower-to-memref=mode=arg: lower-to-memref: unknown option 'mode' (did you mean 'pool-mode'?)
 // VALUE:    memplan-opt: error: in --lower-to-memref=pool-mode=bogus: lower-to-memref: pool-mode must be one of alloc, arg, global (got 'bogus')
-// PASS-FAILED: memplan-opt: error: in --plan-report=format=xml: plan-report: unknown format 'xml'
+// PASS-FAILED: memplan-opt: error: in --plan-report=format=xml: plan-report: format must be one of text, json, svg, trace, c-header (got 'xml')
 // PASS-FAILED-NOT: Traceback
 // DETACHED: memplan-opt: error: options of --lower-to-memref must be attached with '=': write --lower-to-memref='pool-mode=arg'
 

@@ -9,7 +9,7 @@ func.func @simple() {
   %s = memory.alloc_storage : !memory.storage<64>
   func.return
 }
-// FORMAT: memplan-opt: error: in --plan-report=format=bogus: plan-report: unknown format 'bogus'; expected one of c-header, json, svg, text, trace
+// FORMAT: memplan-opt: error: in --plan-report=format=bogus: plan-report: format must be one of text, json, svg, trace, c-header (got 'bogus')
 // FORMAT-NOT: error
 // OUTPUT: memplan-opt: error: plan-report: cannot write '{{.*}}.missing/report.txt': No such file or directory
 // OUTPUT-NOT: error

@@ -534,7 +534,8 @@ def check_program(
     to start: the campaign rotates it over the pipelines)."""
     from xdsl.utils.exceptions import DiagnosticException, PassFailedException
 
-    from memplan.passes.plan_report import REPORT_WRITERS, gather_report
+    from memplan.passes.plan_report import gather_report
+    from memplan.passes.report_formats import REPORT_FORMATS
     from memplan_testing import parse_module, print_module
 
     problems: list[str] = []
@@ -573,7 +574,7 @@ def check_program(
         except DiagnosticException as error:
             problems.append(f"{spec}: {error}")
             continue
-        report = json.loads(REPORT_WRITERS["json"](gather_report(planned)))
+        report = json.loads(REPORT_FORMATS["json"].write(gather_report(planned)))
         problems += [f"{spec}: {p}" for p in overlaps_from_report(report)]
         for (name, condition), (outputs, reads) in expected.items():
             got_outputs, got_reads = _run(planned, name, condition)
