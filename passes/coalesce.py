@@ -41,8 +41,9 @@ from memplan.passes.planning.algorithms import (
     PlanOptions,
     solve,
 )
+from memplan.passes.planning.algorithms.end_to_end import end_to_end
 from memplan.passes.planning.bounds import buffers_lower_bound
-from memplan.passes.planning.model import Buffer, Pool, Problem, align_up
+from memplan.passes.planning.model import Buffer, Pool, Problem
 from memplan.passes.storage_rewrites import (
     is_terminator,
     new_storage_op,
@@ -143,18 +144,6 @@ def _segments(lifetimes: FunctionLifetimes) -> list[list[StorageLifetime]]:
     return [segment for segments in by_block.values() for segment in segments if segment]
 
 
-def _end_to_end(members: Sequence[StorageLifetime]) -> tuple[list[int], int]:
-    """TVM part 1: each member after the previous one, at a multiple of its alignment."""
-    offsets: list[int] = []
-    top = 0
-    for member in members:
-        assert member.size is not None
-        offset = align_up(top, member.alignment)
-        offsets.append(offset)
-        top = offset + member.size
-    return offsets, top
-
-
 def _member_buffer(member: StorageLifetime) -> Buffer:
     # One unbounded pool per region: candidates and pins do not apply inside it.
     return replace(member.buffer(pin=False), candidates=(), pinned_offset=None)
@@ -178,7 +167,7 @@ def plan_group(
     """
     buffers = [_member_buffer(member) for member in members]
     lower_bound = buffers_lower_bound(buffers)
-    offsets, size = _end_to_end(members)
+    offsets, size = end_to_end(buffers)
     status = "end-to-end"
     if overlap:
         problem = Problem(tuple(buffers), (Pool(REGION_POOL),))

@@ -42,8 +42,9 @@ from memplan.passes import get_all_passes
 from memplan.passes.analysis import analyze_function
 from memplan.passes.coalesce import CoalescePass, plan_function
 from memplan.passes.planning.algorithms import PlanOptions, exact
+from memplan.passes.planning.algorithms.slot_reuse import assign_slots
 from memplan.passes.planning.model import Buffer, Pool, Problem, align_up
-from memplan.passes.reuse import ReusePass, assign_slots
+from memplan.passes.reuse import ReusePass
 from memplan.tools.memplan_opt import main as memplan_opt_main
 from memplan_testing import examples, parse_module, print_module, run_passes
 
