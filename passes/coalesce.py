@@ -33,10 +33,8 @@ from memplan.dialect.regions import ancestor_in_region
 from memplan.dialect.types import MAX_BYTES
 from memplan.passes.analysis import FunctionLifetimes, StorageLifetime, analyze_function
 from memplan.passes.analysis.forms import remark_value_semantic
-from memplan.passes.pass_options import check_options
+from memplan.passes.pass_options import PlanningPassOptions, check_options
 from memplan.passes.planning.algorithms import (
-    DEFAULT_BUDGET,
-    AlgorithmName,
     Budget,
     PlanOptions,
     solve,
@@ -260,7 +258,7 @@ def apply_plan(plan: RegionPlan) -> AllocStorageOp:
 
 
 @dataclass(frozen=True)
-class CoalescePass(ModulePass):
+class CoalescePass(PlanningPassOptions, ModulePass):
     """Merge the static storages of each control-free region into one storage per device.
 
     Relay VM StorageCoalesce (TVM PR 5144), with its promised part 2.
@@ -330,18 +328,17 @@ class CoalescePass(ModulePass):
     - `timeout` (seconds, no default): also stop the searches after this
       much wall-clock time, shared like the budget (an opt-in; the plan then
       depends on machine speed and load; `timeout=0` gives greedy plans).
+    - `seed`, `iterations`, `minimize`, `exact-max-buffers`: the other knobs
+      of the algorithms, as in `usmp` (one option set:
+      `passes.pass_options.PlanningPassOptions`).
     """
 
     name = "coalesce"
 
     overlap: bool = True
-    algorithm: AlgorithmName = "auto"
-    budget: int = DEFAULT_BUDGET
-    # `int` too: xDSL's option parser rejects `timeout=5` for a plain float.
-    timeout: float | int | None = None
 
     def __post_init__(self) -> None:
-        check_options(self, non_negative=("budget", "timeout"))
+        check_options(self, non_negative=self.NON_NEGATIVE)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         remark_value_semantic(op, self.name)
@@ -364,7 +361,7 @@ class CoalescePass(ModulePass):
                     lifetimes,
                     overlap=self.overlap,
                     algorithm=self.algorithm,
-                    options=PlanOptions(),
+                    options=self.plan_options(),
                     budget=share,
                 )
                 if plan is not None:

@@ -16,6 +16,9 @@ where the hint allows it); ``non_negative`` adds what a hint cannot say,
 and a pass checks anything else itself in its ``__post_init__``.
 ``memplan.tools.driver`` words its command-line messages with the same
 functions.
+
+``PlanningPassOptions`` is the one option set of the passes that plan
+offsets.
 """
 
 from __future__ import annotations
@@ -24,7 +27,12 @@ import dataclasses
 import types
 import typing
 from collections.abc import Iterable
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from memplan.passes.planning.algorithms import DEFAULT_BUDGET, AlgorithmName, PlanOptions
+
+_DEFAULTS = PlanOptions()
 
 
 def strip_none(hint: Any) -> tuple[Any, ...]:
@@ -102,3 +110,59 @@ def check_options(pass_instance: Any, *, non_negative: Iterable[str] = ()) -> No
         if value is not None and value < 0:  # None: not given (timeout)
             shown = option.replace("_", "-")
             raise ValueError(f"{name}: {shown} must be non-negative (got {value})")
+
+
+@dataclass(frozen=True)
+class PlanningPassOptions:
+    """The options of every pass that plans offsets (``usmp``, ``coalesce``,
+    ``plan``): the offset algorithm and ``PlanOptions``' knobs, one set, so
+    each reaches every such pass the same way (a pass inherits them before
+    its own options; ``plan`` forwards all of them to ``coalesce`` and
+    ``usmp``). A new knob is a field here and its line in ``plan_options``.
+
+    - ``algorithm``: a name of ``passes.planning.algorithms.ALGORITHMS``;
+    - ``budget``: search nodes of the whole pass, shared by the problems it
+      solves (``PlanOptions.budget``);
+    - ``timeout``: an opt-in wall-clock limit in seconds, shared the same way;
+    - ``seed``: ``hill-climb``'s random moves;
+    - ``iterations``: ``hill-climb``'s perturbations;
+    - ``minimize``: false stops ``exact``/``auto`` at the first plan that fits;
+    - ``exact_max_buffers``: ``auto`` runs ``exact`` only on pools of at most
+      this many buffers, else ``hill-climb``.
+    """
+
+    algorithm: AlgorithmName = "auto"
+    budget: int = DEFAULT_BUDGET
+    # `int` too: xDSL's option parser rejects `timeout=10` for a plain float.
+    timeout: float | int | None = None
+    seed: int = 0
+    iterations: int = _DEFAULTS.iterations
+    minimize: bool = _DEFAULTS.minimize
+    exact_max_buffers: int = _DEFAULTS.exact_max_buffers
+
+    NON_NEGATIVE: ClassVar[tuple[str, ...]] = (
+        "budget",
+        "timeout",
+        "iterations",
+        "exact_max_buffers",
+    )
+    """The options ``check_options`` must find at least 0."""
+
+    def plan_options(self) -> PlanOptions:
+        """These options as the algorithms take them (before a pass's share of
+        the budget: ``PlanOptions.within``)."""
+        return PlanOptions(
+            budget=self.budget,
+            timeout=self.timeout,
+            seed=self.seed,
+            iterations=self.iterations,
+            minimize=self.minimize,
+            exact_max_buffers=self.exact_max_buffers,
+        )
+
+    def planning_options(self) -> dict[str, Any]:
+        """These options by field name, to build another planning pass with."""
+        return {
+            field.name: getattr(self, field.name)
+            for field in dataclasses.fields(PlanningPassOptions)
+        }

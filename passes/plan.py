@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 
-from memplan.passes.pass_options import check_options
-from memplan.passes.planning.algorithms import DEFAULT_BUDGET, AlgorithmName
+from memplan.passes.pass_options import PlanningPassOptions, check_options
 
 
 @dataclass(frozen=True)
-class PlanPass(ModulePass):
+class PlanPass(PlanningPassOptions, ModulePass):
     """Plan memory from value-semantic kernel calls to pinned offsets, in one pass.
 
     Runs `manifest-alloc`, `insert-kills`, `coalesce`, `usmp` and
@@ -28,12 +28,11 @@ class PlanPass(ModulePass):
     in memory form passes through `manifest-alloc` unchanged.
 
     Options:
-    - `algorithm` (`greedy-by-size|greedy-by-conflicts|hill-climb|exact|auto`,
-      default `auto`): the offset algorithm of `coalesce` and `usmp`.
-    - `budget` (integer, default 60000): search nodes for each of
-      `coalesce` and `usmp` (the plan is the same on every machine).
-    - `timeout` (seconds, no default): an opt-in wall-clock limit for each of
-      `coalesce` and `usmp`, as theirs.
+    - `algorithm`, `budget`, `timeout`, `seed`, `iterations`, `minimize`,
+      `exact-max-buffers`: the planning options of `coalesce` and `usmp`
+      (`passes.pass_options.PlanningPassOptions`), passed to both as they
+      are: `budget` and `timeout` hold for each of the two passes, so the
+      plan is the same on every machine unless a `timeout` is given.
     - `coalesce` (bool, default true): run `coalesce` (false: `usmp` alone,
       which never uses less memory but gives one storage per tensor).
     - `verify` (bool, default true): end with `verify-plan` (false: skip it).
@@ -41,30 +40,30 @@ class PlanPass(ModulePass):
 
     name = "plan"
 
-    algorithm: AlgorithmName = "auto"
-    budget: int = DEFAULT_BUDGET
-    timeout: float | int | None = None
     coalesce: bool = True
     verify: bool = True
 
     def __post_init__(self) -> None:
-        check_options(self, non_negative=("budget", "timeout"))
+        check_options(self, non_negative=self.NON_NEGATIVE)
 
-    def pipeline(self) -> str:
-        """The pipeline this pass runs, in `-p` syntax."""
-        options = f"algorithm={self.algorithm} budget={self.budget}"
-        if self.timeout is not None:
-            options += f" timeout={self.timeout}"
-        steps = ["manifest-alloc", "insert-kills"]
-        if self.coalesce:
-            steps.append(f"coalesce{{{options}}}")
-        steps.append(f"usmp{{{options}}}")
-        if self.verify:
-            steps.append("verify-plan")
-        return ",".join(steps)
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        # Through the registry, by name: one pass module never imports another.
+    def passes(self) -> tuple[ModulePass, ...]:
+        """The passes this pass runs, built through memplan's registry (one
+        pass module never imports another) with this pass's planning options."""
         from memplan.passes import get_all_passes
 
-        PassPipeline.parse_spec(get_all_passes(), self.pipeline()).apply(ctx, op)
+        registry = get_all_passes()
+
+        def build(name: str, **options: Any) -> ModulePass:
+            return registry[name]()(**options)
+
+        planning = self.planning_options()
+        steps = [build("manifest-alloc"), build("insert-kills")]
+        if self.coalesce:
+            steps.append(build("coalesce", **planning))
+        steps.append(build("usmp", **planning))
+        if self.verify:
+            steps.append(build("verify-plan"))
+        return tuple(steps)
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PassPipeline(self.passes()).apply(ctx, op)

@@ -52,7 +52,7 @@ def _module_name(path: Path) -> str:
 PASS_MODULES = {
     _module_name(path)
     for path in (REPO / "passes").rglob("*.py")
-    if "class " in path.read_text() and "(ModulePass)" in path.read_text()
+    if "class " in path.read_text() and "ModulePass):" in path.read_text()
 }
 
 

@@ -19,8 +19,10 @@ from xdsl.passes import ModulePass, PassPipeline
 from memplan.dialect.context import memplan_context
 from memplan.passes import get_all_passes
 from memplan.passes.coalesce import CoalescePass
+from memplan.passes.pass_options import PlanningPassOptions
 from memplan.passes.plan import PlanPass
 from memplan.passes.plan_report import PlanReportPass
+from memplan.passes.planning.algorithms import PlanOptions
 from memplan.passes.reuse import ReusePass
 from memplan.passes.usmp import UsmpPass
 from memplan_testing import parse_module
@@ -154,3 +156,42 @@ def test_memplan_opt_reports_a_bad_option_before_any_remark() -> None:
     assert result.stderr == (
         "memplan-opt: error: in --usmp=timeout=-1: usmp: timeout must be non-negative (got -1)\n"
     )
+
+
+def test_plan_passes_every_planning_option_to_coalesce_and_usmp() -> None:
+    """One option set (``PlanningPassOptions``): `plan` hands all of it to both."""
+    plan = PlanPass(
+        algorithm="hill-climb",
+        budget=7,
+        timeout=2,
+        seed=3,
+        iterations=11,
+        minimize=False,
+        exact_max_buffers=9,
+    )
+    steps = {step.name: step for step in plan.passes()}
+    assert list(steps) == ["manifest-alloc", "insert-kills", "coalesce", "usmp", "verify-plan"]
+    for name in ("coalesce", "usmp"):
+        step = steps[name]
+        assert isinstance(step, CoalescePass | UsmpPass)
+        assert step.planning_options() == plan.planning_options()
+        assert step.plan_options() == PlanOptions(
+            budget=7, timeout=2, seed=3, iterations=11, minimize=False, exact_max_buffers=9
+        )
+    assert [s.name for s in PlanPass(coalesce=False, verify=False).passes()] == [
+        "manifest-alloc",
+        "insert-kills",
+        "usmp",
+    ]
+
+
+@pytest.mark.parametrize("name", ["usmp", "coalesce", "plan"])
+def test_planning_options_parse_and_are_checked_alike(name: str) -> None:
+    spec = f"{name}{{iterations=5 minimize=false exact-max-buffers=3 seed=2}}"
+    (built,) = PassPipeline.parse_spec(get_all_passes(), spec).passes
+    assert isinstance(built, PlanningPassOptions)
+    assert built.plan_options() == PlanOptions(
+        seed=2, iterations=5, minimize=False, exact_max_buffers=3
+    )
+    with pytest.raises(ValueError, match=f"^{name}: iterations must be non-negative \\(got -1\\)$"):
+        PassPipeline.parse_spec(get_all_passes(), f"{name}{{iterations=-1}}")

@@ -28,12 +28,10 @@ from memplan.passes.analysis import (
     pools_of,
 )
 from memplan.passes.analysis.forms import remark_value_semantic
-from memplan.passes.pass_options import check_options
+from memplan.passes.pass_options import PlanningPassOptions, check_options
 from memplan.passes.planning.algorithms import (
-    DEFAULT_BUDGET,
-    AlgorithmName,
+    GREEDY_ALGORITHMS,
     Budget,
-    PlanOptions,
     solve,
 )
 from memplan.passes.planning.model import Placement, Pool, Problem, Solution
@@ -54,8 +52,6 @@ from memplan.passes.usmp.groups import (
 from memplan.passes.usmp.splitting import StorageSplit, apply_splits, storage_splits
 
 OpT = TypeVar("OpT", bound=Operation)
-
-GREEDY_ALGORITHMS = ("greedy-by-size", "greedy-by-conflicts")
 
 DEFAULT_POOL_PREFIX = "workspace_"
 """Pools made for a module without any: ``@workspace_<device>``."""
@@ -117,7 +113,7 @@ def default_pools(module: ModuleOp) -> list[PoolOp]:
 
 
 @dataclass(frozen=True)
-class UsmpPass(ModulePass):
+class UsmpPass(PlanningPassOptions, ModulePass):
     """Pin every static storage to a memory pool at a byte offset (TVM's USMP).
 
     Builds one planning `Problem` per group of functions from the lifetime
@@ -181,9 +177,10 @@ class UsmpPass(ModulePass):
     says so in a remark (`usmp: timeout=T cut the search short ...`).
 
     Options:
-    - `algorithm` (default `auto`): `greedy-by-size`, `greedy-by-conflicts`,
-      `hill-climb`, `exact` or `auto` (heuristics, then `exact` or
-      `hill-climb` until the lower bound or the end of the budget).
+    - `algorithm` (default `auto`): an offset algorithm of
+      `passes.planning.algorithms.ALGORITHMS` (listed below); `auto` runs
+      the heuristics, then `exact` or `hill-climb` until the lower bound or
+      the end of the budget.
     - `budget` (integer, default 60000): search nodes of the whole pass (a
       greedy placement costs one per 4 buffers), shared among the problems
       it solves: each gets an even share of what is left. Spent in full, it
@@ -191,7 +188,10 @@ class UsmpPass(ModulePass):
     - `timeout` (seconds, no default): also stop the searches after this
       much wall-clock time, shared like the budget (an opt-in; the plan
       then depends on machine speed and load).
-    - `seed` (default 0): seed of `hill-climb`'s random moves.
+    - `seed` (default 0): seed of `hill-climb`'s random moves;
+      `iterations`, `minimize`, `exact-max-buffers`: the other knobs of the
+      algorithms (`PlanOptions`), shared with `coalesce` and `plan`
+      (`passes.pass_options.PlanningPassOptions`).
     - `scope` (default `function`): `function` or `module`, as above.
     - `replan` (default false): re-plan storages that are already pinned.
     - `split-storages` (default true): consider splitting multi-tensor
@@ -200,17 +200,12 @@ class UsmpPass(ModulePass):
 
     name = "usmp"
 
-    algorithm: AlgorithmName = "auto"
-    budget: int = DEFAULT_BUDGET
-    # `int` too: xDSL's option parser rejects `timeout=10` for a plain float.
-    timeout: float | int | None = None
-    seed: int = 0
     scope: PlanningScope = "function"
     replan: bool = False
     split_storages: bool = True
 
     def __post_init__(self) -> None:
-        check_options(self, non_negative=("budget", "timeout"))
+        check_options(self, non_negative=self.NON_NEGATIVE)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         remark_value_semantic(op, self.name)
@@ -361,7 +356,7 @@ class UsmpPass(ModulePass):
         for position, group in enumerate(solves):
             left = len(solves) - position + (rounds - 1) * len(solves)
             share = budget.part(1 / max(left, 1))
-            options = PlanOptions(seed=self.seed).within(share)
+            options = self.plan_options().within(share)
             solution = solve(group.problem, self.algorithm, options)
             share.absorb(solution.stats)
             if solution.stats.get("stopped_by") == "timeout":

@@ -45,8 +45,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
+from memplan.passes.planning.algorithms import greedy
 from memplan.passes.planning.algorithms.budget import DEFAULT_BUDGET, Budget, placement_cost
 from memplan.passes.planning.algorithms.exact_search import exact, exact_from
 from memplan.passes.planning.algorithms.greedy import (
@@ -137,9 +138,6 @@ def auto(problem: Problem, options: PlanOptions | None = None) -> Solution:
     return improved
 
 
-AlgorithmName = Literal["greedy-by-size", "greedy-by-conflicts", "hill-climb", "exact", "auto"]
-"""The names of ``ALGORITHMS``, as a type for pass options."""
-
 ALGORITHMS: dict[str, Algorithm] = {
     "greedy-by-size": greedy_by_size,
     "greedy-by-conflicts": greedy_by_conflicts,
@@ -147,6 +145,19 @@ ALGORITHMS: dict[str, Algorithm] = {
     "exact": exact,
     "auto": auto,
 }
+
+if TYPE_CHECKING:
+    AlgorithmName = str
+else:
+    # The names of ``ALGORITHMS`` as a type for pass options: xDSL's option
+    # parser and ``pass_options.check_options`` accept only these, and
+    # ``--help`` and docs/passes.md list them (no second list to keep).
+    AlgorithmName = Literal[tuple(ALGORITHMS)]
+
+GREEDY_ALGORITHMS = tuple(
+    name for name, function in ALGORITHMS.items() if function.__module__ == greedy.__name__
+)
+"""The algorithms of the ``greedy`` module: one placement, no search."""
 
 
 def solve(
@@ -165,6 +176,7 @@ def solve(
 __all__ = [
     "ALGORITHMS",
     "DEFAULT_BUDGET",
+    "GREEDY_ALGORITHMS",
     "AlgorithmName",
     "Algorithm",
     "Budget",
