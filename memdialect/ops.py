@@ -101,6 +101,14 @@ MAX_SHAPES_ATTR = "memory.max_shapes"
 """On a kernel call with dynamic result dims: `[array<i64: ...>, ...]`, one
 upper-bound shape per result (static dims repeated). `manifest-alloc` gives
 each dynamic result's storage the bytes of its bound as `max`."""
+SOURCE_NAMES_ATTR = "memory.source_names"
+"""On a kernel call (and the `memory.invoke` `manifest-alloc` makes of it):
+`["conv2d/Relu", ...]`, the name each result has in the model it was
+imported from. Reports name tensors and storages after them (the SSA names
+lose the model's `_1` suffixes when IR is printed and parsed again)."""
+SOURCE_IDS_ATTR = "memory.source_ids"
+"""Alongside `memory.source_names`: `array<i64: ...>`, each result's index
+in the source model (a TFLite tensor index)."""
 INPLACE_OF_ATTR = "memory.inplace_of"
 """On a `memory.alloc_tensor` `manifest-alloc` carved in place: the operand
 index of the invoke whose bytes it takes (`verify-plan` checks it)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -265,3 +266,58 @@ def test_bad_input_is_one_line_and_no_output(
         f"memplan-export-tflite: error: {FIXTURES / 'not_tflite.tflite'} is not a TFLite "
         "model (no 'TFL3' file identifier)\n"
     )
+
+
+def test_the_c_header_names_tensors_after_the_model(tmp_path: Path) -> None:
+    """Names that end in ``_<digits>`` lose the suffix as SSA names (xDSL
+    strips it) but not in the header: the importer records the model's
+    names on each call (``memory.source_names``); duplicates after
+    sanitizing get ``_2``."""
+    f32 = fx.F32
+    tensors = [
+        fx.TensorSpec("x", [1, 4], f32),
+        fx.TensorSpec("block/act", [1, 4], f32),
+        fx.TensorSpec("block/act_1", [1, 4], f32),
+        fx.TensorSpec("block.act_1", [1, 4], f32),
+    ]
+    operators = [
+        fx.OperatorSpec("RELU", [0], [1]),
+        fx.OperatorSpec("LOGISTIC", [1], [2]),
+        fx.OperatorSpec("TANH", [2], [3]),
+    ]
+    source = tmp_path / "names.tflite"
+    source.write_bytes(fx.build_model([fx.SubgraphSpec(tensors, operators, [0], [3], "main")]))
+    imported = tmp_path / "names.mlir"
+    done = subprocess.run(
+        [str(BIN / "memplan-import-tflite"), str(source), "-o", str(imported)], check=False
+    )
+    assert done.returncode == 0
+    header = subprocess.run(
+        [
+            str(BIN / "memplan-opt"),
+            str(imported),
+            "-p",
+            "manifest-alloc{inplace=false},insert-kills,usmp,plan-report{format=c-header}",
+            "-o",
+            os.devnull,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stderr
+    defines = [
+        line.split()[1]
+        for line in header.splitlines()
+        if line.endswith(("_OFFSET 0", "_OFFSET 64"))
+    ]
+    assert defines == [
+        "MEMPLAN_MAIN_BLOCK_ACT_STORAGE_OFFSET",
+        "MEMPLAN_MAIN_BLOCK_ACT_OFFSET",
+        "MEMPLAN_MAIN_BLOCK_ACT_1_STORAGE_OFFSET",
+        "MEMPLAN_MAIN_BLOCK_ACT_1_OFFSET",
+        "MEMPLAN_MAIN_BLOCK_ACT_1_STORAGE_2_OFFSET",
+        "MEMPLAN_MAIN_BLOCK_ACT_1_2_OFFSET",
+    ]
+    # The SSA names are what xDSL left (t1 for the second "block_act").
+    assert "/* tensor %t1 (model tensor 2 'block/act_1') in %s1 at +0" in header
+    assert "/* tensor %block.act (model tensor 3 'block.act_1') in" in header

@@ -13,6 +13,10 @@ can ``#error`` on an unplanned header). The header has an include guard
 ``P_MEMPLAN_H`` and compiles with ``gcc -std=c99 -Wall -Werror``.
 
 Names
+    A tensor an importer named (``memory.source_names`` on the invoke that
+    writes it: the model's tensor name) takes that name, with the model's
+    tensor index in its comment; a storage takes its first such tensor's
+    name plus ``_storage``; the others take their SSA names.
     Macro names are upper case, struct members lower case; every run of
     characters outside ``[A-Za-z0-9]`` becomes ``_``. A name already taken
     gets ``_2``, ``_3``, ... before its suffix, so every name is unique; a
@@ -121,6 +125,10 @@ def _function_block(
             lines.append(f"#define {stem}_PTR(pools) ((pools)->{member} + {stem}_OFFSET)")
 
     for storage in function.buffers:
+        # The model's names when the importer recorded them (`memory.source_names`).
+        storage_name = (
+            f"{storage.source_name}_storage" if storage.source_name is not None else storage.name
+        )
         if storage.size is None:
             dynamic.append(f"%{storage.name} (@{function.name})")
             continue
@@ -128,7 +136,7 @@ def _function_block(
             unplanned.append(f"%{storage.name} (@{function.name}): {storage.size} bytes")
             continue
         emit(
-            storage.name,
+            storage_name,
             f"storage %{storage.name} ({buffer_kind(storage)}) in {pool_label(storage.pool)}: "
             f"{storage.size} bytes, align {storage.alignment}, "
             f"live [{storage.start}, {storage.end})",
@@ -142,10 +150,15 @@ def _function_block(
                 lines.append(f"/* {_comment(where)} */")
                 continue
             size = "dynamic size" if tensor.size is None else f"{tensor.size} bytes"
+            source = (
+                f" (model tensor {tensor.source_id} '{tensor.source_name}')"
+                if tensor.source_name is not None
+                else ""
+            )
             emit(
-                tensor.name,
-                f"tensor %{tensor.name} in %{storage.name} at +{tensor.offset}: {size}, "
-                f"live [{tensor.start}, {tensor.end})",
+                tensor.source_name if tensor.source_name is not None else tensor.name,
+                f"tensor %{tensor.name}{source} in %{storage.name} at +{tensor.offset}: "
+                f"{size}, live [{tensor.start}, {tensor.end})",
                 storage.offset + tensor.offset,
                 storage.pool,
             )

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, ModuleOp, StringAttr
+from xdsl.ir import SSAValue
 
-from memplan.dialect.ops import InvokeOp
+from memplan.dialect.ops import SOURCE_IDS_ATTR, SOURCE_NAMES_ATTR, InvokeOp
 from memplan.passes.analysis import (
     FunctionLifetimes,
     ModuleLifetimes,
@@ -63,7 +64,28 @@ def _pool_record(
     )
 
 
+def _sources(function: FunctionLifetimes) -> dict[SSAValue, tuple[str, int]]:
+    """Each invoke result's source-model name and index (``memory.source_names``)."""
+    found: dict[SSAValue, tuple[str, int]] = {}
+    for op in function.func.walk():
+        if not isinstance(op, InvokeOp):
+            continue
+        names, ids = op.attributes.get(SOURCE_NAMES_ATTR), op.attributes.get(SOURCE_IDS_ATTR)
+        if not isinstance(names, ArrayAttr) or not isinstance(ids, DenseArrayBase):
+            continue
+        for out, name, index in zip(op.outs, names.data, ids.get_values()):
+            if isinstance(name, StringAttr) and out not in found:
+                found[out] = (name.data, int(index))
+    return found
+
+
 def _function_report(lifetimes: ModuleLifetimes, function: FunctionLifetimes) -> FunctionReport:
+    sources = _sources(function)
+    storage_sources: dict[str, str] = {}
+    for tensor in function.tensors:
+        source = sources.get(tensor.value)
+        if source is not None and tensor.storage is not None:
+            storage_sources.setdefault(tensor.storage.name, source[0])
     records: list[BufferRecord] = []
     by_pool: dict[str, list[Buffer]] = {pool.name: [] for pool in lifetimes.pools}
     unplanned: list[Buffer] = []
@@ -93,6 +115,7 @@ def _function_report(lifetimes: ModuleLifetimes, function: FunctionLifetimes) ->
                 read_only=storage.read_only,
                 branch=storage.branch,
                 size_is_bound=storage.is_dynamic and storage.size is not None,
+                source_name=storage_sources.get(storage.name),
             )
         )
     sizes = {pool.name: pool.size for pool in lifetimes.pools}
@@ -105,14 +128,14 @@ def _function_report(lifetimes: ModuleLifetimes, function: FunctionLifetimes) ->
         pools.append(_pool_record(UNPLANNED, None, unplanned, None, 1))
 
     symbols = SymbolCache()
-    sources = {
+    inplace_sources = {
         value: a
         for storage in function.storages
         for value, a in in_place_sources(storage.tensors, symbols, function.numbering).items()
     }
 
     def inplace_of(tensor: TensorLifetime) -> str | None:
-        source = sources.get(tensor.value)
+        source = inplace_sources.get(tensor.value)
         return source.name if source is not None else None
 
     tensors = tuple(
@@ -124,6 +147,8 @@ def _function_report(lifetimes: ModuleLifetimes, function: FunctionLifetimes) ->
             start=tensor.interval.start,
             end=tensor.interval.end,
             inplace_of=inplace_of(tensor),
+            source_name=sources[tensor.value][0] if tensor.value in sources else None,
+            source_id=sources[tensor.value][1] if tensor.value in sources else None,
         )
         for tensor in function.tensors
     )

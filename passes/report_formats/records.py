@@ -35,6 +35,8 @@ class BufferRecord:
     branch: tuple[tuple[int, int], ...]
     size_is_bound: bool = False
     """``size`` is the `max` bound of a dynamic-size storage."""
+    source_name: str | None = None
+    """The source model's name of the first tensor carved from it (``memory.source_names``)."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,10 @@ class TensorRecord:
     end: int
     inplace_of: str | None = None
     """The tensor whose bytes this one took in place (``memory.inplace``)."""
+    source_name: str | None = None
+    """Its name in the model it was imported from (``memory.source_names``)."""
+    source_id: int | None = None
+    """Its index there (``memory.source_ids``)."""
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,9 @@ What the importer does:
    result aliases their data operand, which is the call's only operand;
    under `--upper-bound`, one whose result has two dynamic dims is a
    copying kernel instead (a view's shape function derives only one dim).
+   Each call records its results' model tensor names and indices
+   (`memory.source_names`, `memory.source_ids`), which the C header report
+   names its macros after.
 
 Choices where TFLite leaves room:
 
@@ -118,7 +121,14 @@ from xdsl.dialects.tensor import ExtractOp
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.utils.hints import isa
 
-from memplan.dialect.ops import INPLACE_ATTR, MAX_SHAPES_ATTR, SHAPE_FN_ATTR, VIEW_ATTR
+from memplan.dialect.ops import (
+    INPLACE_ATTR,
+    MAX_SHAPES_ATTR,
+    SHAPE_FN_ATTR,
+    SOURCE_IDS_ATTR,
+    SOURCE_NAMES_ATTR,
+    VIEW_ATTR,
+)
 from memplan.tools.frontends.common import (
     UniqueNames,
     has_dynamic_shape,
@@ -462,6 +472,7 @@ class _Emitter:
         view = operator.name in VIEW_OPS and all(t.shape.count(-1) <= 1 for t in results)
         declaration = self.declaration(operator, operand_tensors, results, view)
         call = func.CallOp(declaration.sym_name.data, operands, [t.tensor_type for t in results])
+        _record_sources(call, results)
         if not view and any(t.max_shape is not None for t in results):
             call.attributes[MAX_SHAPES_ATTR] = ArrayAttr(
                 DenseArrayBase.from_list(i64, t.max_shape or t.shape) for t in results
@@ -764,6 +775,12 @@ def _operands_of(operator: TfliteOperator, tensors: Sequence[TfliteTensor]) -> l
     return present[:1] if _is_view(operator, tensors) else present
 
 
+def _record_sources(call: func.CallOp, tensors: Sequence[TfliteTensor]) -> None:
+    """Each result's model tensor name and index, for reports (`memory.source_names`)."""
+    call.attributes[SOURCE_NAMES_ATTR] = ArrayAttr(StringAttr(t.name) for t in tensors)
+    call.attributes[SOURCE_IDS_ATTR] = DenseArrayBase.from_list(i64, [t.index for t in tensors])
+
+
 INPUT_COPY = "INPUT_COPY"
 """The pseudo-operator ``inputs_in_arena`` adds: copies an input into the arena."""
 
@@ -971,6 +988,7 @@ def import_subgraph(
             declaration = emitter.declaration(copy, [tensor], [tensor], view=False)
             call = func.CallOp(declaration.sym_name.data, [argument], [tensor.tensor_type])
             call.results[0].name_hint = sanitize_name(tensor.name) + "_arena"
+            _record_sources(call, [tensor])
             values[tensor_index] = call.results[0]
             block.add_op(call)
     returned = emitter.emit(subgraph, block, values, folded, (subgraph.index,))
