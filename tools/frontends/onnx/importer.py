@@ -149,6 +149,7 @@ from memplan.tools.frontends.common import (
     UniqueNames,
     has_dynamic_shape,
     inplace_operand,
+    parse_input_shape,
     sanitize_name,
     shape_function,
 )
@@ -175,7 +176,6 @@ from memplan.tools.frontends.onnx.model import (
     onnx_elem_type,
     onnx_module,
     opset_versions,
-    parse_input_shape,
     parse_input_value,
     parse_upper_bound,
     prepare_model,

@@ -205,25 +205,6 @@ def _check_names(model: Any, label: str) -> None:
         raise OnnxImportError(f"{label} is damaged: a name in its graph is not valid UTF-8")
 
 
-def parse_input_shape(spec: str) -> tuple[str, tuple[int, ...]]:
-    """``NAME=1x3x224x224`` (``NAME=`` for a scalar) as ``(name, dims)``; a
-    ``?`` dim (``-1``) keeps the model's own, symbolic, dim."""
-    name, sep, dims = spec.rpartition("=")
-    if not sep or not name:
-        raise OnnxImportError(f"--input-shape '{spec}' must look like NAME=1x3x224x224")
-    if not dims:
-        return name, ()
-    try:
-        shape = tuple(-1 if d == "?" else int(d) for d in dims.split("x"))
-    except ValueError:
-        raise OnnxImportError(
-            f"--input-shape '{spec}': dims must be positive integers (or '?') separated by 'x'"
-        ) from None
-    if any(d == 0 or d < -1 for d in shape):
-        raise OnnxImportError(f"--input-shape '{spec}': dims must be positive")
-    return name, shape
-
-
 def parse_upper_bound(spec: str) -> tuple[str, int]:
     """``SYMBOL=N`` (an upper bound of a symbolic dim; ``INPUT:AXIS`` for a
     dim without a symbol) as ``(symbol, N)``."""
