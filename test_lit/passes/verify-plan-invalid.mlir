@@ -240,3 +240,29 @@ func.func @inplace_twice(%x: memref<4xf32>) -> memref<4xf32> {
   func.return %d : memref<4xf32>
 }
 // ERR: verify-plan: tensor %a (bytes [0, 16) of storage %s in @inplace_twice, live [1, 5)) and tensor %b (bytes [0, 16) of storage %s in @inplace_twice, live [3, 8)) are live together but share bytes
+
+// -----
+
+// The manifest form reads as value semantics: a write ends the content of
+// every other value on its bytes. Writing through %r, which is %a when %c
+// holds, and then reading %a is reported in this unplanned program too
+// (no pool, no plan): a program made from value semantics never does it,
+// and a plan that makes a loop buffer or an in-place result of %a's bytes
+// looks exactly like this (issue 26, case 1).
+
+func.func private @k()
+func.func @write_through_alias(%c: i1, %x: memref<16xi8>) {
+  %s = memory.alloc_storage : !memory.storage<16>
+  %a = memory.alloc_tensor %s[0] : !memory.storage<16> -> memref<16xi8>
+  memory.invoke @k ins(%x : memref<16xi8>) outs(%a : memref<16xi8>)
+  %r = scf.if %c -> (memref<16xi8>) {
+    scf.yield %a : memref<16xi8>
+  } else {
+    scf.yield %x : memref<16xi8>
+  }
+  memory.invoke @k outs(%r : memref<16xi8>)
+  memory.invoke @k ins(%a : memref<16xi8>) outs(%x : memref<16xi8>)
+  func.return
+}
+// ERR: verify-plan-invalid.mlir:[[# @LINE - 4]]:3: error: verify-plan: memory.invoke @k (op 6) in @write_through_alias writes %r over the bytes of %a (bytes [0, 16) of its storage), which memory.invoke @k (op 7) reads later: a value still needed is overwritten
+// ERR: verify-plan-invalid.mlir:[[# @LINE - 4]]:3: note: %a is read here
