@@ -51,23 +51,9 @@ import numpy as np
 from xdsl.dialects import arith, bufferization, func, memref, tensor
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
-    BFloat16Type,
-    ComplexType,
     DenseIntOrFPElementsAttr,
-    Float4E2M1FNType,
-    Float8E4M3FNType,
-    Float8E4M3FNUZType,
-    Float8E5M2FNUZType,
-    Float8E5M2Type,
-    Float8E8M0FNUType,
-    Float16Type,
-    Float32Type,
-    Float64Type,
-    IndexType,
-    IntegerType,
     MemRefType,
     ModuleOp,
-    Signedness,
     SymbolRefAttr,
     TensorType,
 )
@@ -86,6 +72,7 @@ from xdsl.ir import Attribute, Operation
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException
 
+from memplan.dialect.arrays import NoNumpyDtype, dense_array, numpy_dtype
 from memplan.dialect.ops import (
     SHAPE_FN_ATTR,
     VIEW_ATTR,
@@ -163,60 +150,23 @@ class ExecutionError(Exception):
     """A module that cannot be run: missing kernel, bad input, bad kernel output."""
 
 
-_ML_DTYPES: tuple[tuple[type[Attribute], str], ...] = (
-    (BFloat16Type, "bfloat16"),
-    (Float8E4M3FNType, "float8_e4m3fn"),
-    (Float8E4M3FNUZType, "float8_e4m3fnuz"),
-    (Float8E5M2Type, "float8_e5m2"),
-    (Float8E5M2FNUZType, "float8_e5m2fnuz"),
-    (Float8E8M0FNUType, "float8_e8m0fnu"),
-    (Float4E2M1FNType, "float4_e2m1fn"),
-)
-"""Builtin element types NumPy lacks, by their ``ml_dtypes`` name (one
-element per byte, as ``element_byte_size`` plans them)."""
+def _dtype(element_type: Attribute) -> np.dtype[Any]:
+    try:
+        return numpy_dtype(element_type)
+    except NoNumpyDtype as error:
+        raise ExecutionError(str(error)) from None
 
 
-def _ml_dtype(name: str) -> np.dtype[Any]:
-    # Imported on first use: only models with these types pay for it.
-    import ml_dtypes
-
-    return np.dtype(getattr(ml_dtypes, name))
-
-
-def numpy_dtype(element_type: Attribute) -> np.dtype[Any]:
-    """The NumPy dtype holding elements of builtin type ``element_type``."""
-    if isinstance(element_type, Float16Type):
-        return np.dtype(np.float16)
-    if isinstance(element_type, Float32Type):
-        return np.dtype(np.float32)
-    if isinstance(element_type, Float64Type):
-        return np.dtype(np.float64)
-    if isinstance(element_type, IndexType):
-        return np.dtype(np.int64)
-    if isinstance(element_type, IntegerType):
-        width = element_type.width.data
-        unsigned = element_type.signedness.data == Signedness.UNSIGNED
-        if width == 1:
-            return np.dtype(np.bool_)
-        if width in (8, 16, 32, 64):
-            return np.dtype(f"{'u' if unsigned else 'i'}{width // 8}")
-        if width in (2, 4):
-            return _ml_dtype(f"{'uint' if unsigned else 'int'}{width}")
-    if isinstance(element_type, ComplexType):
-        part = element_type.get_element_type()
-        if isinstance(part, Float32Type):
-            return np.dtype(np.complex64)
-        if isinstance(part, Float64Type):
-            return np.dtype(np.complex128)
-    for type_class, name in _ML_DTYPES:
-        if isinstance(element_type, type_class):
-            return _ml_dtype(name)
-    raise ExecutionError(f"element type {element_type} has no NumPy equivalent")
+def _dense_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
+    try:
+        return dense_array(attr)
+    except NoNumpyDtype as error:
+        raise ExecutionError(str(error)) from None
 
 
 def _shaped_spec(value_type: Attribute) -> tuple[np.dtype[Any], tuple[int, ...]] | None:
     if isinstance(value_type, MemRefType | TensorType):
-        return numpy_dtype(value_type.get_element_type()), tuple(value_type.get_shape())
+        return _dtype(value_type.get_element_type()), tuple(value_type.get_shape())
     return None
 
 
@@ -467,7 +417,7 @@ class MemoryFunctions(InterpreterFunctions):
         rest = list(args[1:])
         offset = op.static_offset if op.static_offset is not None else int(rest.pop(0))
         shape = _shape_of(op.tensor_type, rest)
-        dtype = numpy_dtype(op.tensor_type.get_element_type())
+        dtype = _dtype(op.tensor_type.get_element_type())
         nbytes = prod(shape) * dtype.itemsize
         if offset + nbytes > storage.size:
             raise ExecutionError(
@@ -587,7 +537,7 @@ class MemoryFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: arith.ConstantOp, args: PythonValues
     ) -> PythonValues:
         if isinstance(op.value, DenseIntOrFPElementsAttr):
-            return (dense_array(op.value),)
+            return (_dense_array(op.value),)
         # The upstream impl is wrapped by @impl: it returns an OpImplResult.
         return ArithFunctions.run_constant(ArithFunctions(), interpreter, op, args).values
 
@@ -605,11 +555,11 @@ class MemoryFunctions(InterpreterFunctions):
         if not isinstance(symbol, memref.GlobalOp):
             raise ExecutionError(f"memref.get_global: @{name} is not a memref.global")
         memref_type = symbol.type
-        dtype, shape = numpy_dtype(memref_type.get_element_type()), tuple(memref_type.get_shape())
+        dtype, shape = _dtype(memref_type.get_element_type()), tuple(memref_type.get_shape())
         if name in self.globals_data:
             array = np.asarray(self.globals_data[name])
         elif isinstance(symbol.initial_value, DenseIntOrFPElementsAttr):
-            array = dense_array(symbol.initial_value)
+            array = _dense_array(symbol.initial_value)
         else:
             raise ExecutionError(
                 f"global @{name} has no initial value and no data was given for it "
@@ -669,7 +619,7 @@ class MemoryFunctions(InterpreterFunctions):
     ) -> PythonValues:
         memref_type = op.memref.type
         assert isinstance(memref_type, MemRefType)
-        dtype = numpy_dtype(memref_type.get_element_type())
+        dtype = _dtype(memref_type.get_element_type())
         return (self._fresh_array(dtype, _shape_of(memref_type, args)),)
 
     @impl(memref.DeallocOp)
@@ -743,7 +693,7 @@ class MemoryFunctions(InterpreterFunctions):
         shift = int(args[1])
         memref_type = op.result.type
         assert isinstance(memref_type, MemRefType)
-        dtype = numpy_dtype(memref_type.get_element_type())
+        dtype = _dtype(memref_type.get_element_type())
         shape = _shape_of(memref_type, args[2:])
         return (_typed_view(source.reshape(-1)[shift:], dtype, shape),)
 
@@ -764,16 +714,6 @@ def _reshape_view(
     view = source.view()
     view.shape = _shape_of(result_type, dynamic)  # raises instead of copying if no view is possible
     return view
-
-
-def dense_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
-    """The array ``attr`` holds, without a copy (a splat is broadcast, read-only)."""
-    dtype = numpy_dtype(attr.get_element_type())
-    shape = tuple(attr.get_shape())
-    data = np.frombuffer(attr.data.data, dtype=dtype)
-    if data.size == 1 and prod(shape) != 1:
-        return np.broadcast_to(data[0], shape)
-    return data.reshape(shape)
 
 
 def _check_argument(index: int, value: Any, value_type: Attribute, name: str) -> Any:
@@ -876,11 +816,9 @@ __all__ = [
     "KernelResolver",
     "MemoryFunctions",
     "checked_arguments",
-    "dense_array",
     "digest",
     "interpret",
     "kernel_of_shape_function",
-    "numpy_dtype",
     "run_function",
     "shape_function_kernel",
 ]

@@ -44,6 +44,7 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
 from xdsl.interpreter import Interpreter, PythonValues, impl, register_impls
 from xdsl.ir import Operation
 
+from memplan.dialect.arrays import numpy_dtype
 from memplan.dialect.interpreter import (
     ExecutionError,
     ExecutionResult,
@@ -52,7 +53,6 @@ from memplan.dialect.interpreter import (
     MemoryFunctions,
     checked_arguments,
     interpret,
-    numpy_dtype,
 )
 from memplan.dialect.ops import VIEW_ATTR, describe
 

@@ -28,7 +28,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
 )
 
-from memplan.dialect.interpreter import dense_array, numpy_dtype
+from memplan.dialect.arrays import dense_array, numpy_dtype
 from memplan.dialect.ops import VIEW_ATTR
 from memplan.tools import memplan_import_onnx
 from memplan.tools.frontends.onnx import importer

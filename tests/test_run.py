@@ -12,10 +12,10 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from memplan.dialect import AllocStorageOp, PoolOp
+from memplan.dialect.arrays import NoNumpyDtype, numpy_dtype
 from memplan.dialect.interpreter import (
     ExecutionError,
     KernelRegistry,
-    numpy_dtype,
     run_function,
 )
 from memplan.tools import memplan_run
@@ -254,7 +254,7 @@ def test_numpy_dtypes() -> None:
         np.int8,
         np.int64,
     ]
-    with pytest.raises(ExecutionError, match="element type i3 has no NumPy equivalent"):
+    with pytest.raises(NoNumpyDtype, match="element type i3 has no NumPy equivalent"):
         numpy_dtype(IntegerType(3))
 
 

@@ -83,12 +83,12 @@ from xdsl.passes import ModulePass
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException
 
+from memplan.dialect.arrays import NoNumpyDtype, numpy_dtype
 from memplan.dialect.context import memplan_context
 from memplan.dialect.interpreter import (
     ExecutionError,
     ExecutionResult,
     KernelRegistry,
-    numpy_dtype,
     run_function,
 )
 from memplan.dialect.ops import InvokeOp
@@ -275,7 +275,10 @@ def make_inputs(
                     "give its data with --inputs"
                 )
             shape = tuple(shapes[name])
-        dtype = numpy_dtype(arg_type.get_element_type())
+        try:
+            dtype = numpy_dtype(arg_type.get_element_type())
+        except NoNumpyDtype as error:
+            raise RunError(f"argument {name} of @main: {error}") from None
         if npz is not None:
             for key in (name, f"arg{index}"):
                 if key in npz:

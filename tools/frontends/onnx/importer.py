@@ -143,7 +143,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from memplan.dialect.interpreter import dense_array, numpy_dtype
+from memplan.dialect.arrays import dense_array, numpy_dtype
 from memplan.dialect.ops import INPLACE_ATTR, MAX_SHAPES_ATTR, SHAPE_FN_ATTR, VIEW_ATTR
 from memplan.tools.frontends.common import (
     UniqueNames,
@@ -247,7 +247,7 @@ operands): the output may take the bytes of an operand of its own type
 
 def dense_attr(array: np.ndarray, element_type: Attribute) -> DenseIntOrFPElementsAttr:
     """``array`` as a ``dense<...>`` attribute of ``element_type`` (bit-exact;
-    ``memdialect.interpreter.dense_array`` is the inverse)."""
+    ``memdialect.arrays.dense_array`` is the inverse)."""
     contiguous = np.asarray(array, dtype=numpy_dtype(element_type), order="C")
     tensor_type = TensorType(element_type, contiguous.shape)
     return DenseIntOrFPElementsAttr(cast(Any, tensor_type), BytesAttr(contiguous.tobytes()))
