@@ -10,7 +10,6 @@ each run is interrupted within about two, so the module takes ~15 s.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import random
 import signal
@@ -20,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from fixtures.tflite import make_fixtures as fx
 
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -66,16 +66,10 @@ def _onnx_chain(path: Path, count: int) -> None:
 
 
 def _tflite_chain(path: Path, count: int) -> None:
-    source = REPO / "tests" / "fixtures" / "tflite" / "make_fixtures.py"
-    spec = importlib.util.spec_from_file_location("tflite_fixtures_interrupts", source)
-    assert spec is not None and spec.loader is not None
-    fixtures = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = fixtures  # dataclasses look their module up
-    spec.loader.exec_module(fixtures)
-    tensors = [fixtures.TensorSpec(f"v{i}", [64], 0) for i in range(count + 1)]
-    operators = [fixtures.OperatorSpec("ADD", [i, 0], [i + 1]) for i in range(count)]
-    subgraph = fixtures.SubgraphSpec(tensors, operators, [0], [count])
-    path.write_bytes(fixtures.build_model([subgraph]))
+    tensors = [fx.TensorSpec(f"v{i}", [64], 0) for i in range(count + 1)]
+    operators = [fx.OperatorSpec("ADD", [i, 0], [i + 1]) for i in range(count)]
+    subgraph = fx.SubgraphSpec(tensors, operators, [0], [count])
+    path.write_bytes(fx.build_model([subgraph]))
 
 
 def _csv_problem(path: Path, count: int) -> None:

@@ -6,22 +6,16 @@ them bit-identical to TFLite's own interpreter (ai-edge-litert);
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 import tflite
+from fixtures.tflite import make_fixtures as fx
 
 from memplan.tools import memplan_import_tflite, memplan_run
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "tflite"
-spec = importlib.util.spec_from_file_location("tflite_fixtures_flow", FIXTURES / "make_fixtures.py")
-assert spec is not None and spec.loader is not None
-fx = importlib.util.module_from_spec(spec)
-sys.modules[spec.name] = fx
-spec.loader.exec_module(fx)
 
 F32, I32, BOOL = tflite.TensorType.FLOAT32, tflite.TensorType.INT32, tflite.TensorType.BOOL
 

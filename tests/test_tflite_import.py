@@ -3,14 +3,12 @@ every kind of damaged model it must refuse with a message naming the part."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
 import tflite
+from fixtures.tflite import make_fixtures as fx
 
 from memplan.tools import memplan_import_tflite
 from memplan.tools.frontends.common import module_text
@@ -19,18 +17,6 @@ from memplan.tools.frontends.tflite.model import TfliteImportError, load_model, 
 from memplan.tools.memplan_opt import main as memplan_opt_main
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "tflite"
-
-
-def _load_fixture_builders() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("tflite_fixtures", FIXTURES / "make_fixtures.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-fx = _load_fixture_builders()
 
 
 def test_fixtures_are_what_make_fixtures_writes() -> None:

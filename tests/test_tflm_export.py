@@ -6,17 +6,16 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
 import tflite
+from fixtures.tflite import make_fixtures as fx
 
 from memplan.tools import memplan_export_tflite
 from memplan.tools.frontends.tflite.offline_plan import (
@@ -30,18 +29,6 @@ from memplan.tools.tflm_runner import TflmRun, run_tflm
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "tflite"
 BIN = Path(sys.executable).parent
-
-
-def _load_fixture_builders() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("tflite_fixtures", FIXTURES / "make_fixtures.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-fx = _load_fixture_builders()
 
 
 def sine_model() -> bytes:
