@@ -43,7 +43,12 @@ def test_dequantize_of_constants_is_folded_with_values() -> None:
     assert folded.folded_operators == {0}
 
 
-def _model(tensors: list[object], operators: list[object], inputs: list[int], outputs: list[int]):
+def _model(
+    tensors: list[fx.TensorSpec],
+    operators: list[fx.OperatorSpec],
+    inputs: list[int],
+    outputs: list[int],
+) -> bytes:
     return fx.build_model([fx.SubgraphSpec(tensors, operators, inputs, outputs)])
 
 
