@@ -102,7 +102,58 @@ def reduce_model() -> bytes:
     return fx.build_model([fx.SubgraphSpec(tensors, operators, [0], [4, 5], "main")])
 
 
-MODELS = {"sine_float": sine_model, "convnet": convnet_model, "reduce": reduce_model}
+def stateful_model() -> bytes:
+    """A streaming model's shape (pymicro-wakeword's): CALL_ONCE runs an
+    init subgraph that sets a resource variable, subgraph 0 reads it
+    (READ_VARIABLE), adds the input and writes the sum back
+    (ASSIGN_VARIABLE); two subgraphs, RESOURCE handles TFLM gives no bytes."""
+    f32, resource = fx.F32, tflite.TensorType.RESOURCE
+    handle = ("VarHandleOptions", {"SharedName": "state"})
+    main = fx.SubgraphSpec(
+        [
+            fx.TensorSpec("x", [1, 4], f32),  # 0
+            fx.TensorSpec("handle", [], resource),  # 1
+            fx.TensorSpec("state", [1, 4], f32),  # 2
+            fx.TensorSpec("sum", [1, 4], f32),  # 3
+            fx.TensorSpec("out", [1, 4], f32),  # 4
+        ],
+        [
+            fx.OperatorSpec(
+                "CALL_ONCE", [], [], options=("CallOnceOptions", {"InitSubgraphIndex": 1})
+            ),
+            fx.OperatorSpec("VAR_HANDLE", [], [1], options=handle),
+            fx.OperatorSpec("READ_VARIABLE", [1], [2]),
+            fx.OperatorSpec("ADD", [0, 2], [3], options=("AddOptions", {})),
+            fx.OperatorSpec("ASSIGN_VARIABLE", [1, 3], []),
+            fx.OperatorSpec("MUL", [3, 3], [4], options=("MulOptions", {})),
+        ],
+        [0],
+        [4],
+        "main",
+    )
+    start = np.full((1, 4), 0.5, np.float32).tobytes()
+    init = fx.SubgraphSpec(
+        [fx.TensorSpec("handle", [], resource), fx.TensorSpec("start", [1, 4], f32, start)],
+        [
+            fx.OperatorSpec("VAR_HANDLE", [], [0], options=handle),
+            fx.OperatorSpec("ASSIGN_VARIABLE", [0, 1], []),
+        ],
+        [],
+        [],
+        "init",
+    )
+    return fx.build_model([main, init])
+
+
+MODELS = {
+    "sine_float": sine_model,
+    "convnet": convnet_model,
+    "reduce": reduce_model,
+    "if_else": lambda: (FIXTURES / "if_else.tflite").read_bytes(),
+    "while_tensor": lambda: (FIXTURES / "while_tensor.tflite").read_bytes(),
+    "stateful": stateful_model,
+}
+"""One subgraph, then IF and WHILE (three subgraphs), CALL_ONCE with resource variables."""
 
 
 @functools.cache
@@ -111,9 +162,11 @@ def planned(name: str) -> OfflinePlan:
     return best_plan(MODELS[name](), name, DEFAULT_PIPELINES, fold_dequantize=True)
 
 
-def _proof(model: bytes, plan: OfflinePlan) -> tuple[TflmRun, TflmRun]:
+def _proof(
+    model: bytes, plan: OfflinePlan, inputs: list[np.ndarray] | None = None
+) -> tuple[TflmRun, TflmRun]:
     """TFLM on the same model under its own planner, then under memplan's plan."""
-    inputs = model_inputs(model, seed=1)
+    inputs = model_inputs(model, seed=1) if inputs is None else inputs
     own = run_tflm(write_model(model, plan, offsets=False), inputs)
     by_plan = run_tflm(write_model(model, plan), inputs)
     assert own.error is None and by_plan.error is None, (own.error, by_plan.error)
@@ -148,7 +201,7 @@ def test_the_plan_holds_every_tensor_tflm_allocates() -> None:
     # output is its input's bytes (a view).
     assert offsets["scores"] == offsets["fc"]
     assert offsets["flat"] == offsets["twice"]
-    assert plan.folded_operators == [0]
+    assert plan.folded_operators == [(0, 0)]
 
 
 def test_kernel_scratch_is_planned_with_the_tensors() -> None:
@@ -181,6 +234,67 @@ def test_a_corrupted_offset_changes_the_outputs() -> None:
     assert all(np.array_equal(a, b) for a, b in zip(by_plan.outputs, own.outputs))
 
 
+def _block(plan: OfflinePlan, subgraph: int, tensor: int) -> tuple[int, int]:
+    """(offset, end) of a tensor of ``if_else.tflite`` (all [2, 4] f32 but the flag)."""
+    start = sum(len(part.offsets) for part in plan.subgraphs[:subgraph])
+    offset = plan.offsets[start + tensor]
+    return offset, offset + (16 if (subgraph, tensor) == (0, 0) else 32)
+
+
+def test_subgraphs_run_in_the_block_of_their_operator() -> None:
+    """TFLM reads one offset list over all subgraphs' tensors (subgraph 0's
+    first, ``n`` their total); then and else start at the IF's block, which
+    overlaps none of the IF's operands and results."""
+    plan = planned("if_else")
+    assert [len(part.offsets) for part in plan.subgraphs] == [4, 4, 3]
+    words = write_model(MODELS["if_else"](), plan)
+    model: Any = tflite.Model.GetRootAs(words, 0)
+    entry = model.Buffers(model.Metadata(model.MetadataLength() - 1).Buffer())
+    assert entry.DataAsNumpy().view("<i4").tolist() == [0, 0, 11, *plan.offsets]
+    base = plan.subgraphs[0].callee_blocks[0]
+    block_end = base + max(plan.subgraphs[1].head, plan.subgraphs[2].head)
+    branch_tensors = [(1, 0), (1, 1), (1, 3), (2, 0), (2, 2)]
+    assert min(_block(plan, *t)[0] for t in branch_tensors) == base
+    assert max(_block(plan, *t)[1] for t in branch_tensors) == block_end <= plan.head
+    for tensor in (0, 1, 2):  # flag, x, chosen: live through the IF
+        start, end = _block(plan, 0, tensor)
+        assert end <= base or start >= block_end
+    assert plan.offsets[4 + 2] == plan.offsets[8 + 1] == -1  # the branches' constants
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_both_branches_run_bit_identically(flag: bool) -> None:
+    model, plan = MODELS["if_else"](), planned("if_else")
+    inputs = [np.asarray(flag), np.random.default_rng(3).uniform(-1, 1, (2, 4)).astype(np.float32)]
+    own, by_plan = _proof(model, plan, inputs)
+    assert [o.tolist() for o in by_plan.outputs] == [o.tolist() for o in own.outputs]
+    assert by_plan.head == plan.head
+
+
+def test_a_branch_tensor_on_a_live_operand_changes_the_outputs() -> None:
+    """The then branch's MUL result moved onto subgraph 0's x, which the ADD
+    after the IF reads: TFLM computes something else (the block matters)."""
+    model, plan = MODELS["if_else"](), planned("if_else")
+    inputs = [np.asarray(True), np.random.default_rng(3).uniform(-1, 1, (2, 4)).astype(np.float32)]
+    own, _ = _proof(model, plan, inputs)
+    offsets = list(plan.offsets)
+    assert offsets[4 + 1] != offsets[1]
+    offsets[4 + 1] = offsets[1]
+    broken = run_tflm(write_model(model, dataclasses.replace(plan, offsets=offsets)), inputs)
+    assert broken.error is not None or not np.array_equal(broken.outputs[0], own.outputs[0])
+
+
+def test_resource_handles_are_left_to_tflm() -> None:
+    """VAR_HANDLE points its output at the kernel's resource id in Prepare:
+    TFLM gives it no arena bytes, so the handles get -1 and VAR_HANDLE stays
+    in the model in its place; the variable is in TFLM's tail."""
+    plan = planned("stateful")
+    assert [len(part.offsets) for part in plan.subgraphs] == [5, 2]
+    assert plan.offsets[1] == plan.offsets[5] == plan.offsets[6] == -1
+    assert plan.subgraphs[0].order == [0, 1, 2, 3, 4, 5]
+    assert plan.subgraphs[1].head == 0 and plan.subgraphs[0].callee_blocks == {}
+
+
 def _export(*argv: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(BIN / "memplan-export-tflite"), *map(str, argv)],
@@ -199,7 +313,7 @@ def test_the_command_writes_the_plan_and_prints_the_head(tmp_path: Path) -> None
     plan = planned("convnet")
     assert result.stdout == (
         f"{output}: TFLM head {plan.head} bytes (memplan's plan, pipeline {plan.pipeline}); "
-        "7 tensors at planned offsets, 1 left to TFLM (no operator reads or writes them), "
+        "7 tensors at planned offsets, 1 left to TFLM (no operator reads or writes it), "
         "1 operators folded\n"
     )
     written = output.read_bytes()
@@ -223,13 +337,50 @@ def _refused(capsys: pytest.CaptureFixture[str], tmp_path: Path, model: Path, *o
     return captured.err
 
 
+def _shared_branches_model() -> bytes:
+    """Two IFs running the same then and else subgraphs (if_else.tflite's)."""
+    boolean = tflite.TensorType.BOOL
+    f32 = fx.F32
+    options = ("IfOptions", {"ThenSubgraphIndex": 1, "ElseSubgraphIndex": 2})
+    main = fx.SubgraphSpec(
+        [
+            fx.TensorSpec("flag", [], boolean),
+            fx.TensorSpec("x", [2, 4], f32),
+            fx.TensorSpec("once", [2, 4], f32),
+            fx.TensorSpec("twice", [2, 4], f32),
+        ],
+        [
+            fx.OperatorSpec("IF", [0, 1], [2], options=options),
+            fx.OperatorSpec("IF", [0, 2], [3], options=options),
+        ],
+        [0, 1],
+        [3],
+        "main",
+    )
+    then_branch = fx.SubgraphSpec(
+        [fx.TensorSpec("x", [2, 4], f32), fx.TensorSpec("square", [2, 4], f32)],
+        [fx.OperatorSpec("MUL", [0, 0], [1], options=("MulOptions", {}))],
+        [0],
+        [1],
+    )
+    else_branch = fx.SubgraphSpec(
+        [fx.TensorSpec("x", [2, 4], f32), fx.TensorSpec("double", [2, 4], f32)],
+        [fx.OperatorSpec("ADD", [0, 0], [1], options=("AddOptions", {}))],
+        [0],
+        [1],
+    )
+    return fx.build_model([main, then_branch, else_branch])
+
+
 def test_bad_input_is_one_line_and_no_output(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    assert _refused(capsys, tmp_path, FIXTURES / "while.tflite") == (
-        f"memplan-export-tflite: error: {FIXTURES / 'while.tflite'} has 3 subgraphs: TFLM "
-        f"reads one {OFFLINE_METADATA} list indexed by each subgraph's own tensor numbers, "
-        "so only a one-subgraph model takes an offline plan\n"
+    shared = tmp_path / "shared.tflite"
+    shared.write_bytes(_shared_branches_model())
+    assert _refused(capsys, tmp_path, shared) == (
+        f"memplan-export-tflite: error: {shared}: subgraph 1 is run by operator 0 (IF) of "
+        "subgraph 0 and by operator 1 (IF) of subgraph 0: TFLM gives its tensors one offset "
+        "for both calls, and memplan plans a subgraph for one calling operator\n"
     )
     exported = tmp_path / "planned.tflite"
     source = tmp_path / "sine.tflite"

@@ -32,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Write memplan's plan into a .tflite model as TFLM's offline plan "
         "(OfflineMemoryAllocation metadata).",
     )
-    parser.add_argument("model", help="the .tflite file (one subgraph)")
+    parser.add_argument("model", help="the .tflite file")
     parser.add_argument("-o", "--output", required=True, help="write the planned model here")
     parser.add_argument(
         "--pipeline",
@@ -69,11 +69,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ExportError, OutputFileError) as error:
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
         return 1
-    left = len(plan.runtime_planned)
+    reasons = list(plan.runtime_planned.values())
+    left = "".join(
+        f", {reasons.count(reason)} left to TFLM ({reason})" for reason in dict.fromkeys(reasons)
+    )
+    subgraphs = f" in {len(plan.subgraphs)} subgraphs" if len(plan.subgraphs) > 1 else ""
     print(
         f"{args.output}: TFLM head {plan.head} bytes (memplan's plan, pipeline {plan.pipeline}); "
-        f"{plan.planned_count} tensors at planned offsets"
-        + (f", {left} left to TFLM (no operator reads or writes them)" if left else "")
+        f"{plan.planned_count} tensors at planned offsets{subgraphs}"
+        + left
         + (f", {len(plan.folded_operators)} operators folded" if plan.folded_operators else "")
     )
     return 0

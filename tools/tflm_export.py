@@ -28,7 +28,12 @@ wins (the first on a tie); one whose plan TFLM cannot run is passed over.
 
 
 class ExportError(Exception):
-    """A model or pipeline ``memplan-export-tflite`` refuses (one line)."""
+    """A model or pipeline ``memplan-export-tflite`` refuses (one line).
+    ``about_model``: every pipeline would give it (the model is refused)."""
+
+    def __init__(self, message: str, about_model: bool = False) -> None:
+        super().__init__(message)
+        self.about_model = about_model
 
 
 def plan_module(module: Any, pipeline: str) -> Any:
@@ -59,13 +64,25 @@ def plan_module(module: Any, pipeline: str) -> Any:
 
 def plan_model(data: bytes, label: str, pipeline: str, fold_dequantize: bool = False) -> Any:
     """memplan's plan of ``data`` with ``pipeline`` as TFLM offsets (an
-    ``offline_plan.OfflinePlan``)."""
+    ``offline_plan.OfflinePlan``): each subgraph TFLM runs planned on its
+    own, the ones an operator runs first (their heads size the operator's
+    block), then put together."""
     offline = tflite_offline_plan()
     try:
-        prepared = offline.prepare(data, label, fold_dequantize)
-        return offline.offsets_from_plan(prepared, plan_module(prepared.module, pipeline), pipeline)
-    except FrontendError as error:
-        raise ExportError(str(error)) from None
+        structure = offline.call_structure(data, label)
+        plans: dict[int, Any] = {}
+        for index in structure.order:  # the subgraphs an operator runs before it
+            callees = offline.callee_bytes(structure, index, plans)
+            prepared = offline.prepare(data, label, fold_dequantize, index, callees)
+            planned = plan_module(prepared.module, pipeline)
+            try:
+                plans[index] = offline.offsets_from_plan(prepared, planned, pipeline)
+            except FrontendError as error:  # this pipeline's plan, unless the model's
+                about_model = isinstance(error, offline.ModelError)
+                raise ExportError(str(error), about_model) from None
+        return offline.combine(structure, plans, pipeline)
+    except FrontendError as error:  # reading or importing the model
+        raise ExportError(str(error), about_model=True) from None
 
 
 def best_plan(
@@ -79,7 +96,7 @@ def best_plan(
         try:
             candidate = plan_model(data, label, pipeline, fold_dequantize)
         except ExportError as error:
-            if len(pipelines) == 1 or _refuses_model(error):
+            if len(pipelines) == 1 or error.about_model:
                 raise
             first_error = first_error or error
             continue
@@ -89,19 +106,6 @@ def best_plan(
         assert first_error is not None
         raise first_error
     return best
-
-
-def _refuses_model(error: ExportError) -> bool:
-    """An error about the model itself (every pipeline would give it)."""
-    offline = tflite_offline_plan()
-    text = str(error)
-    return (
-        offline.OFFLINE_METADATA in text
-        or "--fold-dequantize" in text
-        or "views tensor" in text
-        or "TFLite model" in text
-        or "subgraphs" in text
-    )
 
 
 def write_model(data: bytes, plan: Any, offsets: bool = True) -> bytes:

@@ -5,23 +5,38 @@ plans the module ``prepare`` gives and hands the result to ``offsets_from_plan``
 TFLM takes a plan made elsewhere ("offline planned tensor allocations",
 TFLM's ``memory_management.md``): a model ``metadata`` entry named
 ``OfflineMemoryAllocation`` whose buffer holds little-endian int32 words
-``[0 (version), 0 (subgraph), n, offset_0, ..., offset_{n-1}]``: one byte
-offset per tensor from the start of the arena's head, or -1 for "plan this
-one at run time". TFLM's GreedyMemoryPlanner keeps those offsets, rounds
-each tensor's bytes up to 16 and places the rest (-1 tensors, kernels'
-scratch buffers) around them; its head is the highest end of all of them.
+``[0 (version), 0, n, offset_0, ..., offset_{n-1}]``: one byte offset per
+tensor from the start of the arena's head, or -1 for "plan this one at run
+time". With several subgraphs the list holds the tensors of all of them,
+subgraph 0's first: TFLM's ``AllocationInfoBuilder::InitializeAllocationInfo``
+(``micro_allocation_info.cc``) reads it with one running index over every
+subgraph's tensors, and ``GetOfflinePlannedOffsets`` refuses a list whose
+``n`` is not the tensor count of all subgraphs (TFLM ignores the second
+word). TFLM's GreedyMemoryPlanner keeps those offsets, rounds each tensor's
+bytes up to 16 and places the rest (-1 tensors, kernels' scratch buffers)
+around them; its head is the highest end of all of them.
 
-What ``prepare``, ``offsets_from_plan`` and ``write_model`` do:
+What ``call_structure``, ``prepare``, ``offsets_from_plan``, ``combine``
+and ``write_model`` do:
 
-1. Refuse what TFLM cannot take an offline plan for: a model with more than
-   one subgraph (TFLM reads one offset list, indexed by each subgraph's own
-   tensor numbers, and checks its length against the tensors of all
-   subgraphs), or a model that already holds an ``OfflineMemoryAllocation``.
-2. Import subgraph 0 with its inputs in the arena (``INPUT_COPY``: TFLM
-   holds inputs in its arena from the start to their last reader), mark
-   each call with the TFLite tensors its results are (``RESULTS_ATTR``) and
-   plan it with the pipeline. A pipeline that leaves a tensor's storage
-   without a static offset in the one pool is refused, naming the tensor.
+1. Refuse what TFLM cannot take an offline plan for: a model that already
+   holds an ``OfflineMemoryAllocation``, a subgraph run by two operators
+   (TFLM gives its tensors one offset for both calls), a ``CALL`` (no TFLM
+   kernel). ``call_structure`` finds which ``IF``, ``WHILE`` or
+   ``CALL_ONCE`` runs which subgraph.
+2. Import each subgraph TFLM runs, the ones an operator runs first, with
+   its inputs in the arena (``INPUT_COPY``: TFLM holds inputs in its arena
+   from the start to their last reader), mark each call with its operator
+   (``OPERATOR_ATTR``) and the TFLite tensors its results are
+   (``RESULTS_ATTR``) and plan it with the pipeline. An operator that runs
+   subgraphs is one call with one more result: a block as large as the
+   largest head of its subgraphs, live during the call (TFLM marks the
+   subgraphs' tensors live inside the operator's lifetime, its inputs and
+   outputs live throughout; then/else and cond/body never run at once,
+   and the kernels copy data into and out of them). ``combine`` puts each
+   subgraph at the start of its operator's block. A pipeline that leaves a
+   tensor's storage without a static offset in the one pool is refused,
+   naming the tensor.
 3. Every non-constant tensor gets the offset of its bytes in memplan's pool:
    an operator's result its storage's offset plus the tensor's offset in it
    (in-place results share their operand's offset); a ``RESHAPE``,
@@ -30,7 +45,10 @@ What ``prepare``, ``offsets_from_plan`` and ``write_model`` do:
    the same bytes, its SQUEEZE copies the bytes onto themselves). Constants
    get -1 (TFLM never allocates them). -1 is also what a tensor no operator
    reads or writes gets when it is not a subgraph input or output: memplan
-   has no storage for it, and TFLM gives it no lifetime.
+   has no storage for it, and TFLM gives it no lifetime; so do the tensors
+   of a subgraph no operator runs. Variable tensors (TFLM's
+   ``AllocateVariables`` looks their offsets up by the subgraph's own
+   tensor index, not the running one) are refused by the importer.
 4. ``DEQUANTIZE`` / ``DENSIFY`` of a constant: memplan keeps their outputs
    as constants (TFLite folds them at Prepare), TFLM would run them and hold
    the output in its arena, outside the plan. With ``fold_dequantize`` they
@@ -54,20 +72,26 @@ first hole that fits and memplan's plan leaves one.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, TensorType, i8, i64
-from xdsl.rewriter import Rewriter
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, TensorType, i8, i64
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from memplan.dialect.ops import AllocStorageOp, AllocTensorOp, InvokeOp, PoolOp
 from memplan.dialect.types import static_byte_size
 from memplan.tools.frontends.protocol import FrontendError
 from memplan.tools.frontends.tflite.importer import fold_constants, import_subgraph
-from memplan.tools.frontends.tflite.model import TfliteSubgraph, load_model, read_subgraph
+from memplan.tools.frontends.tflite.model import (
+    ELEMENT_TYPES,
+    TfliteSubgraph,
+    load_model,
+    read_subgraph,
+)
 
 OFFLINE_METADATA = "OfflineMemoryAllocation"
 """The metadata name TFLM reads an offline plan from."""
@@ -76,7 +100,18 @@ TFLM_BUFFER_ALIGNMENT = 16
 """TFLM's ``MicroArenaBufferAlignment()``: each tensor's bytes are rounded up to it."""
 
 RESULTS_ATTR = "memory.tflite.results"
-"""Put on each imported call: the TFLite tensor index of each of its results."""
+"""Put on each imported call: the TFLite tensor index of each of its results
+(``SCRATCH`` / ``CALLEE_BLOCK`` for the results ``add_scratch_results`` adds)."""
+
+OPERATOR_ATTR = "memory.tflite.operator"
+"""Put on each imported call: the TFLite operator index (``INPUT_COPIED`` for
+an input copy, ``INPUTS_HELD`` for ``hold_inputs``'s call)."""
+
+INPUT_COPIED = -1
+INPUTS_HELD = -2
+
+SCRATCH = -1
+CALLEE_BLOCK = -2
 
 VIEW_OPS = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS"})
 """The importer's views (``tflite_import.VIEW_OPS``): the output is the input's bytes."""
@@ -106,31 +141,79 @@ class ExportError(FrontendError):
     """A model or plan ``memplan-export-tflite`` refuses (one line)."""
 
 
-@dataclass
-class OfflinePlan:
-    """What ``plan_model`` found: the offsets, the head and the order to write."""
+class ModelError(ExportError):
+    """Found in a plan, but about the model: every pipeline would give it."""
 
-    pipeline: str
+
+@dataclass
+class SubgraphPlan:
+    """One subgraph's part of the plan (``offsets_from_plan``)."""
+
+    index: int
     offsets: list[int]
-    """One per tensor of subgraph 0; -1 where TFLM plans at run time."""
+    """One per tensor of the subgraph, from the start of the subgraph's own
+    block (its base is added by ``combine``); -1 where TFLM plans at run time."""
     head: int
-    """The head TFLM reaches with these offsets (without kernel scratch)."""
+    """The end of the subgraph's block: its tensors, kernel scratch and callee blocks."""
     order: list[int]
     """The subgraph's operator indices in the order to write them (folded ones left out)."""
     folded: dict[int, np.ndarray] = field(default_factory=dict[int, np.ndarray])
     """Constant values of the folded operators' outputs, by tensor index."""
     folded_operators: list[int] = field(default_factory=list[int])
     runtime_planned: dict[int, str] = field(default_factory=dict[int, str])
-    """Non-constant tensors left at -1, and why."""
+    """Non-constant tensors left at -1 (by tensor index), and why."""
     pool_used: int = 0
-    """memplan's pool ``used`` bytes."""
     tensor_names: list[str] = field(default_factory=list[str])
     scratch: list[int] = field(default_factory=list[int])
-    """The scratch buffers planned with the tensors (bytes), in call order."""
+    """The kernel scratch buffers planned with the tensors (bytes), in call order."""
+    callee_blocks: dict[int, int] = field(default_factory=dict[int, int])
+    """Operator index -> offset of the block its subgraphs run in (``SUBGRAPH_OPS``)."""
+
+
+@dataclass
+class OfflinePlan:
+    """What ``plan_model`` found: the offsets, the head and the order to write."""
+
+    pipeline: str
+    offsets: list[int]
+    """The words TFLM reads: one per tensor of every subgraph, subgraph 0's
+    first (TFLM's one running index over all subgraphs); -1 where TFLM plans
+    at run time."""
+    head: int
+    """The head TFLM reaches with these offsets (kernel scratch included)."""
+    subgraphs: list[SubgraphPlan]
+    """Each subgraph's part, by subgraph index."""
 
     @property
     def planned_count(self) -> int:
         return sum(1 for offset in self.offsets if offset >= 0)
+
+    @property
+    def tensor_names(self) -> list[str]:
+        return [name for part in self.subgraphs for name in part.tensor_names]
+
+    @property
+    def runtime_planned(self) -> dict[int, str]:
+        """Non-constant tensors left at -1, by their position in ``offsets``, and why."""
+        found: dict[int, str] = {}
+        start = 0
+        for part in self.subgraphs:
+            found.update({start + t: why for t, why in part.runtime_planned.items()})
+            start += len(part.offsets)
+        return found
+
+    @property
+    def folded_operators(self) -> list[tuple[int, int]]:
+        """(subgraph, operator) of each folded operator."""
+        return [(part.index, op) for part in self.subgraphs for op in part.folded_operators]
+
+    @property
+    def scratch(self) -> list[int]:
+        return [size for part in self.subgraphs for size in part.scratch]
+
+    @property
+    def pool_used(self) -> int:
+        return sum(part.pool_used for part in self.subgraphs)
 
 
 def align_up(value: int, alignment: int = TFLM_BUFFER_ALIGNMENT) -> int:
@@ -179,31 +262,43 @@ def scratch_bytes(operator: Any, tensors: Sequence[Any]) -> list[int]:
     return []
 
 
-def add_scratch_results(module: Any, subgraph: Any) -> int:
+def add_scratch_results(
+    module: Any, subgraph: Any, callee_bytes: Mapping[int, int] | None = None
+) -> int:
     """Give each call whose TFLM kernel asks for scratch one extra ``i8``
     result per scratch buffer (``scratch_bytes``): a storage memplan plans,
-    live during the call only (nothing reads it), as TFLM's scratch is.
-    Its ``RESULTS_ATTR`` entry is -1. Returns the number of buffers added."""
+    live during the call only (nothing reads it), as TFLM's scratch is
+    (``RESULTS_ATTR`` entry ``SCRATCH``). A call that runs other subgraphs
+    (``callee_bytes``: operator index -> bytes of the block its subgraphs
+    run in) gets one more for that block (entry ``CALLEE_BLOCK``): TFLM
+    marks a called subgraph's tensors live inside the call's own lifetime.
+    Returns the number of results added."""
 
-    operators_by_output = {op.outputs: op for op in subgraph.operators}
+    callee_bytes = callee_bytes or {}
     declarations = {
         op.sym_name.data: op
         for op in module.ops
         if isinstance(op, func.FuncOp) and op.is_declaration
     }
-    made: dict[tuple[str, tuple[int, ...]], str] = {}
+    made: dict[tuple[str, tuple[int, ...], tuple[int, ...]], str] = {}
     added = 0
     for call in [op for op in _main_function(module).body.walk() if isinstance(op, func.CallOp)]:
-        results = tuple(call.attributes[RESULTS_ATTR].get_values())  # type: ignore[union-attr]
-        operator = operators_by_output.get(results)
-        if operator is None or operator.name not in SCRATCH_OPS:
+        index = call.attributes[OPERATOR_ATTR].value.data  # type: ignore[union-attr]
+        if index < 0:
             continue
-        sizes = tuple(size for size in scratch_bytes(operator, subgraph.tensors) if size > 0)
+        operator = subgraph.operators[index]
+        sizes: tuple[int, ...] = ()
+        if operator.name in SCRATCH_OPS:
+            sizes = tuple(s for s in scratch_bytes(operator, subgraph.tensors) if s > 0)
+        kinds = (SCRATCH,) * len(sizes)
+        if callee_bytes.get(index, 0) > 0:
+            sizes, kinds = (*sizes, callee_bytes[index]), (*kinds, CALLEE_BLOCK)
         if not sizes:
             continue
+        results = tuple(call.attributes[RESULTS_ATTR].get_values())  # type: ignore[union-attr]
         scratch_types = [TensorType(i8, [size]) for size in sizes]
         callee = call.callee.root_reference.data
-        key = (callee, sizes)
+        key = (callee, sizes, kinds)
         if key not in made:
             old = declarations[callee]
             name = f"{callee}.scratch{len(made)}"
@@ -219,9 +314,7 @@ def add_scratch_results(module: Any, subgraph: Any) -> int:
             made[key], list(call.arguments), [*call.result_types, *scratch_types]
         )
         new_call.attributes.update(call.attributes)
-        new_call.attributes[RESULTS_ATTR] = DenseArrayBase.from_list(
-            i64, [*results, *(-1 for _ in sizes)]
-        )
+        new_call.attributes[RESULTS_ATTR] = DenseArrayBase.from_list(i64, [*results, *kinds])
         for old_result, new_result in zip(call.results, new_call.results):
             new_result.name_hint = old_result.name_hint
         Rewriter.replace_op(call, new_call, new_results=list(new_call.results[: len(results)]))
@@ -229,15 +322,12 @@ def add_scratch_results(module: Any, subgraph: Any) -> int:
     return added
 
 
-def check_model(model: Any, label: str) -> None:
-    """Refuse a model TFLM cannot take memplan's offline plan for."""
-    count = model.SubgraphsLength()
-    if count != 1:
-        raise ExportError(
-            f"{label} has {count} subgraphs: TFLM reads one {OFFLINE_METADATA} list "
-            "indexed by each subgraph's own tensor numbers, so only a one-subgraph model "
-            "takes an offline plan"
-        )
+def open_model(data: bytes, label: str) -> Any:
+    """The flatbuffer model of ``data``; refuses what is no TFLite model or
+    already holds an offline plan."""
+    if len(data) < 8 or data[4:8] != b"TFL3":
+        raise ExportError(f"{label} is not a TFLite model (no 'TFL3' file identifier)")
+    model, _ = load_model(data)
     for index in range(model.MetadataLength()):
         name = (model.Metadata(index).Name() or b"").decode("utf-8", "replace")
         if name == OFFLINE_METADATA:
@@ -245,6 +335,46 @@ def check_model(model: Any, label: str) -> None:
                 f"{label} already holds an {OFFLINE_METADATA} plan (metadata entry {index}); "
                 "memplan plans a model without one"
             )
+    if _has_resources(model):
+        model, _ = load_model(_resources_as_constants(data))
+    return model
+
+
+RESOURCE_OPS = frozenset({"VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"})
+"""Resource-variable operators: their order matters beyond the data flow."""
+
+
+def _has_resources(model: Any) -> bool:
+    import tflite
+
+    return any(
+        model.Subgraphs(s).Tensors(t).Type() == tflite.TensorType.RESOURCE
+        for s in range(model.SubgraphsLength())
+        for t in range(model.Subgraphs(s).TensorsLength())
+    )
+
+
+def _resources_as_constants(data: bytes) -> bytes:
+    """``data`` with each RESOURCE tensor (a ``VAR_HANDLE`` output) an INT32
+    constant, for planning only: TFLM's ``VarHandlePrepare`` points the
+    tensor at the kernel's own resource id, so the planner never gives it
+    arena bytes; the variables themselves live in TFLM's persistent tail.
+    memplan then plans ``READ_VARIABLE`` and ``ASSIGN_VARIABLE`` as kernels
+    reading a constant handle (``prepare`` leaves ``VAR_HANDLE`` out)."""
+    import flatbuffers
+    from ai_edge_litert import schema_py_generated as schema
+
+    model: Any = schema.ModelT.InitFromPackedBuf(bytearray(data), 0)
+    for subgraph in model.subgraphs:
+        for tensor in subgraph.tensors:
+            if tensor.type == schema.TensorType.RESOURCE:
+                tensor.type = schema.TensorType.INT32
+                count = int(np.prod(tensor.shape if tensor.shape is not None else ()))
+                model.buffers.append(schema.BufferT(data=np.zeros(count, "<i4").view(np.uint8)))
+                tensor.buffer = len(model.buffers) - 1
+    builder = flatbuffers.Builder(len(data) + 1024)
+    builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
+    return bytes(builder.Output())
 
 
 def tensor_bytes(tensor: Any) -> int:
@@ -260,16 +390,20 @@ def _main_function(module: Any) -> Any:
     raise ExportError("the imported module has no @main")  # pragma: no cover
 
 
-def annotate_calls(module: Any, produced: Sequence[tuple[int, ...]]) -> None:
-    """Put ``RESULTS_ATTR`` on each call of ``@main``, in order: ``produced``
-    gives the TFLite tensors of each call's results (``import_subgraph``
-    emits one ``INPUT_COPY`` per non-constant input, then one call per
-    operator not folded, in the model's order)."""
+def annotate_calls(
+    module: Any, operators: Sequence[int], produced: Sequence[tuple[int, ...]]
+) -> None:
+    """Put ``OPERATOR_ATTR`` and ``RESULTS_ATTR`` on each call of ``@main``,
+    in order: ``operators`` / ``produced`` give each call's operator index
+    and the TFLite tensors of its results (``import_subgraph`` emits one
+    ``INPUT_COPY`` per non-constant input, then one call per operator not
+    folded, in the model's order)."""
 
     calls = [op for op in _main_function(module).body.walk() if isinstance(op, func.CallOp)]
     if len(calls) != len(produced):  # pragma: no cover - the importer's contract
         raise ExportError(f"the import has {len(calls)} calls for {len(produced)} operators")
-    for call, tensors in zip(calls, produced):
+    for call, index, tensors in zip(calls, operators, produced):
+        call.attributes[OPERATOR_ATTR] = IntegerAttr(index, i64)
         call.attributes[RESULTS_ATTR] = DenseArrayBase.from_list(i64, list(tensors))
 
 
@@ -298,10 +432,19 @@ def _operator_order(
 ) -> list[int]:
     """The operators in the planned order: ``planned`` are the non-view
     operators as the plan runs them; each view goes just before its first
-    reader (after its own input's writer), a view nobody reads at the end."""
+    reader (after its own input's writer), a view nobody reads at the end.
+    In the model's order, the ``VAR_HANDLE`` operators the import left out
+    keep their places; a subgraph with resource variables or ``CALL_ONCE``
+    is not reordered (their order is not all in the data flow)."""
     operators = subgraph.operators
     if list(planned) == [i for i in live if operators[i].name not in VIEW_OPS]:
-        return list(live)  # the model's own order
+        return [op.index for op in operators if op.index in live or op.name == "VAR_HANDLE"]
+    stateful = [op for op in operators if op.name in RESOURCE_OPS or op.name == "CALL_ONCE"]
+    if stateful:
+        raise ExportError(
+            f"the pipeline reorders the operators of subgraph {subgraph.index}, which has "
+            f"{stateful[0].where}: TFLM must run resource-variable operators in the model's order"
+        )
     position = {index: float(n) for n, index in enumerate(planned)}
     readers: dict[int, list[int]] = {}
     for index in live:
@@ -333,73 +476,241 @@ def _operator_order(
     return order
 
 
+CALLEE_OPTIONS: dict[str, tuple[str, ...]] = {
+    "IF": ("ThenSubgraphIndex", "ElseSubgraphIndex"),
+    "WHILE": ("CondSubgraphIndex", "BodySubgraphIndex"),
+    "CALL_ONCE": ("InitSubgraphIndex",),
+}
+"""The operators TFLM runs other subgraphs with, and the options naming them."""
+
+
+@dataclass
+class CallStructure:
+    """Which operator runs which subgraphs, from subgraph 0 down (``call_structure``)."""
+
+    count: int
+    """Subgraphs in the model."""
+    callees: dict[int, dict[int, tuple[int, ...]]]
+    """Subgraph -> operator index -> the subgraphs it runs (then/else, cond/body, init)."""
+    order: list[int]
+    """The subgraphs TFLM runs, each after the ones it runs (subgraph 0 last)."""
+    unreached: dict[int, tuple[int, int, list[int]]]
+    """Subgraphs no operator runs -> their tensor and operator counts and
+    the tensors that hold no data (TFLM gives them no lifetime)."""
+
+
+def _callees(model: Any, subgraph: int, operator: Any) -> tuple[int, ...]:
+    """The subgraphs ``operator`` runs, read from its options table (the
+    importer's option reader skips ``CallOnceOptions.InitSubgraphIndex``)."""
+    import tflite
+
+    table = getattr(tflite, f"{operator.name.title().replace('_', '')}Options")()
+    union = model.Subgraphs(subgraph).Operators(operator.index).BuiltinOptions()
+    if union is None:
+        return (-1,) * len(CALLEE_OPTIONS[operator.name])
+    table.Init(union.Bytes, union.Pos)
+    return tuple(int(getattr(table, field)()) for field in CALLEE_OPTIONS[operator.name])
+
+
+def call_structure(data: bytes, label: str) -> CallStructure:
+    """The subgraphs TFLM runs from subgraph 0, and by which operator.
+
+    TFLM plans all subgraphs in one arena: ``MarkAllocationLifetimes``
+    walks subgraph 0 and, at an ``IF``, ``WHILE`` or ``CALL_ONCE``, the
+    subgraphs it runs, inside the operator's own lifetime (the operator's
+    inputs and outputs stay live through them; then and else, or cond and
+    body, one after the other). memplan plans each subgraph on its own and
+    gives the operator a block live during its call, as large as the
+    largest of its subgraphs (they never run at once: each is run to its
+    end, and the kernels copy data in and out of them). That needs each
+    subgraph to be run by one operator only: TFLM gives a tensor one offset
+    for all the calls."""
+    model = open_model(data, label)
+    count = model.SubgraphsLength()
+    callees: dict[int, dict[int, tuple[int, ...]]] = {}
+    caller: dict[int, tuple[int, int, str]] = {}
+    order: list[int] = []
+
+    def visit(index: int, path: tuple[int, ...]) -> None:
+        subgraph = read_subgraph(model, label, index)
+        runs: dict[int, tuple[int, ...]] = {}
+        where = f"subgraph {index} " if index else ""
+        for operator in subgraph.operators:
+            if operator.name == "CALL":
+                raise ExportError(
+                    f"{label}: {where}{operator.where} runs another subgraph, which TFLM has "
+                    "no kernel for"
+                )
+            if operator.name not in CALLEE_OPTIONS:
+                continue
+            targets = _callees(model, index, operator)
+            for target in targets:
+                if not 0 < target < count:
+                    raise ExportError(
+                        f"{label}: {where}{operator.where} runs subgraph {target}, but the "
+                        f"model has {count} subgraphs"
+                    )
+                if target in path:
+                    raise ExportError(
+                        f"{label}: {where}{operator.where} runs subgraph {target}, which is "
+                        f"already running (subgraphs {' -> '.join(map(str, (*path, target)))})"
+                    )
+                if target in caller and caller[target][:2] != (index, operator.index):
+                    first_subgraph, _, first_operator = caller[target]
+                    raise ExportError(
+                        f"{label}: subgraph {target} is run by {first_operator} of subgraph "
+                        f"{first_subgraph} and by {operator.where} of subgraph {index}: "
+                        "TFLM gives its tensors one offset for both calls, and memplan plans "
+                        "a subgraph for one calling operator"
+                    )
+                caller[target] = (index, operator.index, operator.where)
+            runs[operator.index] = targets
+        callees[index] = runs
+        for targets in runs.values():
+            for target in dict.fromkeys(targets):
+                visit(target, (*path, target))
+        order.append(index)
+
+    visit(0, (0,))
+    unreached: dict[int, tuple[int, int, list[int]]] = {}
+    for index in range(count):
+        if index not in callees:
+            flat = model.Subgraphs(index)
+            empty = [
+                t
+                for t in range(flat.TensorsLength())
+                if model.Buffers(flat.Tensors(t).Buffer()).DataLength() == 0
+            ]
+            unreached[index] = (flat.TensorsLength(), flat.OperatorsLength(), empty)
+    return CallStructure(count, callees, order, unreached)
+
+
+def callee_bytes(
+    structure: CallStructure, index: int, plans: Mapping[int, SubgraphPlan]
+) -> dict[int, int]:
+    """Operator index -> bytes of the block its subgraphs run in, for
+    subgraph ``index`` (``plans`` holds the subgraphs it runs): the largest
+    of their heads, since they run one at a time."""
+    return {
+        operator: max(plans[target].head for target in targets)
+        for operator, targets in structure.callees[index].items()
+    }
+
+
 @dataclass
 class Prepared:
-    """A model imported for planning (``prepare``)."""
+    """A subgraph imported for planning (``prepare``)."""
 
     module: ModuleOp
     """``@main`` with its inputs in the arena, each call marked with ``RESULTS_ATTR``
-    and kernels' scratch buffers as extra results."""
+    and ``OPERATOR_ATTR``, kernels' scratch buffers and callee blocks as extra results."""
     subgraph: TfliteSubgraph
     folded: Any
     inputs: list[int]
     live: list[int]
 
 
-def prepare(data: bytes, label: str, fold_dequantize: bool = False) -> Prepared:
-    """Subgraph 0 of ``data`` (a one-subgraph `.tflite`) imported for
-    planning (see the module's docstring); refuses what TFLM cannot take."""
-    if len(data) < 8 or data[4:8] != b"TFL3":
-        raise ExportError(f"{label} is not a TFLite model (no 'TFL3' file identifier)")
-    model, _ = load_model(data)
-    check_model(model, label)
-    subgraph = read_subgraph(model, label, 0)
+def prepare(
+    data: bytes,
+    label: str,
+    fold_dequantize: bool = False,
+    index: int = 0,
+    callees: Mapping[int, int] | None = None,
+) -> Prepared:
+    """Subgraph ``index`` of ``data`` imported for planning (see the
+    module's docstring); refuses what TFLM cannot take. ``callees``
+    (``callee_bytes``): the block each operator that runs other subgraphs
+    needs, planned as a storage live during its call."""
+    model = open_model(data, label)
+    subgraph = read_subgraph(model, label, index)
+    where = f"subgraph {index} " if index else ""
     folded = fold_constants(subgraph)
     operators = subgraph.operators
     if folded.folded_operators and not fold_dequantize:
         first = operators[min(folded.folded_operators)]
         raise ExportError(
-            f"{first.where} computes a constant that memplan keeps as a constant (as TFLite "
-            "folds it at Prepare) but TFLM would hold in its arena: pass --fold-dequantize "
-            "to write it as a constant"
+            f"{where}{first.where} computes a constant that memplan keeps as a constant (as "
+            "TFLite folds it at Prepare) but TFLM would hold in its arena: pass "
+            "--fold-dequantize to write it as a constant"
         )
-    module = import_subgraph(subgraph, inputs_in_arena=True)
+    # An operator that runs subgraphs is one kernel call here: its subgraphs
+    # are planned on their own, in the block ``callees`` gives it.
+    # A VAR_HANDLE's output is a constant here (``_resources_as_constants``).
+    opaque = [
+        dataclasses.replace(op, name=f"{op.name}.subgraphs") if op.name in CALLEE_OPTIONS else op
+        for op in operators
+        if op.name != "VAR_HANDLE"
+    ]
+    module = import_subgraph(dataclasses.replace(subgraph, operators=opaque), inputs_in_arena=True)
     inputs = [t for t in subgraph.inputs if t not in folded.constants]
-    live = [op.index for op in operators if op.index not in folded.folded_operators]
-    annotate_calls(module, [(t,) for t in inputs] + [operators[i].outputs for i in live])
-    add_scratch_results(module, subgraph)
+    live = [
+        op.index
+        for op in operators
+        if op.index not in folded.folded_operators and op.name != "VAR_HANDLE"
+    ]
+    annotate_calls(
+        module,
+        [-1] * len(inputs) + live,
+        [(t,) for t in inputs] + [operators[i].outputs for i in live],
+    )
+    hold_inputs(module, len(inputs))
+    add_scratch_results(module, subgraph, callees)
     return Prepared(module, subgraph, folded, inputs, live)
 
 
-def offsets_from_plan(prepared: Prepared, planned: ModuleOp, pipeline: str) -> OfflinePlan:
-    """TFLM's offsets from ``planned`` (``prepared.module`` after ``pipeline``)."""
-    subgraph, folded, inputs, live = (
-        prepared.subgraph,
-        prepared.folded,
-        prepared.inputs,
-        prepared.live,
-    )
+def hold_inputs(module: Any, count: int) -> None:
+    """A call reading every input copy right after the last one: TFLM marks
+    all of a subgraph's inputs live from its start (the application, or the
+    ``IF`` / ``WHILE`` kernel, writes them all before the first operator),
+    so an input no operator reads must not share bytes with another."""
+    if count < 2:
+        return
+    main = _main_function(module)
+    calls = [op for op in main.body.walk() if isinstance(op, func.CallOp)]
+    copies = [call.results[0] for call in calls[:count]]
+    name = "tfl.INPUTS_HELD"
+    module.body.block.add_op(func.FuncOp.external(name, [v.type for v in copies], []))
+    held = func.CallOp(name, copies, [])
+    held.attributes[OPERATOR_ATTR] = IntegerAttr(INPUTS_HELD, i64)
+    held.attributes[RESULTS_ATTR] = DenseArrayBase.from_list(i64, [])
+    Rewriter.insert_op(held, InsertPoint.after(calls[count - 1]))
+
+
+def offsets_from_plan(prepared: Prepared, planned: ModuleOp, pipeline: str) -> SubgraphPlan:
+    """TFLM's offsets for one subgraph from ``planned`` (``prepared.module``
+    after ``pipeline``), from the start of the subgraph's block."""
+    subgraph, folded, live = prepared.subgraph, prepared.folded, prepared.live
     operators = subgraph.operators
     tensors = subgraph.tensors
+    where = f"subgraph {subgraph.index} " if subgraph.index else ""
     offsets: dict[int, int] = {}
     pools: set[str] = set()
-    invoked: list[tuple[int, ...]] = []
+    invoked: list[tuple[int, tuple[int, ...]]] = []
     scratch_end = 0
     scratch: list[int] = []
+    blocks: dict[int, int] = {}
     for op in _main_function(planned).body.walk():
-        if not isinstance(op, InvokeOp) or RESULTS_ATTR not in op.attributes:
+        # A call without results (ASSIGN_VARIABLE, CALL_ONCE) stays a func.call.
+        if OPERATOR_ATTR not in op.attributes or not isinstance(op, InvokeOp | func.CallOp):
             continue
         values: tuple[int, ...] = tuple(op.attributes[RESULTS_ATTR].get_values())  # type: ignore[union-attr]
-        results = tuple(t for t in values if t >= 0)
-        invoked.append(results)
-        for value, tensor in zip(op.outs, values):
-            if tensor < 0:  # a scratch buffer: TFLM places it itself, in a hole this big
-                pool, offset = _tensor_place(value, f"a scratch buffer of tensor {results[0]}")
+        index: int = op.attributes[OPERATOR_ATTR].value.data  # type: ignore[union-attr]
+        invoked.append((index, values))
+        outs = op.outs if isinstance(op, InvokeOp) else ()
+        if len(outs) != len(values):
+            raise ExportError(f"{where}{operators[index].where} is not planned by the pipeline")
+        for value, tensor in zip(outs, values):
+            if tensor < 0:  # kernel scratch or a callee block: TFLM places scratch itself
+                kind = "a scratch buffer" if tensor == SCRATCH else "the subgraphs' block"
+                pool, offset = _tensor_place(value, f"{kind} of {where}{operators[index].where}")
                 size = static_byte_size(value.type) or 0  # type: ignore[arg-type]
-                scratch.append(size)
+                if tensor == SCRATCH:
+                    scratch.append(size)
+                else:
+                    blocks[index] = offset
                 scratch_end = max(scratch_end, offset + align_up(size))
             else:
-                what = f"tensor {tensor} '{tensors[tensor].name}'"
+                what = f"{where}tensor {tensor} '{tensors[tensor].name}'"
                 pool, offset = _tensor_place(value, what)
                 offsets[tensor] = offset
             pools.add(pool)
@@ -409,18 +720,16 @@ def offsets_from_plan(prepared: Prepared, planned: ModuleOp, pipeline: str) -> O
             "TFLM's arena is one"
         )
     # The inputs are in TFLM's arena before the first operator runs.
-    input_set = set(inputs)
     seen_operator = False
-    for results in invoked:
-        is_copy = len(results) == 1 and results[0] in input_set
-        if is_copy and seen_operator:
+    for index, values in invoked:
+        if index == INPUT_COPIED and seen_operator:
             raise ExportError(
-                f"the pipeline copies input tensor {results[0]} '{tensors[results[0]].name}' "
-                "in after an operator has run; TFLM holds inputs from the start"
+                f"the pipeline copies {where}input tensor {values[0]} "
+                f"'{tensors[values[0]].name}' in after an operator has run; TFLM holds inputs "
+                "from the start"
             )
-        seen_operator = seen_operator or not is_copy
-    producer = {t: op.index for op in operators for t in op.outputs}
-    planned_order = [producer[r[0]] for r in invoked if not (len(r) == 1 and r[0] in input_set)]
+        seen_operator = seen_operator or index >= 0
+    planned_order = [index for index, _ in invoked if index >= 0]
 
     for index in live:
         operator = operators[index]
@@ -428,9 +737,9 @@ def offsets_from_plan(prepared: Prepared, planned: ModuleOp, pipeline: str) -> O
             continue
         source = operator.inputs[0]
         if source not in offsets:
-            raise ExportError(
-                f"{operator.where} views tensor {source} '{tensors[source].name}', which is a "
-                "constant: TFLM copies it into its arena, outside memplan's plan"
+            raise ModelError(
+                f"{where}{operator.where} views tensor {source} '{tensors[source].name}', which "
+                "is a constant: TFLM copies it into its arena, outside memplan's plan"
             )
         for output in operator.outputs:
             offsets[output] = offsets[source]
@@ -447,6 +756,8 @@ def offsets_from_plan(prepared: Prepared, planned: ModuleOp, pipeline: str) -> O
         elif tensor.index not in used:
             words.append(-1)
             runtime[tensor.index] = "no operator reads or writes it"
+        elif tensor_bytes(tensor) == 0:  # TFLM gives it no bytes (needs_allocating is false)
+            words.append(-1)
         else:  # pragma: no cover - every used tensor is imported
             raise ExportError(f"tensor {tensor.index} '{tensor.name}' has no place in the plan")
     head = max(
@@ -461,8 +772,8 @@ def offsets_from_plan(prepared: Prepared, planned: ModuleOp, pipeline: str) -> O
     pool_used = sum(
         op.used.value.data for op in planned.ops if isinstance(op, PoolOp) and op.used is not None
     )
-    return OfflinePlan(
-        pipeline=pipeline,
+    return SubgraphPlan(
+        index=subgraph.index,
         offsets=words,
         head=head,
         order=_operator_order(subgraph, planned_order, live, folded.constants),
@@ -472,7 +783,44 @@ def offsets_from_plan(prepared: Prepared, planned: ModuleOp, pipeline: str) -> O
         pool_used=pool_used,
         tensor_names=[t.name for t in tensors],
         scratch=scratch,
+        callee_blocks=blocks,
     )
+
+
+def combine(
+    structure: CallStructure, plans: Mapping[int, SubgraphPlan], pipeline: str
+) -> OfflinePlan:
+    """The whole model's plan: subgraph 0 at the arena's start, each
+    subgraph an operator runs at the start of that operator's block, the
+    words of all subgraphs one after the other (TFLM's
+    ``InitializeAllocationInfo`` reads them with one running index, and
+    ``GetOfflinePlannedOffsets`` wants their count to be all subgraphs'
+    tensors)."""
+    base = {0: 0}
+    for index in reversed(structure.order):  # callers before the subgraphs they run
+        for operator, targets in structure.callees[index].items():
+            for target in targets:
+                base[target] = base[index] + plans[index].callee_blocks.get(operator, 0)
+    parts: list[SubgraphPlan] = []
+    words: list[int] = []
+    for index in range(structure.count):
+        if index in plans:
+            part = plans[index]
+            shifted = [w + base[index] if w >= 0 else -1 for w in part.offsets]
+            part = dataclasses.replace(part, offsets=shifted)
+        else:
+            tensor_count, operator_count, empty = structure.unreached[index]
+            part = SubgraphPlan(
+                index,
+                [-1] * tensor_count,
+                0,
+                list(range(operator_count)),
+                runtime_planned=dict.fromkeys(empty, "no operator runs its subgraph"),
+            )
+        parts.append(part)
+        words.extend(part.offsets)
+    head = max((base[i] + plans[i].head for i in plans), default=0)
+    return OfflinePlan(pipeline=pipeline, offsets=words, head=head, subgraphs=parts)
 
 
 # ---------------------------------------------------------------------------
@@ -513,12 +861,12 @@ def write_model(data: bytes, plan: OfflinePlan, offsets: bool = True) -> bytes:
 
     model: Any = schema.ModelT.InitFromPackedBuf(bytearray(data), 0)
     buffers: list[Any] = list(model.buffers or [])
-    [subgraph] = model.subgraphs
-    for tensor_index, values in plan.folded.items():
-        tensor = subgraph.tensors[tensor_index]
-        buffers.append(schema.BufferT(data=_little_endian_bytes(values)))
-        tensor.buffer = len(buffers) - 1
-    subgraph.operators = [subgraph.operators[i] for i in plan.order]
+    for subgraph, part in zip(model.subgraphs, plan.subgraphs, strict=True):
+        for tensor_index, values in part.folded.items():
+            tensor = subgraph.tensors[tensor_index]
+            buffers.append(schema.BufferT(data=_little_endian_bytes(values)))
+            tensor.buffer = len(buffers) - 1
+        subgraph.operators = [subgraph.operators[i] for i in part.order]
     words = np.array([0, 0, len(plan.offsets), *plan.offsets], dtype="<i4")
     if offsets:
         buffers.append(schema.BufferT(data=words.view(np.uint8)))
@@ -536,19 +884,26 @@ def write_model(data: bytes, plan: OfflinePlan, offsets: bool = True) -> bytes:
 
 def model_inputs(model: bytes, seed: int = 0) -> list[np.ndarray]:
     """Random inputs for subgraph 0 of ``model``, by its input tensors' shapes
-    and types (floats in [-1, 1), integers over their type's range)."""
-    subgraph = read_subgraph(*load_model(model))
+    and types (floats in [-1, 1), integers over their type's range). Only the
+    input tensors are read: the model may hold tensors memplan does not
+    import (a streaming model's RESOURCE handles)."""
+    from ai_edge_litert import schema_py_generated as schema
+
+    type_names = {v: k for k, v in vars(schema.TensorType).items() if not k.startswith("_")}
+    flat: Any = schema.ModelT.InitFromPackedBuf(bytearray(model), 0)
+    subgraph = flat.subgraphs[0]
     generator = np.random.default_rng(seed)
     arrays: list[np.ndarray] = []
-    for index in subgraph.inputs:
+    for index in subgraph.inputs if subgraph.inputs is not None else ():
         tensor = subgraph.tensors[index]
-        dtype = tensor.dtype
+        shape = [int(d) for d in (tensor.shape if tensor.shape is not None else ())]
+        dtype: Any = np.dtype(ELEMENT_TYPES[type_names[tensor.type]][1])
         if np.issubdtype(dtype, np.floating):
-            array = generator.uniform(-1, 1, tensor.shape).astype(dtype)
+            array = generator.uniform(-1, 1, shape).astype(dtype)
         elif dtype == np.bool_:
-            array = generator.integers(0, 2, tensor.shape).astype(np.bool_)
+            array = generator.integers(0, 2, shape).astype(np.bool_)
         else:
             info = np.iinfo(dtype)
-            array = generator.integers(info.min, info.max, tensor.shape, endpoint=True, dtype=dtype)
+            array = generator.integers(info.min, info.max, shape, endpoint=True, dtype=dtype)
         arrays.append(array)
     return arrays
