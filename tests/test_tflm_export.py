@@ -152,8 +152,10 @@ MODELS = {
     "if_else": lambda: (FIXTURES / "if_else.tflite").read_bytes(),
     "while_tensor": lambda: (FIXTURES / "while_tensor.tflite").read_bytes(),
     "stateful": stateful_model,
+    "shared_branches": lambda: _shared_branches_model(),
 }
-"""One subgraph, then IF and WHILE (three subgraphs), CALL_ONCE with resource variables."""
+"""One subgraph, then IF and WHILE (three subgraphs), CALL_ONCE with
+resource variables, two IFs running the same branches."""
 
 
 @functools.cache
@@ -284,6 +286,23 @@ def test_a_branch_tensor_on_a_live_operand_changes_the_outputs() -> None:
     assert broken.error is not None or not np.array_equal(broken.outputs[0], own.outputs[0])
 
 
+@pytest.mark.parametrize("flag", [True, False])
+def test_two_operators_running_one_subgraph_share_its_block(flag: bool) -> None:
+    """TFLM gives a subgraph's tensors one offset, live from its first call to
+    its last: the two IFs share one block, which overlaps neither IF's
+    operands nor results (x dies at the first IF, its result at the second)."""
+    model, plan = MODELS["shared_branches"](), planned("shared_branches")
+    blocks = plan.subgraphs[0].callee_blocks
+    assert blocks[0] == blocks[1]
+    size = max(plan.subgraphs[1].head, plan.subgraphs[2].head)
+    for tensor, bytes_ in ((0, 16), (1, 32), (2, 32), (3, 32)):  # flag, x, once, twice
+        offset = plan.offsets[tensor]
+        assert offset + bytes_ <= blocks[0] or offset >= blocks[0] + size
+    inputs = [np.asarray(flag), np.random.default_rng(5).uniform(-1, 1, (2, 4)).astype(np.float32)]
+    own, by_plan = _proof(model, plan, inputs)
+    assert [o.tolist() for o in by_plan.outputs] == [o.tolist() for o in own.outputs]
+
+
 def test_resource_handles_are_left_to_tflm() -> None:
     """VAR_HANDLE points its output at the kernel's resource id in Prepare:
     TFLM gives it no arena bytes, so the handles get -1 and VAR_HANDLE stays
@@ -328,6 +347,18 @@ def test_the_command_writes_the_plan_and_prints_the_head(tmp_path: Path) -> None
     assert words.tolist() == [0, 0, 13, *plan.offsets]
 
 
+def test_the_command_plans_every_subgraph(tmp_path: Path) -> None:
+    output = tmp_path / "planned.tflite"
+    result = _export(FIXTURES / "if_else.tflite", "-o", output)
+    assert result.returncode == 0, result.stderr
+    plan = planned("if_else")
+    assert result.stdout == (
+        f"{output}: TFLM head {plan.head} bytes (memplan's plan, pipeline {plan.pipeline}); "
+        f"{plan.planned_count} tensors at planned offsets in 3 subgraphs\n"
+    )
+    assert output.read_bytes() == write_model(MODELS["if_else"](), plan)
+
+
 def _refused(capsys: pytest.CaptureFixture[str], tmp_path: Path, model: Path, *options: str) -> str:
     output = tmp_path / "out.tflite"
     status = memplan_export_tflite.main([str(model), "-o", str(output), *options])
@@ -337,8 +368,38 @@ def _refused(capsys: pytest.CaptureFixture[str], tmp_path: Path, model: Path, *o
     return captured.err
 
 
+def _branch(builtin: str, options: str) -> Any:
+    f32 = fx.F32
+    return fx.SubgraphSpec(
+        [fx.TensorSpec("x", [2, 4], f32), fx.TensorSpec("y", [2, 4], f32)],
+        [fx.OperatorSpec(builtin, [0, 0], [1], options=(options, {}))],
+        [0],
+        [1],
+    )
+
+
+def _if(inputs: list[int], outputs: list[int], then: int, otherwise: int) -> Any:
+    options = ("IfOptions", {"ThenSubgraphIndex": then, "ElseSubgraphIndex": otherwise})
+    return fx.OperatorSpec("IF", inputs, outputs, options=options)
+
+
+def _nested_shared_model() -> bytes:
+    """Subgraph 2 run by subgraph 0's IF and by the IF in subgraph 1."""
+    boolean, f32 = tflite.TensorType.BOOL, fx.F32
+    flag_and_x = [fx.TensorSpec("flag", [], boolean), fx.TensorSpec("x", [2, 4], f32)]
+    main = fx.SubgraphSpec(
+        [*flag_and_x, fx.TensorSpec("y", [2, 4], f32)], [_if([0, 0, 1], [2], 1, 2)], [0, 1], [2]
+    )
+    then_branch = fx.SubgraphSpec(
+        [*flag_and_x, fx.TensorSpec("y", [2, 4], f32)], [_if([0, 1], [2], 2, 3)], [0, 1], [2]
+    )
+    return fx.build_model(
+        [main, then_branch, _branch("MUL", "MulOptions"), _branch("ADD", "AddOptions")]
+    )
+
+
 def _shared_branches_model() -> bytes:
-    """Two IFs running the same then and else subgraphs (if_else.tflite's)."""
+    """Two IFs running the same then and else subgraphs."""
     boolean = tflite.TensorType.BOOL
     f32 = fx.F32
     options = ("IfOptions", {"ThenSubgraphIndex": 1, "ElseSubgraphIndex": 2})
@@ -357,30 +418,43 @@ def _shared_branches_model() -> bytes:
         [3],
         "main",
     )
-    then_branch = fx.SubgraphSpec(
-        [fx.TensorSpec("x", [2, 4], f32), fx.TensorSpec("square", [2, 4], f32)],
-        [fx.OperatorSpec("MUL", [0, 0], [1], options=("MulOptions", {}))],
-        [0],
-        [1],
-    )
-    else_branch = fx.SubgraphSpec(
-        [fx.TensorSpec("x", [2, 4], f32), fx.TensorSpec("double", [2, 4], f32)],
-        [fx.OperatorSpec("ADD", [0, 0], [1], options=("AddOptions", {}))],
-        [0],
-        [1],
-    )
-    return fx.build_model([main, then_branch, else_branch])
+    return fx.build_model([main, _branch("MUL", "MulOptions"), _branch("ADD", "AddOptions")])
 
 
 def test_bad_input_is_one_line_and_no_output(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     shared = tmp_path / "shared.tflite"
-    shared.write_bytes(_shared_branches_model())
+    shared.write_bytes(_nested_shared_model())
     assert _refused(capsys, tmp_path, shared) == (
-        f"memplan-export-tflite: error: {shared}: subgraph 1 is run by operator 0 (IF) of "
-        "subgraph 0 and by operator 1 (IF) of subgraph 0: TFLM gives its tensors one offset "
-        "for both calls, and memplan plans a subgraph for one calling operator\n"
+        f"memplan-export-tflite: error: {shared}: subgraph 2 is run by operator 0 (IF) of "
+        "subgraph 0 and by operator 0 (IF) of subgraph 1: TFLM gives its tensors one offset "
+        "for both calls, and memplan plans a subgraph in a block of the one subgraph that "
+        "runs it\n"
+    )
+    call = tmp_path / "call.tflite"
+    f32 = fx.F32
+    call.write_bytes(
+        fx.build_model(
+            [
+                fx.SubgraphSpec(
+                    [fx.TensorSpec("x", [4], f32), fx.TensorSpec("y", [4], f32)],
+                    [fx.OperatorSpec("CALL", [0], [1], options=("CallOptions", {"Subgraph": 1}))],
+                    [0],
+                    [1],
+                ),
+                fx.SubgraphSpec(
+                    [fx.TensorSpec("x", [4], f32), fx.TensorSpec("y", [4], f32)],
+                    [fx.OperatorSpec("RELU", [0], [1])],
+                    [0],
+                    [1],
+                ),
+            ]
+        )
+    )
+    assert _refused(capsys, tmp_path, call) == (
+        f"memplan-export-tflite: error: {call}: operator 0 (CALL) runs another subgraph, "
+        "which TFLM has no kernel for\n"
     )
     exported = tmp_path / "planned.tflite"
     source = tmp_path / "sine.tflite"

@@ -73,7 +73,8 @@ def plan_model(data: bytes, label: str, pipeline: str, fold_dequantize: bool = F
         plans: dict[int, Any] = {}
         for index in structure.order:  # the subgraphs an operator runs before it
             callees = offline.callee_bytes(structure, index, plans)
-            prepared = offline.prepare(data, label, fold_dequantize, index, callees)
+            leaders = structure.leaders[index]
+            prepared = offline.prepare(data, label, fold_dequantize, index, callees, leaders)
             planned = plan_module(prepared.module, pipeline)
             try:
                 plans[index] = offline.offsets_from_plan(prepared, planned, pipeline)

@@ -20,10 +20,11 @@ What ``call_structure``, ``prepare``, ``offsets_from_plan``, ``combine``
 and ``write_model`` do:
 
 1. Refuse what TFLM cannot take an offline plan for: a model that already
-   holds an ``OfflineMemoryAllocation``, a subgraph run by two operators
-   (TFLM gives its tensors one offset for both calls), a ``CALL`` (no TFLM
-   kernel). ``call_structure`` finds which ``IF``, ``WHILE`` or
-   ``CALL_ONCE`` runs which subgraph.
+   holds an ``OfflineMemoryAllocation``, a subgraph run by operators of two
+   subgraphs (TFLM gives its tensors one offset for both calls), a ``CALL``
+   (no TFLM kernel). ``call_structure`` finds which ``IF``, ``WHILE`` or
+   ``CALL_ONCE`` runs which subgraph, and which operators of one subgraph
+   share a block because they run the same subgraph.
 2. Import each subgraph TFLM runs, the ones an operator runs first, with
    its inputs in the arena (``INPUT_COPY``: TFLM holds inputs in its arena
    from the start to their last reader), mark each call with its operator
@@ -263,7 +264,10 @@ def scratch_bytes(operator: Any, tensors: Sequence[Any]) -> list[int]:
 
 
 def add_scratch_results(
-    module: Any, subgraph: Any, callee_bytes: Mapping[int, int] | None = None
+    module: Any,
+    subgraph: Any,
+    callee_bytes: Mapping[int, int] | None = None,
+    leaders: Mapping[int, int] | None = None,
 ) -> int:
     """Give each call whose TFLM kernel asks for scratch one extra ``i8``
     result per scratch buffer (``scratch_bytes``): a storage memplan plans,
@@ -272,15 +276,19 @@ def add_scratch_results(
     (``callee_bytes``: operator index -> bytes of the block its subgraphs
     run in) gets one more for that block (entry ``CALLEE_BLOCK``): TFLM
     marks a called subgraph's tensors live inside the call's own lifetime.
-    Returns the number of results added."""
+    A later operator of a group sharing a block (``leaders``) takes its
+    first operator's block as one more operand instead. Returns the number
+    of results added."""
 
     callee_bytes = callee_bytes or {}
+    leaders = leaders or {}
+    blocks: dict[int, Any] = {}
     declarations = {
         op.sym_name.data: op
         for op in module.ops
         if isinstance(op, func.FuncOp) and op.is_declaration
     }
-    made: dict[tuple[str, tuple[int, ...], tuple[int, ...]], str] = {}
+    made: dict[tuple[str, tuple[int, ...], tuple[int, ...], tuple[Any, ...]], str] = {}
     added = 0
     for call in [op for op in _main_function(module).body.walk() if isinstance(op, func.CallOp)]:
         index = call.attributes[OPERATOR_ATTR].value.data  # type: ignore[union-attr]
@@ -293,30 +301,34 @@ def add_scratch_results(
         kinds = (SCRATCH,) * len(sizes)
         if callee_bytes.get(index, 0) > 0:
             sizes, kinds = (*sizes, callee_bytes[index]), (*kinds, CALLEE_BLOCK)
-        if not sizes:
+        first = leaders.get(index, index)
+        shared = [blocks[first]] if first != index and first in blocks else []
+        if not sizes and not shared:
             continue
         results = tuple(call.attributes[RESULTS_ATTR].get_values())  # type: ignore[union-attr]
         scratch_types = [TensorType(i8, [size]) for size in sizes]
         callee = call.callee.root_reference.data
-        key = (callee, sizes, kinds)
+        key = (callee, sizes, kinds, tuple(v.type for v in shared))
         if key not in made:
             old = declarations[callee]
             name = f"{callee}.scratch{len(made)}"
             declaration = func.FuncOp.external(
                 name,
-                list(old.function_type.inputs.data),
+                [*old.function_type.inputs.data, *(v.type for v in shared)],
                 [*old.function_type.outputs.data, *scratch_types],
             )
             declaration.attributes.update(old.attributes)
             module.body.block.add_op(declaration)
             made[key] = name
         new_call = func.CallOp(
-            made[key], list(call.arguments), [*call.result_types, *scratch_types]
+            made[key], [*call.arguments, *shared], [*call.result_types, *scratch_types]
         )
         new_call.attributes.update(call.attributes)
         new_call.attributes[RESULTS_ATTR] = DenseArrayBase.from_list(i64, [*results, *kinds])
         for old_result, new_result in zip(call.results, new_call.results):
             new_result.name_hint = old_result.name_hint
+        if CALLEE_BLOCK in kinds:
+            blocks[index] = new_call.results[-1]
         Rewriter.replace_op(call, new_call, new_results=list(new_call.results[: len(results)]))
         added += len(sizes)
     return added
@@ -494,6 +506,9 @@ class CallStructure:
     """Subgraph -> operator index -> the subgraphs it runs (then/else, cond/body, init)."""
     order: list[int]
     """The subgraphs TFLM runs, each after the ones it runs (subgraph 0 last)."""
+    leaders: dict[int, dict[int, int]]
+    """Subgraph -> operator -> the first operator of the subgraph that runs
+    any of the same subgraphs (itself when none): they share one block."""
     unreached: dict[int, tuple[int, int, list[int]]]
     """Subgraphs no operator runs -> their tensor and operator counts and
     the tensors that hold no data (TFLM gives them no lifetime)."""
@@ -522,9 +537,11 @@ def call_structure(data: bytes, label: str) -> CallStructure:
     body, one after the other). memplan plans each subgraph on its own and
     gives the operator a block live during its call, as large as the
     largest of its subgraphs (they never run at once: each is run to its
-    end, and the kernels copy data in and out of them). That needs each
-    subgraph to be run by one operator only: TFLM gives a tensor one offset
-    for all the calls."""
+    end, and the kernels copy data in and out of them). Operators of one
+    subgraph that run the same subgraph (two IFs with one branch) share one
+    block, live from the first to the last of them, as TFLM gives the
+    subgraph's tensors one offset, live from its first call to its last.
+    Operators of two subgraphs that run the same subgraph are refused."""
     model = open_model(data, label)
     count = model.SubgraphsLength()
     callees: dict[int, dict[int, tuple[int, ...]]] = {}
@@ -555,22 +572,32 @@ def call_structure(data: bytes, label: str) -> CallStructure:
                         f"{label}: {where}{operator.where} runs subgraph {target}, which is "
                         f"already running (subgraphs {' -> '.join(map(str, (*path, target)))})"
                     )
-                if target in caller and caller[target][:2] != (index, operator.index):
+                if target in caller and caller[target][0] != index:
                     first_subgraph, _, first_operator = caller[target]
                     raise ExportError(
                         f"{label}: subgraph {target} is run by {first_operator} of subgraph "
                         f"{first_subgraph} and by {operator.where} of subgraph {index}: "
                         "TFLM gives its tensors one offset for both calls, and memplan plans "
-                        "a subgraph for one calling operator"
+                        "a subgraph in a block of the one subgraph that runs it"
                     )
-                caller[target] = (index, operator.index, operator.where)
+                caller.setdefault(target, (index, operator.index, operator.where))
             runs[operator.index] = targets
         callees[index] = runs
+        lead: dict[int, int] = {}  # operators sharing a subgraph: one group, its first
+        for op, targets in runs.items():
+            lead[op] = op
+            roots = {lead[caller[t][1]] for t in targets} | {op}
+            for member in lead:
+                if lead[member] in roots:
+                    lead[member] = min(roots)
+        leaders[index] = lead
         for targets in runs.values():
             for target in dict.fromkeys(targets):
-                visit(target, (*path, target))
+                if target not in callees:
+                    visit(target, (*path, target))
         order.append(index)
 
+    leaders: dict[int, dict[int, int]] = {}
     visit(0, (0,))
     unreached: dict[int, tuple[int, int, list[int]]] = {}
     for index in range(count):
@@ -582,7 +609,7 @@ def call_structure(data: bytes, label: str) -> CallStructure:
                 if model.Buffers(flat.Tensors(t).Buffer()).DataLength() == 0
             ]
             unreached[index] = (flat.TensorsLength(), flat.OperatorsLength(), empty)
-    return CallStructure(count, callees, order, unreached)
+    return CallStructure(count, callees, order, leaders, unreached)
 
 
 def callee_bytes(
@@ -590,11 +617,14 @@ def callee_bytes(
 ) -> dict[int, int]:
     """Operator index -> bytes of the block its subgraphs run in, for
     subgraph ``index`` (``plans`` holds the subgraphs it runs): the largest
-    of their heads, since they run one at a time."""
-    return {
-        operator: max(plans[target].head for target in targets)
-        for operator, targets in structure.callees[index].items()
-    }
+    of their heads, since they run one at a time. Operators sharing a block
+    (``CallStructure.leaders``) have it under their first one."""
+    sizes: dict[int, int] = {}
+    for operator, targets in structure.callees[index].items():
+        first = structure.leaders[index][operator]
+        size = max(plans[target].head for target in targets)
+        sizes[first] = max(sizes.get(first, 0), size)
+    return sizes
 
 
 @dataclass
@@ -608,6 +638,8 @@ class Prepared:
     folded: Any
     inputs: list[int]
     live: list[int]
+    leaders: dict[int, int] = field(default_factory=dict[int, int])
+    """Operator -> the first operator of its group (``CallStructure.leaders``)."""
 
 
 def prepare(
@@ -616,11 +648,14 @@ def prepare(
     fold_dequantize: bool = False,
     index: int = 0,
     callees: Mapping[int, int] | None = None,
+    leaders: Mapping[int, int] | None = None,
 ) -> Prepared:
     """Subgraph ``index`` of ``data`` imported for planning (see the
     module's docstring); refuses what TFLM cannot take. ``callees``
     (``callee_bytes``): the block each operator that runs other subgraphs
-    needs, planned as a storage live during its call."""
+    needs, planned as a storage live during its call; ``leaders``
+    (``CallStructure.leaders``): the later operators of a group read the
+    block their first one makes, so it lives until the last of them."""
     model = open_model(data, label)
     subgraph = read_subgraph(model, label, index)
     where = f"subgraph {index} " if index else ""
@@ -654,8 +689,8 @@ def prepare(
         [(t,) for t in inputs] + [operators[i].outputs for i in live],
     )
     hold_inputs(module, len(inputs))
-    add_scratch_results(module, subgraph, callees)
-    return Prepared(module, subgraph, folded, inputs, live)
+    add_scratch_results(module, subgraph, callees, leaders)
+    return Prepared(module, subgraph, folded, inputs, live, dict(leaders or {}))
 
 
 def hold_inputs(module: Any, count: int) -> None:
@@ -730,6 +765,9 @@ def offsets_from_plan(prepared: Prepared, planned: ModuleOp, pipeline: str) -> S
             )
         seen_operator = seen_operator or index >= 0
     planned_order = [index for index, _ in invoked if index >= 0]
+    for operator, first in prepared.leaders.items():  # a group's later operators
+        if first in blocks:
+            blocks[operator] = blocks[first]
 
     for index in live:
         operator = operators[index]
