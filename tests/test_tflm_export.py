@@ -153,9 +153,11 @@ MODELS = {
     "while_tensor": lambda: (FIXTURES / "while_tensor.tflite").read_bytes(),
     "stateful": stateful_model,
     "shared_branches": lambda: _shared_branches_model(),
+    "nested_shared": lambda: _nested_shared_model(),
 }
 """One subgraph, then IF and WHILE (three subgraphs), CALL_ONCE with
-resource variables, two IFs running the same branches."""
+resource variables, two IFs running the same branches, a subgraph run from
+two subgraphs."""
 
 
 @functools.cache
@@ -303,6 +305,24 @@ def test_two_operators_running_one_subgraph_share_its_block(flag: bool) -> None:
     assert [o.tolist() for o in by_plan.outputs] == [o.tolist() for o in own.outputs]
 
 
+@pytest.mark.parametrize("flag", [True, False])
+def test_a_subgraph_run_from_two_subgraphs_has_a_region_of_its_own(flag: bool) -> None:
+    """Subgraph 2 runs from subgraph 0's IF and from the IF inside subgraph
+    1: it is placed above everything else (its tensors share no bytes with
+    any other at any time), subgraph 1 in its IF's block; either branch runs
+    bit-identically."""
+    model, plan = MODELS["nested_shared"](), planned("nested_shared")
+    parts = plan.subgraphs
+    region = -(-parts[0].head // 16) * 16
+    assert [max(part.offsets) >= 0 for part in parts] == [True] * 4
+    assert min(o for o in parts[2].offsets if o >= 0) == region
+    assert plan.head == region + parts[2].head
+    inputs = [np.asarray(flag), np.random.default_rng(9).uniform(-1, 1, (2, 4)).astype(np.float32)]
+    own, by_plan = _proof(model, plan, inputs)
+    assert [o.tolist() for o in by_plan.outputs] == [o.tolist() for o in own.outputs]
+    assert by_plan.head == plan.head
+
+
 def test_resource_handles_are_left_to_tflm() -> None:
     """VAR_HANDLE points its output at the kernel's resource id in Prepare:
     TFLM gives it no arena bytes, so the handles get -1 and VAR_HANDLE stays
@@ -383,15 +403,29 @@ def _if(inputs: list[int], outputs: list[int], then: int, otherwise: int) -> Any
     return fx.OperatorSpec("IF", inputs, outputs, options=options)
 
 
-def _nested_shared_model() -> bytes:
-    """Subgraph 2 run by subgraph 0's IF and by the IF in subgraph 1."""
+def _nested_shared_model(inner_then: int = 2) -> bytes:
+    """Subgraph 2 run by subgraph 0's IF (its else branch) and by the IF in
+    subgraph 1 (its then branch, ``inner_then``: 1 makes subgraph 1 run itself)."""
     boolean, f32 = tflite.TensorType.BOOL, fx.F32
-    flag_and_x = [fx.TensorSpec("flag", [], boolean), fx.TensorSpec("x", [2, 4], f32)]
     main = fx.SubgraphSpec(
-        [*flag_and_x, fx.TensorSpec("y", [2, 4], f32)], [_if([0, 0, 1], [2], 1, 2)], [0, 1], [2]
+        [
+            fx.TensorSpec("flag", [], boolean),
+            fx.TensorSpec("x", [2, 4], f32),
+            fx.TensorSpec("y", [2, 4], f32),
+        ],
+        [_if([0, 1], [2], 1, 2)],
+        [0, 1],
+        [2],
     )
     then_branch = fx.SubgraphSpec(
-        [*flag_and_x, fx.TensorSpec("y", [2, 4], f32)], [_if([0, 1], [2], 2, 3)], [0, 1], [2]
+        [
+            fx.TensorSpec("x", [2, 4], f32),
+            fx.TensorSpec("yes", [], boolean, np.bool_(True).tobytes()),
+            fx.TensorSpec("y", [2, 4], f32),
+        ],
+        [_if([1, 0], [2], inner_then, 3)],
+        [0],
+        [2],
     )
     return fx.build_model(
         [main, then_branch, _branch("MUL", "MulOptions"), _branch("ADD", "AddOptions")]
@@ -424,13 +458,11 @@ def _shared_branches_model() -> bytes:
 def test_bad_input_is_one_line_and_no_output(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    shared = tmp_path / "shared.tflite"
-    shared.write_bytes(_nested_shared_model())
-    assert _refused(capsys, tmp_path, shared) == (
-        f"memplan-export-tflite: error: {shared}: subgraph 2 is run by operator 0 (IF) of "
-        "subgraph 0 and by operator 0 (IF) of subgraph 1: TFLM gives its tensors one offset "
-        "for both calls, and memplan plans a subgraph in a block of the one subgraph that "
-        "runs it\n"
+    recursive = tmp_path / "recursive.tflite"
+    recursive.write_bytes(_nested_shared_model(inner_then=1))
+    assert _refused(capsys, tmp_path, recursive) == (
+        f"memplan-export-tflite: error: {recursive}: subgraph 1 operator 0 (IF) runs "
+        "subgraph 1, which is already running (subgraphs 0 -> 1 -> 1)\n"
     )
     call = tmp_path / "call.tflite"
     f32 = fx.F32

@@ -20,11 +20,12 @@ What ``call_structure``, ``prepare``, ``offsets_from_plan``, ``combine``
 and ``write_model`` do:
 
 1. Refuse what TFLM cannot take an offline plan for: a model that already
-   holds an ``OfflineMemoryAllocation``, a subgraph run by operators of two
-   subgraphs (TFLM gives its tensors one offset for both calls), a ``CALL``
-   (no TFLM kernel). ``call_structure`` finds which ``IF``, ``WHILE`` or
-   ``CALL_ONCE`` runs which subgraph, and which operators of one subgraph
-   share a block because they run the same subgraph.
+   holds an ``OfflineMemoryAllocation``, a ``CALL`` (no TFLM kernel), a
+   subgraph that runs itself. ``call_structure`` finds which ``IF``,
+   ``WHILE`` or ``CALL_ONCE`` runs which subgraph, which operators of one
+   subgraph share a block because they run the same subgraph, and which
+   subgraphs operators of several subgraphs run (those get a region of
+   their own, above the rest).
 2. Import each subgraph TFLM runs, the ones an operator runs first, with
    its inputs in the arena (``INPUT_COPY``: TFLM holds inputs in its arena
    from the start to their last reader), mark each call with its operator
@@ -509,6 +510,9 @@ class CallStructure:
     leaders: dict[int, dict[int, int]]
     """Subgraph -> operator -> the first operator of the subgraph that runs
     any of the same subgraphs (itself when none): they share one block."""
+    detached: list[int]
+    """Subgraphs run by operators of more than one subgraph: each in a
+    region of its own above the rest, not in a block."""
     unreached: dict[int, tuple[int, int, list[int]]]
     """Subgraphs no operator runs -> their tensor and operator counts and
     the tensors that hold no data (TFLM gives them no lifetime)."""
@@ -541,11 +545,13 @@ def call_structure(data: bytes, label: str) -> CallStructure:
     subgraph that run the same subgraph (two IFs with one branch) share one
     block, live from the first to the last of them, as TFLM gives the
     subgraph's tensors one offset, live from its first call to its last.
-    Operators of two subgraphs that run the same subgraph are refused."""
+    A subgraph run by operators of two subgraphs (an ``IF`` and one nested
+    in its branch) is "detached": it gets a region of its own above all
+    the rest (``combine``), which no other tensor shares at any time."""
     model = open_model(data, label)
     count = model.SubgraphsLength()
     callees: dict[int, dict[int, tuple[int, ...]]] = {}
-    caller: dict[int, tuple[int, int, str]] = {}
+    calling: dict[int, set[int]] = {}
     order: list[int] = []
 
     def visit(index: int, path: tuple[int, ...]) -> None:
@@ -572,33 +578,29 @@ def call_structure(data: bytes, label: str) -> CallStructure:
                         f"{label}: {where}{operator.where} runs subgraph {target}, which is "
                         f"already running (subgraphs {' -> '.join(map(str, (*path, target)))})"
                     )
-                if target in caller and caller[target][0] != index:
-                    first_subgraph, _, first_operator = caller[target]
-                    raise ExportError(
-                        f"{label}: subgraph {target} is run by {first_operator} of subgraph "
-                        f"{first_subgraph} and by {operator.where} of subgraph {index}: "
-                        "TFLM gives its tensors one offset for both calls, and memplan plans "
-                        "a subgraph in a block of the one subgraph that runs it"
-                    )
-                caller.setdefault(target, (index, operator.index, operator.where))
+                calling.setdefault(target, set()).add(index)
             runs[operator.index] = targets
         callees[index] = runs
-        lead: dict[int, int] = {}  # operators sharing a subgraph: one group, its first
-        for op, targets in runs.items():
-            lead[op] = op
-            roots = {lead[caller[t][1]] for t in targets} | {op}
-            for member in lead:
-                if lead[member] in roots:
-                    lead[member] = min(roots)
-        leaders[index] = lead
         for targets in runs.values():
             for target in dict.fromkeys(targets):
                 if target not in callees:
                     visit(target, (*path, target))
         order.append(index)
 
-    leaders: dict[int, dict[int, int]] = {}
     visit(0, (0,))
+    detached = sorted(t for t, subgraphs in calling.items() if len(subgraphs) > 1)
+    leaders: dict[int, dict[int, int]] = {}
+    for index, runs in callees.items():
+        first_runner: dict[int, int] = {}  # the first operator running each target
+        lead: dict[int, int] = {}  # operators sharing a subgraph: one group, its first
+        for op, targets in runs.items():
+            lead[op] = op
+            kept = [t for t in targets if t not in detached]
+            roots = {lead[first_runner.setdefault(t, op)] for t in kept} | {op}
+            for member in lead:
+                if lead[member] in roots:
+                    lead[member] = min(roots)
+        leaders[index] = lead
     unreached: dict[int, tuple[int, int, list[int]]] = {}
     for index in range(count):
         if index not in callees:
@@ -609,7 +611,7 @@ def call_structure(data: bytes, label: str) -> CallStructure:
                 if model.Buffers(flat.Tensors(t).Buffer()).DataLength() == 0
             ]
             unreached[index] = (flat.TensorsLength(), flat.OperatorsLength(), empty)
-    return CallStructure(count, callees, order, leaders, unreached)
+    return CallStructure(count, callees, order, leaders, detached, unreached)
 
 
 def callee_bytes(
@@ -622,8 +624,8 @@ def callee_bytes(
     sizes: dict[int, int] = {}
     for operator, targets in structure.callees[index].items():
         first = structure.leaders[index][operator]
-        size = max(plans[target].head for target in targets)
-        sizes[first] = max(sizes.get(first, 0), size)
+        kept = [plans[t].head for t in targets if t not in structure.detached]
+        sizes[first] = max(sizes.get(first, 0), *kept, 0)
     return sizes
 
 
@@ -829,16 +831,21 @@ def combine(
     structure: CallStructure, plans: Mapping[int, SubgraphPlan], pipeline: str
 ) -> OfflinePlan:
     """The whole model's plan: subgraph 0 at the arena's start, each
-    subgraph an operator runs at the start of that operator's block, the
-    words of all subgraphs one after the other (TFLM's
-    ``InitializeAllocationInfo`` reads them with one running index, and
-    ``GetOfflinePlannedOffsets`` wants their count to be all subgraphs'
-    tensors)."""
+    subgraph an operator runs at the start of that operator's block, each
+    detached subgraph in a region of its own above the rest, the words of
+    all subgraphs one after the other (TFLM's ``InitializeAllocationInfo``
+    reads them with one running index, and ``GetOfflinePlannedOffsets``
+    wants their count to be all subgraphs' tensors)."""
     base = {0: 0}
+    top = align_up(plans[0].head)
+    for index in structure.detached:
+        base[index] = top
+        top = align_up(top + plans[index].head)
     for index in reversed(structure.order):  # callers before the subgraphs they run
         for operator, targets in structure.callees[index].items():
             for target in targets:
-                base[target] = base[index] + plans[index].callee_blocks.get(operator, 0)
+                if target not in structure.detached:
+                    base[target] = base[index] + plans[index].callee_blocks.get(operator, 0)
     parts: list[SubgraphPlan] = []
     words: list[int] = []
     for index in range(structure.count):
