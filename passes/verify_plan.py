@@ -247,6 +247,10 @@ class VerifyPlanPass(ModulePass):
       iteration arguments and results); the error names the value, the
       write, the value written and the reader. An invoke's `outs` may
       overlap its `ins` only as a `memory.inplace` pair at the same offset.
+      The manifest form is read as value semantics: a write through `%r`
+      ends the content of every other value on its bytes, so writing
+      through an `scf.if` result that may be `%a` and then reading `%a` is
+      reported even in unplanned IR (docs/known-limits.md).
       Reported when the other checks find nothing (an overlap clobbers
       too). Not checked: functions with multi-block regions, tensors at
       dynamic offsets, unpinned storages allocated inside loops.
