@@ -279,6 +279,39 @@ def test_import_is_deterministic(capsys: pytest.CaptureFixture[str]) -> None:
     assert first == second
 
 
+def test_tensor_names_that_are_printer_suffixes_stay_distinct(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Initializers ``w`` and ``w_1:0`` (openWakeWord's embedding model has
+    ``ReadVariableOp`` and ``ReadVariableOp_1:0``): each global's memref and
+    tensor are named after it, so the second ``w`` value and ``w_1:0`` both
+    want ``%w_1``. Every value is defined once, and the text plans."""
+    weights = [
+        helper.make_tensor(name, TensorProto.FLOAT, [4], [float(i)] * 4)
+        for i, name in enumerate(["w", "w_1:0", "w_1_0"])
+    ]
+    graph = helper.make_graph(
+        [
+            helper.make_node("Add", ["x", "w"], ["a"]),
+            helper.make_node("Add", ["a", "w_1:0"], ["b"]),
+            helper.make_node("Add", ["b", "w_1_0"], ["y"]),
+        ],
+        "suffixes",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])],
+        weights,
+    )
+    path = tmp_path / "suffixes.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    code, out, err = _import_cli([str(path)], capsys)
+    assert code == 0, err
+    defined = re.findall(r"(%[\w.$-]+) = ", out)
+    assert len(defined) == len(set(defined)), sorted(defined)
+    mlir = tmp_path / "suffixes.mlir"
+    mlir.write_text(out)
+    assert memplan_opt_main([str(mlir), "--plan", "-o", os.devnull]) == 0, capsys.readouterr().err
+
+
 def test_custom_domain_op_typed_by_value_info(capsys: pytest.CaptureFixture[str]) -> None:
     """ONNX cannot infer a project's own op; the model's value_info types it,
     and without that the error names the tensor and the inference problem."""

@@ -1,4 +1,4 @@
-"""memplan's workarounds for xDSL 0.74's parser (``memplan.tools.xdsl_compat``).
+"""memplan's workarounds for xDSL 0.74's parser and printer (``memplan.tools.xdsl_compat``).
 
 Two tests per workaround: ``test_compat_*`` fails if the workaround is
 removed (the input is again a traceback, accepted, or misplaced);
@@ -10,18 +10,23 @@ is ``test_lit/driver/parse-error-xdsl-gaps.mlir``.
 
 from __future__ import annotations
 
+import os
 import re
+from io import StringIO
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from xdsl.ir import Operation
 from xdsl.parser import Parser
+from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError
 from xdsl.utils.mlir_lexer import MLIRLexer
 
 from memplan.dialect.context import memplan_context
-from memplan.tools.xdsl_compat import CompatParser, LinearLexer
+from memplan.tools.memplan_opt import main as memplan_opt_main
+from memplan.tools.xdsl_compat import CompatParser, DistinctNamePrinter, LinearLexer
 
 INTEGER_TOO_LARGE = """\
 func.func @f() -> i64 {
@@ -245,3 +250,54 @@ def test_linear_pattern_matches_the_same_strings(body: str) -> None:
     linear = LinearLexer._unescaped_characters_regex.match(text)  # pyright: ignore[reportPrivateUsage]
     upstream = MLIRLexer._unescaped_characters_regex.match(text)  # pyright: ignore[reportPrivateUsage]
     assert (linear and linear.group()) == (upstream and upstream.group())
+
+
+# Name hints one of which is another's printer suffix: %a_1 is the second
+# %a's name and the hint of another value (its own hint loses one suffix).
+
+SUFFIXED_NAMES = """\
+func.func @f(%a: i32) -> i32 {
+  %a_1 = arith.addi %a, %a : i32
+  %a_1_1 = arith.addi %a_1, %a : i32
+  %a_1_2 = arith.addi %a_1_1, %a_1 : i32
+  func.return %a_1_2 : i32
+}
+"""
+
+
+def _defined_names(text: str) -> list[str]:
+    return re.findall(r"(%[\w.$-]+)(?: = |: )", text)
+
+
+def test_compat_printer_names_each_value_once() -> None:
+    module = CompatParser(memplan_context(), SUFFIXED_NAMES, "in.mlir").parse_module()
+    stream = StringIO()
+    DistinctNamePrinter(stream=stream).print_op(module)
+    names = _defined_names(stream.getvalue())
+    assert len(names) == len(set(names)) == 4
+    # The text means the same program: it prints the same once parsed again.
+    again = CompatParser(memplan_context(), stream.getvalue(), "out.mlir").parse_module()
+    reprinted = StringIO()
+    DistinctNamePrinter(stream=reprinted).print_op(again)
+    assert reprinted.getvalue() == stream.getvalue()
+
+
+def test_compat_memplan_opt_output_parses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "in.mlir"
+    source.write_text(SUFFIXED_NAMES)
+    assert memplan_opt_main([str(source), "-o", str(tmp_path / "out.mlir")]) == 0
+    out = (tmp_path / "out.mlir").read_text()
+    assert "%a_1_2 = arith.addi %a_1_1, %a_1 : i32" in out
+    assert memplan_opt_main([str(tmp_path / "out.mlir"), "-o", os.devnull]) == 0, (
+        capsys.readouterr().err
+    )
+
+
+def test_upstream_printer_prints_a_name_twice() -> None:
+    module = Parser(memplan_context(), SUFFIXED_NAMES, "in.mlir").parse_module()
+    stream = StringIO()
+    Printer(stream=stream).print_op(module)
+    names = _defined_names(stream.getvalue())
+    assert len(names) == 4 and len(set(names)) == 3

@@ -83,6 +83,7 @@ from memplan.tools.driver import (
 )
 from memplan.tools.output_file import OutputFile, OutputFileError
 from memplan.tools.version import version_text
+from memplan.tools.xdsl_compat import DistinctNameMLIRTarget
 
 PROG = "memplan-opt"
 PASS_GROUP_TITLE = "memplan passes"
@@ -247,6 +248,11 @@ class MemplanOptMain(xDSLOptMain):
         super().register_all_passes()
         for name, factory in self.memplan_passes.items():
             self.register_pass(name, factory)
+
+    def register_all_targets(self) -> None:
+        super().register_all_targets()
+        # Every value printed under a name of its own (xdsl_compat).
+        self.available_targets["mlir"] = lambda: DistinctNameMLIRTarget
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)

@@ -7,22 +7,27 @@ names the xDSL behaviour it covers and the upstream fix it waits for;
 ``tests/test_xdsl_compat.py`` has one test per workaround (failing if the
 workaround is removed) and one per upstream behaviour (failing once xDSL
 fixes it, when the workaround can go). ``docs/known-limits.md`` lists them
-for users. They touch xDSL internals (``_parser_state``, ``_parse_block``,
-``ForwardDeclaredValue``, the lexer's string pattern): that is why
+for users. ``DistinctNamePrinter`` (with ``DistinctNameMLIRTarget``, its
+``memplan-opt`` output) is the printer's. They touch xDSL internals (``_parser_state``, ``_parse_block``,
+``ForwardDeclaredValue``, the lexer's string pattern, the printer's
+``_ssa_values``): that is why
 pyproject.toml pins ``xdsl<0.75``.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from dataclasses import dataclass, field
+from typing import IO, Any
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Attribute, Block, Operation
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.parser.core import ForwardDeclaredValue
 from xdsl.parser.generic_parser import ParserState
+from xdsl.printer import Printer
+from xdsl.targets.mlir import MLIRTarget
 from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Input, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
@@ -207,3 +212,61 @@ class CompatParser(Parser):
                     if span is None:
                         continue
                     raise ParseError(span, f"operand %{name} does not dominate its use")
+
+
+@dataclass(eq=False, repr=False)
+class DistinctNamePrinter(Printer):
+    """xDSL's printer, giving every value of a scope a name of its own.
+
+    Upstream (xDSL 0.74 ``Printer.print_ssa_value``): a name hint seen
+    before is printed with the next ``_N`` suffix, without checking that
+    another value's hint is not that name; and a hint loses one ``_N``
+    suffix when it is set (``SSAValue.extract_valid_name``). So ``%w``,
+    ``%w_1`` and ``%w_1_1`` (or ONNX tensors ``w`` and ``w_1:0``) print as
+    ``%w``, ``%w_1``, ``%w_1``: a value defined twice, a text that does not
+    parse (or, after a use, parses to another program). Here a name
+    already printed in the scope takes the hint's next free suffix. Waits
+    for: the same check in ``print_ssa_value``."""
+
+    _printed_names: list[set[str]] = field(default_factory=lambda: [set[str]()], init=False)
+
+    def print_ssa_value(self, value: SSAValue) -> str:
+        hint = value.name_hint
+        if hint and value not in self._ssa_values:
+            taken = self._printed_names[-1]
+            index = self.ssa_names.get(hint, 0)
+            name = f"{hint}_{index}" if index else hint
+            while name in taken:
+                index += 1
+                name = f"{hint}_{index}"
+            self.ssa_names[hint] = index + 1
+            self._ssa_values[value] = name
+            taken.add(name)
+        return super().print_ssa_value(value)
+
+    def enter_scope(self) -> None:
+        super().enter_scope()
+        self._printed_names.append(set(self._printed_names[-1]))
+
+    def exit_scope(self) -> None:
+        super().exit_scope()
+        self._printed_names.pop()
+
+
+@dataclass(frozen=True)
+class DistinctNameMLIRTarget(MLIRTarget):
+    """``memplan-opt``'s ``mlir`` output through ``DistinctNamePrinter``."""
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        if self.syntax_highlight:  # xDSL's colour printer: a terminal, not a file
+            super().emit(ctx, module, output)
+            return
+        printer = DistinctNamePrinter(
+            stream=output,
+            print_generic_format=self.print_generic_format,
+            print_properties_as_attributes=self.print_properties_as_attributes,
+            print_debuginfo=self.print_debuginfo,
+        )
+        printer.print_op(module)
+        printer.print_metadata(ctx.loaded_dialects)
+        print("\n", file=output)

@@ -12,10 +12,10 @@ from math import prod
 from xdsl.dialects import arith, func, tensor
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
-from xdsl.printer import Printer
 from xdsl.utils.hints import isa
 
 from memplan.tools.frontends.protocol import FrontendError
+from memplan.tools.xdsl_compat import DistinctNamePrinter
 
 _INVALID_NAME_CHARS = re.compile(r"[^A-Za-z0-9_$.]")
 
@@ -45,9 +45,10 @@ class UniqueNames:
 
 
 def module_text(module: ModuleOp) -> str:
-    """``module`` printed as xDSL/MLIR text, with a final newline."""
+    """``module`` printed as xDSL/MLIR text, with a final newline, each
+    value under a name of its own (``DistinctNamePrinter``)."""
     stream = StringIO()
-    Printer(stream=stream).print_op(module)
+    DistinctNamePrinter(stream=stream).print_op(module)
     stream.write("\n")
     return stream.getvalue()
 
