@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -633,3 +634,45 @@ def test_a_dynamic_size_over_its_bound_is_an_execution_error() -> None:
         ExecutionError, match=r"storage %y_storage of 4100 bytes exceeds its bound max 4096"
     ):
         run_function(planned, [x, 1025], kernels=_bounded_registry())
+
+
+@pytest.mark.parametrize(
+    ("op", "shape", "attributes"),
+    [
+        ("GlobalMaxPool", [1, 4, 6], {}),  # magika's [1, 512, 256] -> [1, 512, 1]
+        ("GlobalMaxPool", [1, 2, 3, 4, 5], {}),
+        ("GlobalMaxPool", [2, 3, 4, 5], {}),
+        ("GlobalAveragePool", [1, 4, 6], {}),
+        ("GlobalLpPool", [1, 4, 6], {}),
+        ("GlobalLpPool", [1, 2, 3, 4], {"p": 3}),
+    ],
+)
+def test_global_pools_keep_every_spatial_axis(
+    op: str, shape: list[int], attributes: dict[str, Any], tmp_path: Path
+) -> None:
+    """Global pools reduce axes 2 on and keep them as 1s, whatever the rank:
+    onnx.reference's GlobalMaxPool reduced the last two axes (a [1, 4, 6]
+    input pooled to [1, 1]) and it has no GlobalLpPool."""
+    from onnx import TensorProto, helper
+
+    out_shape = shape[:2] + [1] * (len(shape) - 2)
+    graph = helper.make_graph(
+        [helper.make_node(op, ["x"], ["y"], **attributes)],
+        "pool",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)],
+    )
+    path = tmp_path / "pool.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    [(_, report)] = run_onnx(str(path), "manifest-alloc,insert-kills,usmp", inputs={"x": x})
+    assert report.ok, report.format()
+    axes = tuple(range(2, len(shape)))
+    p = attributes.get("p", 2)
+    expected = {
+        "GlobalMaxPool": lambda: x.max(axis=axes, keepdims=True),
+        "GlobalAveragePool": lambda: x.mean(axis=axes, keepdims=True),
+        "GlobalLpPool": lambda: (np.abs(x) ** p).sum(axis=axes, keepdims=True) ** (1 / p),
+    }[op]()
+    np.testing.assert_allclose(report.planned_outputs[0], expected, rtol=1e-6)
+    assert main([str(path)]) == 0

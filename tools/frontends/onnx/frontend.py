@@ -29,6 +29,7 @@ from memplan.tools.frontends.onnx.model import (
     graph_inputs,
     load_model,
     prepare_model,
+    reference_evaluator,
     tensor_array,
 )
 from memplan.tools.frontends.protocol import FrontendError, ImportedModel, ImportOptions
@@ -118,11 +119,10 @@ def reference_run(
     bound_feeds: Mapping[str, np.ndarray] | None = None,
 ) -> list[np.ndarray]:
     """The outputs of the whole model under ``onnx.reference.ReferenceEvaluator``
-    (``bound_feeds``: the inputs ``--input-value`` binds, by name)."""
-    from onnx.reference import ReferenceEvaluator
-
+    with memplan's corrections of its kernels (``reference_ops``;
+    ``bound_feeds``: the inputs ``--input-value`` binds, by name)."""
     try:
-        evaluator = ReferenceEvaluator(model)
+        evaluator = reference_evaluator(model)
         results = evaluator.run(None, {**dict(zip(names, arguments)), **(bound_feeds or {})})
     except Exception as error:  # noqa: BLE001 - the reference's own failures
         raise FrontendError(f"reference run: {error}") from error

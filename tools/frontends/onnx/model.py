@@ -562,9 +562,13 @@ def one_node_model(
 
 
 def reference_evaluator(model: Any) -> Any:
+    """ONNX's reference evaluator of ``model``, with memplan's corrections
+    of its kernels (``reference_ops``)."""
     from onnx.reference import ReferenceEvaluator
 
-    return ReferenceEvaluator(model)
+    from memplan.tools.frontends.onnx.reference_ops import REFERENCE_OPS
+
+    return ReferenceEvaluator(model, new_ops=REFERENCE_OPS)
 
 
 def _fold_node(
