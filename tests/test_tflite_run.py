@@ -6,7 +6,7 @@ planned and unplanned (bit-identical) and compared with TFLite."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -34,22 +34,27 @@ def _ints(*values: int) -> bytes:
 def one_op(
     builtin: str,
     x: list[int],
-    out: list[int],
+    out: list[int] | list[list[int]],
     constants: list[tuple[list[int], int, bytes]] = [],  # noqa: B006 - never mutated
     options: tuple[str, dict[str, Any]] | None = None,
     extra_inputs: int = 0,
+    x_type: int = F32,
+    out_type: int = F32,
 ) -> bytes:
     """A model computing ``builtin`` of input ``x`` (and ``extra_inputs``
-    more inputs of the same shape) and ``constants``."""
-    tensors = [fx.TensorSpec(f"x{i}", x, F32) for i in range(1 + extra_inputs)]
+    more inputs of the same shape and type) and ``constants``; ``out`` is
+    the result's shape, or a list of shapes for several results."""
+    tensors = [fx.TensorSpec(f"x{i}", x, x_type) for i in range(1 + extra_inputs)]
     for index, (shape, kind, data) in enumerate(constants):
         tensors.append(fx.TensorSpec(f"c{index}", shape, kind, data))
-    tensors.append(fx.TensorSpec("y", out, F32))
-    operator = fx.OperatorSpec(
-        builtin, list(range(len(tensors) - 1)), [len(tensors) - 1], options=options
-    )
+    operands = list(range(len(tensors)))
+    outs = out if out and isinstance(out[0], list) else [out]
+    for index, shape in enumerate(outs):
+        tensors.append(fx.TensorSpec(f"y{index}", shape, out_type))
+    results = list(range(len(operands), len(tensors)))
+    operator = fx.OperatorSpec(builtin, operands, results, options=options)
     inputs = list(range(1 + extra_inputs))
-    return fx.build_model([fx.SubgraphSpec(tensors, [operator], inputs, [len(tensors) - 1])])
+    return fx.build_model([fx.SubgraphSpec(tensors, [operator], inputs, results)])
 
 
 def _conv(padding: int, stride: int, dilation: int = 1) -> dict[str, int]:
@@ -167,6 +172,82 @@ CASES: dict[str, bytes] = {
         [([2], I32, _ints(1, 2))],
         ("ReducerOptions", {"KeepDims": True}),
     ),
+    "maximum": one_op("MAXIMUM", [2, 3, 4], [2, 3, 4], extra_inputs=1),
+    "maximum int32": one_op("MAXIMUM", [2, 3], [2, 3], extra_inputs=1, x_type=I32, out_type=I32),
+    "mirror pad reflect": one_op(
+        "MIRROR_PAD",
+        [1, 4, 5, 2],
+        [1, 6, 9, 2],
+        [([4, 2], I32, _ints(0, 0, 1, 1, 2, 2, 0, 0))],
+        ("MirrorPadOptions", {"Mode": tflite.MirrorPadMode.REFLECT}),
+    ),
+    "mirror pad symmetric": one_op(
+        "MIRROR_PAD",
+        [1, 1, 7],
+        [1, 1, 12],
+        [([3, 2], I32, _ints(0, 0, 0, 0, 3, 2))],
+        ("MirrorPadOptions", {"Mode": tflite.MirrorPadMode.SYMMETRIC}),
+    ),
+    "neg": one_op("NEG", [2, 5], [2, 5]),
+    "abs": one_op("ABS", [2, 5], [2, 5]),
+    "exp": one_op("EXP", [2, 5], [2, 5]),
+    "square": one_op("SQUARE", [2, 5], [2, 5]),
+    "div": one_op("DIV", [2, 5], [2, 5], extra_inputs=1, options=("DivOptions", {})),
+    "floor div int32": one_op(
+        "FLOOR_DIV", [2, 5], [2, 5], [([1], I32, _ints(3))], x_type=I32, out_type=I32
+    ),
+    "sum": one_op(
+        "SUM",
+        [2, 3, 4],
+        [2, 1, 1],
+        [([2], I32, _ints(1, -1))],
+        ("ReducerOptions", {"KeepDims": True}),
+    ),
+    "reduce max": one_op(
+        "REDUCE_MAX", [2, 3, 4], [3], [([2], I32, _ints(0, 2))], ("ReducerOptions", {})
+    ),
+    "reduce min": one_op(
+        "REDUCE_MIN", [2, 3, 4], [2, 4], [([1], I32, _ints(1))], ("ReducerOptions", {})
+    ),
+    "reduce prod": one_op(
+        "REDUCE_PROD", [2, 3, 4], [2, 3], [([1], I32, _ints(2))], ("ReducerOptions", {})
+    ),
+    "pack": one_op(
+        "PACK",
+        [2, 3],
+        [2, 2, 3],
+        options=("PackOptions", {"ValuesCount": 2, "Axis": 1}),
+        extra_inputs=1,
+    ),
+    "split v": one_op(
+        "SPLIT_V",
+        [2, 7],
+        [[2, 2], [2, 4], [2, 1]],
+        [([3], I32, _ints(2, -1, 1)), ([], I32, _ints(1))],
+        ("SplitVOptions", {"NumSplits": 3}),
+    ),
+    "gather": one_op(
+        "GATHER", [3, 4, 2], [3, 3, 2], [([3], I32, _ints(3, 0, 3))], ("GatherOptions", {"Axis": 1})
+    ),
+    "batch matmul adj y": one_op(
+        "BATCH_MATMUL",
+        [2, 3, 4],
+        [2, 3, 3],
+        options=("BatchMatMulOptions", {"AdjY": True}),
+        extra_inputs=1,
+    ),
+    "reverse v2": one_op("REVERSE_V2", [2, 3, 4], [2, 3, 4], [([1], I32, _ints(1))]),
+    "select v2": one_op(
+        "SELECT_V2",
+        [2, 3],
+        [2, 3],
+        [([2, 3], F32, _weights(2, 3)), ([3], F32, _weights(3))],
+        x_type=tflite.TensorType.BOOL,
+    ),
+    "shape": one_op(
+        "SHAPE", [2, 3, 4], [3], options=("ShapeOptions", {"OutType": I32}), out_type=I32
+    ),
+    "cast int32 to float": one_op("CAST", [2, 3], [2, 3], x_type=I32),
     "depth to space": one_op(
         "DEPTH_TO_SPACE",
         [1, 2, 3, 8],
@@ -174,6 +255,45 @@ CASES: dict[str, bytes] = {
         options=("DepthToSpaceOptions", {"BlockSize": 2}),
     ),
 }
+
+
+def _positive(*shape: int) -> np.ndarray:
+    return rng.uniform(0.1, 4.0, shape).astype(np.float32)
+
+
+INPUT_CASES: dict[str, tuple[bytes, dict[str, np.ndarray]]] = {
+    # Operators of a positive input (okay_nabu's RSQRT of a variance).
+    "rsqrt": (one_op("RSQRT", [2, 3, 4], [2, 3, 4]), {"x0": _positive(2, 3, 4)}),
+    "sqrt": (one_op("SQRT", [2, 5], [2, 5]), {"x0": _positive(2, 5)}),
+    "log": (one_op("LOG", [2, 5], [2, 5]), {"x0": _positive(2, 5)}),
+    "pow": (
+        one_op("POW", [2, 5], [2, 5], extra_inputs=1),
+        {"x0": _positive(2, 5), "x1": _positive(2, 5)},
+    ),
+    # A RANGE whose length the model records: start 1, limit 9, delta 2.
+    "range": (
+        one_op(
+            "RANGE", [], [4], [([], I32, _ints(9)), ([], I32, _ints(2))], x_type=I32, out_type=I32
+        ),
+        {"x0": np.array(1, np.int32)},
+    ),
+}
+"""One-operator models and the inputs they need (random ones would not do)."""
+
+
+@pytest.mark.parametrize("case", sorted(INPUT_CASES))
+def test_kernel_on_given_inputs_matches_tflite(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model, inputs = INPUT_CASES[case]
+    path = tmp_path / "model.tflite"
+    path.write_bytes(model)
+    np.savez(tmp_path / "inputs.npz", **cast(dict[str, Any], inputs))
+    arguments = [str(path), "--inputs", str(tmp_path / "inputs.npz")]
+    code = memplan_run.main([*arguments, "--atol", "1e-5", "--rtol", "1e-6"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "bit-identical" in out and "result: OK" in out
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

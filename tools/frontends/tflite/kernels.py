@@ -23,7 +23,8 @@ from memplan.dialect.interpreter import Kernel, kernel_of_shape_function, shape_
 from memplan.tools.frontends.tflite.importer import TFLITE_ATTR_PREFIX
 
 Options = Mapping[str, Any]
-TfliteKernel = Callable[[Sequence[np.ndarray], Options], np.ndarray]
+TfliteKernel = Callable[[Sequence[np.ndarray], Options], Any]
+"""The result: an array, or a list of arrays for an operator with several outputs."""
 
 
 def options_of(attributes: Mapping[str, Attribute]) -> dict[str, Any]:
@@ -137,6 +138,13 @@ def pad(ins: Sequence[np.ndarray], options: Options) -> np.ndarray:
     return np.pad(ins[0], [tuple(int(v) for v in row) for row in ins[1]], constant_values=value)
 
 
+def mirror_pad(ins: Sequence[np.ndarray], options: Options) -> np.ndarray:
+    # TFLite's REFLECT leaves the edge out of the mirror (NumPy's "reflect"),
+    # SYMMETRIC repeats it (NumPy's "symmetric").
+    mode = "symmetric" if options.get("mode", 0) in (1, "SYMMETRIC") else "reflect"
+    return np.pad(ins[0], [tuple(int(v) for v in row) for row in ins[1]], mode=mode)
+
+
 def strided_slice(ins: Sequence[np.ndarray], options: Options) -> np.ndarray:
     x, begin, end, strides = ins
     index: list[slice] = []
@@ -182,6 +190,49 @@ def concatenation(ins: Sequence[np.ndarray], options: Options) -> np.ndarray:
 def mean(ins: Sequence[np.ndarray], options: Options) -> np.ndarray:
     axes = tuple(int(a) for a in np.asarray(ins[1]).reshape(-1))
     return ins[0].mean(axis=axes, keepdims=bool(options.get("keep_dims", 0)))
+
+
+def _reducer(function: Callable[..., np.ndarray]) -> TfliteKernel:
+    """SUM, REDUCE_MAX, ...: over the axes of input 1 (ReducerOptions' keep_dims)."""
+
+    def reduce(ins: Sequence[np.ndarray], options: Options) -> np.ndarray:
+        axes = tuple(sorted({int(a) % ins[0].ndim for a in np.asarray(ins[1]).reshape(-1)}))
+        return function(ins[0], axis=axes, keepdims=bool(options.get("keep_dims", 0)))
+
+    return reduce
+
+
+def pack(ins: Sequence[np.ndarray], options: Options) -> np.ndarray:
+    return np.stack(ins, axis=options.get("axis", 0))
+
+
+def split_v(ins: Sequence[np.ndarray], options: Options) -> list[np.ndarray]:
+    # size_splits may hold one -1: the rest of the axis.
+    x, sizes = ins[0], [int(v) for v in np.asarray(ins[1]).reshape(-1)]
+    axis = int(np.asarray(ins[2]).reshape(-1)[0]) % x.ndim
+    if -1 in sizes:
+        sizes[sizes.index(-1)] = x.shape[axis] - (sum(sizes) + 1)
+    return np.split(x, np.cumsum(sizes)[:-1], axis=axis)
+
+
+def gather(ins: Sequence[np.ndarray], options: Options) -> np.ndarray:
+    if options.get("batch_dims", 0):
+        raise NotImplementedError("GATHER with batch_dims")
+    return np.take(ins[0], ins[1], axis=options.get("axis", 0))
+
+
+def batch_matmul(ins: Sequence[np.ndarray], options: Options) -> np.ndarray:
+    x, y = ins[0], ins[1]
+    if options.get("adj_x", 0):
+        x = np.swapaxes(x, -1, -2)
+    if options.get("adj_y", 0):
+        y = np.swapaxes(y, -1, -2)
+    return np.matmul(x, y, dtype=np.float32)
+
+
+def _range(ins: Sequence[np.ndarray], options: Options) -> np.ndarray:
+    start, limit, delta = (np.asarray(v).reshape(-1)[0] for v in ins)
+    return np.arange(start.item(), limit.item(), delta.item(), dtype=np.result_type(*ins))
 
 
 def depth_to_space(ins: Sequence[np.ndarray], options: Options) -> np.ndarray:
@@ -246,6 +297,7 @@ KERNELS: dict[str, TfliteKernel] = {
     "TANH": _unary(np.tanh),
     "HARD_SWISH": _unary(lambda x: x * np.clip(x + 3, 0, 6) / 6),
     "PAD": pad,
+    "MIRROR_PAD": mirror_pad,
     "STRIDED_SLICE": strided_slice,
     "RESIZE_BILINEAR": resize_bilinear,
     "CONCATENATION": concatenation,
@@ -254,12 +306,38 @@ KERNELS: dict[str, TfliteKernel] = {
     "INPUT_COPY": _unary(lambda x: x),
     "LEAKY_RELU": leaky_relu,
     "SIN": _unary(np.sin),
+    "RSQRT": _unary(lambda x: np.float32(1) / np.sqrt(x)),
     "TRANSPOSE": transpose,
     "RFFT2D": rfft2d,
     "COMPLEX_ABS": _unary(np.abs),
     "RESHAPE": reshape,
     "SQUEEZE": squeeze,
     "EXPAND_DIMS": expand_dims,
+    "DIV": _binary(np.divide),
+    "FLOOR_DIV": lambda ins, options: np.floor_divide(ins[0], ins[1]),
+    "POW": lambda ins, options: np.power(ins[0], ins[1]),
+    "SQUARED_DIFFERENCE": lambda ins, options: np.square(ins[0] - ins[1]),
+    "NEG": _unary(np.negative),
+    "ABS": _unary(np.abs),
+    "EXP": _unary(np.exp),
+    "LOG": _unary(np.log),
+    "SQRT": _unary(np.sqrt),
+    "SQUARE": _unary(np.square),
+    "SUM": _reducer(np.sum),
+    "REDUCE_MAX": _reducer(np.max),
+    "REDUCE_MIN": _reducer(np.min),
+    "REDUCE_PROD": _reducer(np.prod),
+    "PACK": pack,
+    "SPLIT_V": split_v,
+    "GATHER": gather,
+    "BATCH_MATMUL": batch_matmul,
+    "REVERSE_V2": lambda ins, options: np.flip(
+        ins[0], axis=tuple(int(a) for a in np.asarray(ins[1]).reshape(-1))
+    ),
+    "SELECT_V2": lambda ins, options: np.where(ins[0], ins[1], ins[2]),
+    "SHAPE": lambda ins, options: np.asarray(ins[0].shape),
+    "CAST": _unary(lambda x: x),
+    "RANGE": _range,
     "MAXIMUM": lambda ins, options: np.maximum(ins[0], ins[1]),
     "MINIMUM": lambda ins, options: np.minimum(ins[0], ins[1]),
     "LESS": lambda ins, options: np.less(ins[0], ins[1]),
@@ -273,7 +351,8 @@ KERNELS: dict[str, TfliteKernel] = {
     "LOGICAL_NOT": _unary(np.logical_not),
 }
 """Float kernels by TFLite builtin name (``RFFT2D`` and ``COMPLEX_ABS``
-produce and read complex64; comparisons give bool). ``RESHAPE``,
+produce and read complex64; comparisons give bool; ``SPLIT_V`` gives a
+list, one array per output). ``RESHAPE``,
 ``SQUEEZE`` and ``EXPAND_DIMS`` run here only when imported as copies (a
 result with two dynamic dims); as views they move no bytes."""
 
@@ -284,6 +363,27 @@ EXACT_ON_INTEGERS: frozenset[str] = frozenset(
         "ADD",
         "SUB",
         "MUL",
+        "FLOOR_DIV",
+        "NEG",
+        "ABS",
+        "SUM",
+        "REDUCE_MAX",
+        "REDUCE_MIN",
+        "REDUCE_PROD",
+        "PACK",
+        "SPLIT_V",
+        "GATHER",
+        "REVERSE_V2",
+        "SELECT_V2",
+        "SHAPE",
+        "CAST",
+        "RANGE",
+        "RESHAPE",
+        "SQUEEZE",
+        "EXPAND_DIMS",
+        "TRANSPOSE",
+        "STRIDED_SLICE",
+        "CONCATENATION",
         "MAXIMUM",
         "MINIMUM",
         "LESS",
@@ -299,9 +399,15 @@ EXACT_ON_INTEGERS: frozenset[str] = frozenset(
 )
 """Builtins whose kernels also take int32/int64 and bool tensors with no
 quantization (TFLite computes them exactly, as NumPy does: the loop
-counters and conditions of `WHILE` and `IF`)."""
+counters and conditions of `WHILE` and `IF`, shape arithmetic); ``SHAPE``
+and ``CAST`` read any tensor, ``SELECT_V2`` a bool condition."""
 
 _EXACT_DTYPES = (np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.bool_))
+
+
+def _results(computed: Any) -> list[Any]:
+    """A kernel's results as a list (an operator with one output returns an array)."""
+    return computed if isinstance(computed, list) else [computed]
 
 
 def _quantized(options: Mapping[str, Any]) -> bool:
@@ -341,14 +447,20 @@ class TfliteKernelResolver:
                     f"TFLite operator {what}: memplan-run's kernels compute float32 "
                     "(and complex64) only"
                 )
-            result = np.asarray(body(arrays, options))
-            (out,) = outs
-            if result.shape != out.shape:
+            results = _results(body(arrays, options))
+            if len(results) != len(outs):
                 raise ValueError(
-                    f"TFLite operator {what}: kernel computed {list(result.shape)}, "
-                    f"the model records {list(out.shape)}"
+                    f"TFLite operator {what}: kernel computed {len(results)} results, "
+                    f"the model records {len(outs)}"
                 )
-            out[...] = result.astype(out.dtype, copy=False)
+            for result, out in zip(results, outs):
+                result = np.asarray(result)
+                if result.shape != out.shape:
+                    raise ValueError(
+                        f"TFLite operator {what}: kernel computed {list(result.shape)}, "
+                        f"the model records {list(out.shape)}"
+                    )
+                out[...] = result.astype(out.dtype, copy=False)
 
         return kernel
 
@@ -363,5 +475,7 @@ class TfliteKernelResolver:
         return shape_function_kernel(
             declaration,
             kernel,
-            lambda ins: [np.shape(body([np.asarray(value) for value in ins], options))],
+            lambda ins: [
+                np.shape(r) for r in _results(body([np.asarray(v) for v in ins], options))
+            ],
         )
