@@ -199,7 +199,13 @@ MODELS: tuple[Model, ...] = (
     ),
     Model(OWW, "openwakeword/resources/models/timer_v0.1.onnx"),
     Model(OWW, "openwakeword/resources/models/weather_v0.1.onnx"),
-    Model(PYOWW, "pyopen_wakeword/models/melspectrogram.tflite"),
+    # Saved with placeholder input sizes ([1, 1]): the package resizes the
+    # input to [1, 1760] samples, as TFLite must to prepare the model.
+    Model(
+        PYOWW,
+        "pyopen_wakeword/models/melspectrogram.tflite",
+        ("--input-shape", "serving_default_input:0=1x1760"),
+    ),
     Model(PYOWW, "pyopen_wakeword/models/embedding_model.tflite"),
     Model(PYOWW, "pyopen_wakeword/models/alexa.tflite"),
     Model(PYOWW, "pyopen_wakeword/models/hey_jarvis.tflite"),

@@ -348,3 +348,28 @@ def test_dynamic_batch_runs_at_every_size_under_one_plan(rows: list[int]) -> Non
         assert report.outputs[0].shape == (n, 4, 4)
         assert report.pool_bytes == {"workspace_cpu": 2 * 12 * 16 * 4}
         assert report.unpinned_bytes == 0
+
+
+def test_input_smaller_than_the_window_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A model saved with placeholder input sizes (pyopen-wakeword's
+    melspectrogram: [1, 1] for audio the package feeds as [1, 1760]): its
+    convolution's window does not fit, which TFLite refuses when it
+    prepares the model; memplan-run names the sizes and the option."""
+    path = tmp_path / "model.tflite"
+    path.write_bytes(
+        one_op(
+            "CONV_2D",
+            [1, 2, 2, 1],
+            [1, 1, 1, 1],
+            [([1, 3, 3, 1], F32, _weights(1, 3, 3, 1))],
+            ("Conv2DOptions", _conv(VALID, 1)),
+        )
+    )
+    assert memplan_run.main([str(path), "--no-reference"]) == 1
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.endswith(
+        "kernel @tfl.CONV_2D failed: a 2x2 input (padded 2x2) is smaller than the 3x3 window; "
+        "if the model's input sizes are placeholders, give them with --input-shape"
+    )

@@ -85,6 +85,14 @@ def _windows(
     padded = np.pad(x, pads, constant_values=fill)
     inside = np.pad(np.ones(x.shape[1:3], bool), pads[1:3])
     span_h, span_w = (kh - 1) * dh + 1, (kw - 1) * dw + 1
+    if padded.shape[1] < span_h or padded.shape[2] < span_w:
+        # TFLite refuses it too when it prepares the model (a model saved
+        # with placeholder input sizes: pyopen-wakeword's melspectrogram).
+        raise ValueError(
+            f"a {x.shape[1]}x{x.shape[2]} input (padded {padded.shape[1]}x{padded.shape[2]}) "
+            f"is smaller than the {span_h}x{span_w} window; if the model's input sizes "
+            "are placeholders, give them with --input-shape"
+        )
     patches = sliding_window_view(padded, (span_h, span_w), axis=(1, 2))
     patches = patches[:, : (oh - 1) * sh + 1 : sh, : (ow - 1) * sw + 1 : sw, :, ::dh, ::dw]
     mask = sliding_window_view(inside, (span_h, span_w))
