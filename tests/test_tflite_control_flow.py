@@ -227,6 +227,58 @@ def test_input_shape_with_an_upper_bound_elsewhere(capsys: pytest.CaptureFixture
     assert "tensor<?x8xf32>" in out and "memory.max_shapes" in out
 
 
+def _framing_model() -> bytes:
+    """BirdNET's framing in four operators: x [1, 8] (shape_signature
+    [-1, 8]); ``STRIDED_SLICE(x, [0, 0], FLOOR_DIV(SHAPE(x), 1), [1, 1])``,
+    whose end is computed by an operator TFLite does not evaluate when it
+    prepares the model, so it sizes the slice only when it runs it (the
+    model records a placeholder [1, 1]); a ``RESHAPE`` of that to
+    [1, -1, 2] (recorded [1, 1, 2])."""
+    tensors = [
+        fx.TensorSpec("x", [1, 8], F32, shape_signature=[-1, 8]),
+        fx.TensorSpec("shape", [2], I32, shape_signature=[2]),
+        fx.TensorSpec("one", [], I32, np.ones((), np.int32).tobytes()),
+        fx.TensorSpec("end", [2], I32, shape_signature=[2]),
+        fx.TensorSpec("begin", [2], I32, np.zeros(2, np.int32).tobytes()),
+        fx.TensorSpec("strides", [2], I32, np.ones(2, np.int32).tobytes()),
+        fx.TensorSpec("frames", [1, 1], F32, shape_signature=[-1, -1]),
+        fx.TensorSpec("new_shape", [3], I32, np.array([1, -1, 2], np.int32).tobytes()),
+        fx.TensorSpec("pairs", [1, 1, 2], F32, shape_signature=[-1, -1, 2]),
+    ]
+    operators = [
+        fx.OperatorSpec("SHAPE", [0], [1], options=("ShapeOptions", {"OutType": I32})),
+        fx.OperatorSpec("FLOOR_DIV", [1, 2], [3]),
+        fx.OperatorSpec("STRIDED_SLICE", [0, 4, 3, 5], [6], options=("StridedSliceOptions", {})),
+        fx.OperatorSpec("RESHAPE", [6, 7], [8], options=("ReshapeOptions", {})),
+    ]
+    return fx.build_model([fx.SubgraphSpec(tensors, operators, [0], [8])])
+
+
+def test_placeholder_sizes_take_tflites_own(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Sizes computed from other tensors' values are what TFLite computes
+    when it runs the model; without --input-shape the placeholder sizes
+    the model records are one line naming the tensors and the option."""
+    path = tmp_path / "framing.tflite"
+    path.write_bytes(_framing_model())
+    code, out, err = _import([str(path), "--input-shape", "x=1x8"], capsys)
+    assert code == 0, err
+    assert "-> tensor<1x4x2xf32>" in out
+    code, out, err = _run([str(path), "--input-shape", "x=1x8"], capsys)
+    assert code == 0, out + err
+    assert "float32[1,4,2]  bit-identical" in out and "result: OK" in out
+    output = tmp_path / "out.mlir"
+    code, out, err = _import([str(path), "-o", str(output)], capsys)
+    assert code == 1 and not output.exists()
+    assert err == (
+        "memplan-import-tflite: error: operator 3 (RESHAPE): tensor 6 'frames' [1, 1] has 1 "
+        "elements but its result, tensor 8 'pairs' [1, 1, 2], has 2: the model records "
+        "placeholder sizes (shape_signature [-1, -1, 2]); give the inputs' sizes with "
+        "--input-shape\n"
+    )
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

@@ -73,7 +73,10 @@ Choices where TFLite leaves room:
   takes the size the model records for it, as TFLite does before any resize.
   `--input-shape NAME=DIMS` sets an input's dynamic dims (a dim the model
   fixes must be given as it is, or `?`) and every tensor takes the shape
-  ai-edge-litert gives it then (``size_subgraph``). `--upper-bound
+  ai-edge-litert gives it then (``size_subgraph``: prepared, then run once
+  on zeros, since TFLite sizes a tensor whose shape is computed from other
+  tensors' values only when it runs; a view whose recorded sizes disagree
+  is an error asking for `--input-shape`). `--upper-bound
   INPUT:AXIS=N` bounds an input's dynamic dim: then every `shape_signature`
   -1 stays dynamic, bounded by the tensor's shape when ai-edge-litert
   resizes the inputs to the bounds (``shapes_at``), each call records
@@ -470,6 +473,8 @@ class _Emitter:
     ) -> Sequence[SSAValue]:
         """One kernel call for ``operator``."""
         view = operator.name in VIEW_OPS and all(t.shape.count(-1) <= 1 for t in results)
+        if view and -1 not in (*operand_tensors[0].shape, *results[0].shape):
+            _check_view_sizes(operator, operand_tensors[0], results[0])
         declaration = self.declaration(operator, operand_tensors, results, view)
         call = func.CallOp(declaration.sym_name.data, operands, [t.tensor_type for t in results])
         _record_sources(call, results)
@@ -879,6 +884,7 @@ def shapes_at(
             ]
             interpreter.resize_tensor_input(detail["index"], shape, strict=True)
         interpreter.allocate_tensors()
+        _size_dynamic_tensors(interpreter)
         return {
             int(detail["index"]): tuple(int(d) for d in detail["shape"])
             for detail in interpreter.get_tensor_details()
@@ -887,6 +893,37 @@ def shapes_at(
         first = str(error).splitlines()[0] if str(error) else type(error).__name__
         at = "its upper bounds" if not input_shapes else "the given --input-shape"
         raise TfliteImportError(f"cannot size the model at {at}: {first}") from error
+
+
+def _check_view_sizes(operator: TfliteOperator, data: TfliteTensor, result: TfliteTensor) -> None:
+    """A view's result has its data's elements. Where the model records
+    sizes that disagree, they are placeholders TFLite replaces when it runs
+    the model (tensors whose shape is computed from other tensors' values,
+    ``shape_signature`` -1): sizing the model finds the real ones."""
+    if prod(data.shape) == prod(result.shape):
+        return
+    raise TfliteImportError(
+        f"{operator.where}: tensor {data.index} '{data.name}' {list(data.shape)} has "
+        f"{prod(data.shape)} elements but its result, tensor {result.index} '{result.name}' "
+        f"{list(result.shape)}, has {prod(result.shape)}: the model records placeholder sizes "
+        "(shape_signature "
+        f"{list(result.signature or result.shape)}); give the inputs' sizes with --input-shape"
+    )
+
+
+def _size_dynamic_tensors(interpreter: Any) -> None:
+    """Runs ``interpreter`` once on zeros: TFLite sizes a tensor whose shape
+    is computed from other tensors' values (BirdNET's framing: a
+    ``STRIDED_SLICE`` whose end is ``SHAPE`` arithmetic) only when the
+    operator runs; ``allocate_tensors`` leaves it at the size the model
+    records (a placeholder). Shapes computed from the inputs' sizes come
+    out exact; a run that fails keeps the prepared sizes."""
+    for detail in interpreter.get_input_details():
+        interpreter.set_tensor(detail["index"], np.zeros(detail["shape"], detail["dtype"]))
+    try:
+        interpreter.invoke()
+    except (RuntimeError, ValueError):
+        pass
 
 
 def _dims_text(dims: Sequence[int]) -> str:
