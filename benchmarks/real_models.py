@@ -340,7 +340,7 @@ def _run_verdict(code: int | None, output: str) -> str:
         return f"OK, bit-identical ({len(rows)} outputs)"
     if identical:
         return "bit-identical, reference differs: " + _error_line(output)
-    missing = re.search(r"no kernel for TFLite operator (\w+)", output)
+    missing = re.search(r"no kernel for (?:TFLite|ONNX) operator ([\w.]+)", output)
     if missing:
         return f"not run: no kernel for {missing.group(1)}"
     return "FAILED: " + _error_line(output)
@@ -515,11 +515,12 @@ def summary(rows: Sequence[Row]) -> str:
     imported = sum(r.imported == "yes" for r in rows)
     planned = sum(r.planned == "yes" for r in rows)
     identical = sum(r.run.startswith("OK") or r.run.startswith("bit-identical") for r in rows)
+    missing = sum(r.run.startswith("not run: no kernel") for r in rows)
     packages = len({r.package for r in rows})
     return (
         f"{len(rows)} configurations of {len({(r.package, r.model.split(' [')[0]) for r in rows})}"
         f" models from {packages} packages: {imported} import, {planned} plan, {identical} run "
-        "planned bit-identical to unplanned"
+        f"planned bit-identical to unplanned, {missing} name the reference kernel memplan-run lacks"
     )
 
 

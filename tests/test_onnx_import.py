@@ -989,3 +989,61 @@ def test_control_flow_conformance_cases_run(name: str, tmp_path: Path) -> None:
     assert report.ok, report.format()
     for output, want in zip(report.planned_outputs, expected):
         np.testing.assert_allclose(output, want, rtol=1e-6)
+
+
+def _dynamic_quantize_lstm_model(path: Path) -> None:
+    """ONNX Runtime's dynamically quantized LSTM (com.microsoft), as in
+    ddddocr's common_old.onnx: X [5, 1, 8], bidirectional, hidden 4, then
+    Y [5, 2, 1, 4] reshaped to [5, 8]; the graph output declared [1,
+    seqlen], a symbol no input has and a rank its node contradicts."""
+    rng = np.random.default_rng(0)
+    weights = [
+        helper.make_tensor("W", TensorProto.INT8, [2, 8, 16], rng.integers(-9, 9, 256).tolist()),
+        helper.make_tensor("R", TensorProto.INT8, [2, 4, 16], rng.integers(-9, 9, 128).tolist()),
+        helper.make_tensor("B", TensorProto.FLOAT, [2, 32], [0.0] * 64),
+        helper.make_tensor("W_scale", TensorProto.FLOAT, [2], [0.01, 0.02]),
+        helper.make_tensor("W_zero_point", TensorProto.INT8, [2], [0, 0]),
+        helper.make_tensor("R_scale", TensorProto.FLOAT, [2], [0.01, 0.02]),
+        helper.make_tensor("R_zero_point", TensorProto.INT8, [2], [0, 0]),
+        helper.make_tensor("shape", TensorProto.INT64, [2], [5, -1]),
+    ]
+    lstm = helper.make_node(
+        "DynamicQuantizeLSTM",
+        ["x", "W", "R", "B", "", "", "", "", "W_scale", "W_zero_point", "R_scale", "R_zero_point"],
+        ["Y", "Y_h", "Y_c"],
+        domain="com.microsoft",
+        direction="bidirectional",
+        hidden_size=4,
+    )
+    graph = helper.make_graph(
+        [lstm, helper.make_node("Reshape", ["Y", "shape"], ["y"])],
+        "quantized_lstm",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5, 1, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, "seqlen"])],
+        weights,
+    )
+    opsets = [helper.make_opsetid("", 12), helper.make_opsetid("com.microsoft", 1)]
+    onnx.save(helper.make_model(graph, opset_imports=opsets), path)
+
+
+def test_onnx_runtime_contrib_lstm_imports_and_names_its_missing_kernel(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """com.microsoft.DynamicQuantizeLSTM's outputs are typed by ONNX
+    Runtime's shape function; memplan-run names the kernel it lacks."""
+    from memplan.tools.memplan_run import main as run_main
+
+    path = tmp_path / "quantized_lstm.onnx"
+    _dynamic_quantize_lstm_model(path)
+    code, out, err = _import_cli([str(path)], capsys)
+    assert code == 0, err
+    assert "-> (tensor<5x2x1x4xf32>, tensor<2x1x4xf32>, tensor<2x1x4xf32>)" in out
+    assert "func.func @main(%x: tensor<5x1x8xf32>) -> tensor<5x8xf32>" in out
+    assert run_main([str(path)]) == 1
+    [line] = capsys.readouterr().err.splitlines()[-1:]
+    assert line == (
+        "memplan-run: error: unplanned run: kernel @onnx.com.microsoft.DynamicQuantizeLSTM "
+        "failed: memplan-run has no kernel for ONNX operator com.microsoft.DynamicQuantizeLSTM "
+        "(onnx.reference: Node type 'DynamicQuantizeLSTM' from domain 'com.microsoft' is "
+        "unknown, known functions: [].); give one with --kernels FILE.py"
+    )

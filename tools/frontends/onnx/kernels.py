@@ -116,15 +116,26 @@ class OnnxKernelResolver:
             out_slots = output_slots if output_slots is not None else list(range(count))
             key = (*signature, tuple(specs), tuple(out_slots))
             if key not in self.cache:
-                model, in_names, out_names = one_node_model(
-                    op_type.data,
-                    domain,
-                    opset,
-                    onnx_attributes,
-                    specs,
-                    max(out_slots, default=-1) + 1,
-                )
-                self.cache[key] = CompiledNode(reference_evaluator(model), in_names, out_names)
+                try:
+                    model, in_names, out_names = one_node_model(
+                        op_type.data,
+                        domain,
+                        opset,
+                        onnx_attributes,
+                        specs,
+                        max(out_slots, default=-1) + 1,
+                    )
+                    evaluator = reference_evaluator(model)
+                except Exception as error:  # noqa: BLE001 - onnx.reference's own reasons
+                    # An op of a domain onnx.reference does not implement
+                    # (ONNX Runtime's contrib ops): say which kernel is missing.
+                    what = f"{domain}.{op_type.data}" if domain else op_type.data
+                    first = (str(error).splitlines() or [type(error).__name__])[0]
+                    raise NotImplementedError(
+                        f"memplan-run has no kernel for ONNX operator {what} (onnx.reference: "
+                        f"{first}); give one with --kernels FILE.py"
+                    ) from None
+                self.cache[key] = CompiledNode(evaluator, in_names, out_names)
             return self.cache[key], out_slots
 
         def run(ins: Sequence[Any], count: int) -> list[np.ndarray]:

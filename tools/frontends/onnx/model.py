@@ -557,7 +557,7 @@ def one_node_model(
     if domain:
         opsets.append(helper.make_opsetid("", 13))
     model = helper.make_model(graph, opset_imports=opsets)
-    model.ir_version = max(helper.find_min_ir_version_for(opsets), 4)
+    model.ir_version = max(helper.find_min_ir_version_for(opsets, ignore_unknown=True), 4)
     return model, [n for n in input_names if n], output_names
 
 
@@ -933,6 +933,7 @@ def infer_types(model: Any, folded: FoldedConstants) -> InferredTypes:
     while True:
         inferred = _infer_once(model, folded, declared)
         learned = _carried_types(model, folded, inferred.types)
+        learned.update(_contrib_types(model, folded, inferred.types))
         if learned == declared:
             return inferred
         declared = learned
@@ -982,6 +983,39 @@ def _carried_types(model: Any, folded: FoldedConstants, types: Mapping[str, Any]
     return learned
 
 
+def _contrib_types(model: Any, folded: FoldedConstants, types: Mapping[str, Any]) -> dict[str, Any]:
+    """The output types of the ONNX Runtime contrib ops ONNX's shape
+    inference does not know and memplan does, from their inputs' types (the
+    shape functions ONNX Runtime registers for them):
+
+    * ``com.microsoft.DynamicQuantizeLSTM`` (ddddocr's ``common_old.onnx``,
+      from ORT's dynamic quantization of an LSTM): ``Y`` [seq_length,
+      num_directions, batch, hidden_size], ``Y_h`` and ``Y_c``
+      [num_directions, batch, hidden_size], of ``X``'s element type.
+    """
+    helper = onnx_module().helper
+    learned: dict[str, Any] = {}
+    for _, node in live_nodes(model.graph, (), folded):
+        if node.op_type != "DynamicQuantizeLSTM" or node_domain(node) != "com.microsoft":
+            continue
+        x = _static_dims(types.get(node.input[0]))
+        attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        if x is None or len(x[1]) != 3 or "hidden_size" not in attributes:
+            continue
+        element, (sequence, batch, _) = x
+        directions = 2 if attributes.get("direction") == b"bidirectional" else 1
+        hidden = int(attributes["hidden_size"])
+        shapes = [
+            [sequence, directions, batch, hidden],
+            [directions, batch, hidden],
+            [directions, batch, hidden],
+        ]
+        for name, shape in zip(node.output, shapes):
+            if name:
+                learned[name] = helper.make_tensor_type_proto(element, shape)
+    return learned
+
+
 def constant_trip_count(node: Any, folded: FoldedConstants) -> int | None:
     """The iterations a ``Loop`` runs when its trip count and condition fold."""
     inputs = list(node.input)
@@ -1028,7 +1062,7 @@ def _infer_once(model: Any, folded: FoldedConstants, declared: Mapping[str, Any]
         [_with_folded_subgraphs(node, (index,), folded, declared) for index, node in live],
         graph.name or "main",
         inputs,
-        [_declared(output, declared) for output in graph.output],
+        [_without_foreign_symbols(_declared(output, declared), inputs) for output in graph.output],
         initializer=initializers,
         value_info=[
             *(v for v in graph.value_info if v.name not in declared),
@@ -1076,6 +1110,30 @@ def _infer_once(model: Any, folded: FoldedConstants, declared: Mapping[str, Any]
             if info.type.HasField("tensor_type") or info.name not in types:
                 types[info.name] = info.type
     return InferredTypes(types, problem)
+
+
+def _without_foreign_symbols(info: Any, inputs: Sequence[Any]) -> Any:
+    """``info`` (a graph output), or a copy without its declared shape when
+    a dim of it is a symbol no graph input has: such a shape says nothing
+    the output's node does not, and may contradict it without ONNX noticing
+    (ddddocr's common_old.onnx declares [1, seqlen] for a [32, 1, 8210]
+    Reshape result); the element type is kept."""
+    symbols = {
+        d.dim_param
+        for graph_input in inputs
+        if graph_input.type.HasField("tensor_type")
+        for d in graph_input.type.tensor_type.shape.dim
+        if d.HasField("dim_param")
+    }
+    if not info.type.HasField("tensor_type"):
+        return info
+    dims = info.type.tensor_type.shape.dim
+    if not any(d.HasField("dim_param") and d.dim_param not in symbols for d in dims):
+        return info
+    copy = onnx_module().ValueInfoProto()
+    copy.CopyFrom(info)
+    copy.type.tensor_type.ClearField("shape")
+    return copy
 
 
 def _declared(info: Any, declared: Mapping[str, Any]) -> Any:
