@@ -373,3 +373,24 @@ def test_input_smaller_than_the_window_says_so(
         "kernel @tfl.CONV_2D failed: a 2x2 input (padded 2x2) is smaller than the 3x3 window; "
         "if the model's input sizes are placeholders, give them with --input-shape"
     )
+
+
+def test_quantized_operator_names_the_kernel_it_lacks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """memplan-run computes float32 (pymicro-wakeword's int8 models): an
+    int8 ADD with a scale is one line naming the kernel it lacks."""
+    int8 = tflite.TensorType.INT8
+    tensors = [
+        fx.TensorSpec(name, [2, 3], int8, scale=[0.5], zero_point=[1]) for name in ("a", "b", "y")
+    ]
+    operator = fx.OperatorSpec("ADD", [0, 1], [2], options=("AddOptions", {}))
+    path = tmp_path / "quantized_add.tflite"
+    path.write_bytes(fx.build_model([fx.SubgraphSpec(tensors, [operator], [0, 1], [2])]))
+    assert memplan_run.main([str(path), "--no-reference"]) == 1
+    [line] = capsys.readouterr().err.splitlines()
+    assert line == (
+        "memplan-run: error: unplanned run: kernel @tfl.ADD failed: memplan-run has no kernel "
+        "for TFLite operator ADD on quantized int8 (@tfl.ADD): its kernels compute float32 and "
+        "complex64, and unquantized integers where TFLite is exact"
+    )

@@ -451,9 +451,12 @@ class TfliteKernelResolver:
             if name in EXACT_ON_INTEGERS and not _quantized(options):
                 allowed = (*_KERNEL_DTYPES, *_EXACT_DTYPES)
             if any(a.dtype not in allowed for a in (*arrays[:1], *outs)):
+                dtypes = "/".join(dict.fromkeys(str(a.dtype) for a in (*arrays[:1], *outs)))
+                kind = "quantized " if _quantized(options) else ""
                 raise NotImplementedError(
-                    f"TFLite operator {what}: memplan-run's kernels compute float32 "
-                    "(and complex64) only"
+                    f"memplan-run has no kernel for TFLite operator {what} on {kind}{dtypes} "
+                    f"(@{declaration.sym_name.data}): its kernels compute float32 and "
+                    "complex64, and unquantized integers where TFLite is exact"
                 )
             results = _results(body(arrays, options))
             if len(results) != len(outs):
