@@ -48,7 +48,7 @@ def one_op(
     for index, (shape, kind, data) in enumerate(constants):
         tensors.append(fx.TensorSpec(f"c{index}", shape, kind, data))
     operands = list(range(len(tensors)))
-    outs = out if out and isinstance(out[0], list) else [out]
+    outs = cast(list[list[int]], out if out and isinstance(out[0], list) else [out])
     for index, shape in enumerate(outs):
         tensors.append(fx.TensorSpec(f"y{index}", shape, out_type))
     results = list(range(len(operands), len(tensors)))
