@@ -188,8 +188,8 @@ def measure_model(path: Path, repeat: int, run: bool = False) -> ModelRow:
 
     from memplan.dialect.context import memplan_context
     from memplan.passes.plan_report import gather_report
-    from memplan.tools.frontends.common import module_text
     from memplan.tools.frontends.onnx.importer import import_model
+    from memplan.tools.xdsl_compat import module_text
 
     model = onnx.load(path)
     text = module_text(import_model(model))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from io import StringIO
 from typing import IO, Any
 
 from xdsl.context import Context
@@ -270,3 +271,13 @@ class DistinctNameMLIRTarget(MLIRTarget):
         printer.print_op(module)
         printer.print_metadata(ctx.loaded_dialects)
         print("\n", file=output)
+
+
+def module_text(module: ModuleOp) -> str:
+    """``module`` printed as xDSL/MLIR text, with a final newline, each
+    value under a name of its own (``DistinctNamePrinter``): what the
+    importers write."""
+    stream = StringIO()
+    DistinctNamePrinter(stream=stream).print_op(module)
+    stream.write("\n")
+    return stream.getvalue()

@@ -6,16 +6,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from io import StringIO
 from math import prod
 
 from xdsl.dialects import arith, func, tensor
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, TensorType
+from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.hints import isa
 
 from memplan.tools.frontends.protocol import FrontendError
-from memplan.tools.xdsl_compat import DistinctNamePrinter
 
 _INVALID_NAME_CHARS = re.compile(r"[^A-Za-z0-9_$.]")
 
@@ -42,15 +40,6 @@ class UniqueNames:
             name = f"{base}_{counter}"
         self.taken.add(name)
         return name
-
-
-def module_text(module: ModuleOp) -> str:
-    """``module`` printed as xDSL/MLIR text, with a final newline, each
-    value under a name of its own (``DistinctNamePrinter``)."""
-    stream = StringIO()
-    DistinctNamePrinter(stream=stream).print_op(module)
-    stream.write("\n")
-    return stream.getvalue()
 
 
 def inplace_operand(operand_types: Sequence[Attribute], result_type: Attribute) -> int | None:
