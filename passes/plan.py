@@ -7,8 +7,10 @@ from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass, PassPipeline
+from xdsl.passes import ModulePass
 
+from memplan.passes.analysis.handoff import ProvidesLifetimes, TakesLifetimes
+from memplan.passes.analysis.module_lifetimes import ModuleLifetimes
 from memplan.passes.pass_options import PlanningPassOptions, check_options
 
 
@@ -66,4 +68,17 @@ class PlanPass(PlanningPassOptions, ModulePass):
         return tuple(steps)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PassPipeline(self.passes()).apply(ctx, op)
+        # The passes one after the other, as a PassPipeline without callback
+        # runs them; `usmp` hands its lifetime analysis of the module it
+        # leaves to `verify-plan` (passes.analysis.handoff), which would
+        # otherwise compute the same again.
+        lifetimes: ModuleLifetimes | None = None
+        for step in self.passes():
+            if lifetimes is not None and isinstance(step, TakesLifetimes):
+                step.apply_with_lifetimes(ctx, op, lifetimes)
+                lifetimes = None
+            elif isinstance(step, ProvidesLifetimes):
+                lifetimes = step.apply_providing_lifetimes(ctx, op)
+            else:
+                step.apply(ctx, op)
+                lifetimes = None

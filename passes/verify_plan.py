@@ -278,6 +278,14 @@ class VerifyPlanPass(ModulePass):
         check_options(self)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        self._check(op, None)
+
+    def apply_with_lifetimes(self, ctx: Context, op: ModuleOp, lifetimes: ModuleLifetimes) -> None:
+        """``apply``, with ``lifetimes`` = ``analyze_module(op)`` computed by the
+        pass before (`plan` hands over `usmp`'s: ``passes.analysis.handoff``)."""
+        self._check(op, lifetimes)
+
+    def _check(self, op: ModuleOp, lifetimes: ModuleLifetimes | None) -> None:
         try:
             verify_kill_order(op)
         except VerifyException as error:
@@ -286,7 +294,9 @@ class VerifyPlanPass(ModulePass):
             assert located is not None
             failure = PassFailedException(f"verify-plan: {error}")
             raise at_op(failure, located, *error_notes(error)) from None
-        problems = plan_problems(analyze_module(op), require_pinned=self.require_pinned)
+        if lifetimes is None:
+            lifetimes = analyze_module(op)
+        problems = plan_problems(lifetimes, require_pinned=self.require_pinned)
         if not problems:
             return
         # The diagnostic points at the first problem's op (and the other

@@ -5,10 +5,10 @@ per tensor, and split in the IR where that is strictly smaller.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from math import lcm
-from typing import TypeVar
+from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
@@ -32,8 +32,6 @@ from memplan.passes.analysis import (
     analyze_function,
 )
 from memplan.passes.planning.intervals import overlapping_live_pairs
-
-OpT = TypeVar("OpT", bound=Operation)
 
 
 @dataclass
@@ -261,15 +259,84 @@ def _function_of(op: Operation) -> FuncOp | None:
     return current
 
 
+class SplitEdits:
+    """What ``apply_splits`` changed in the IR, in order, so that it can be
+    put back exactly (``undo``) or made final (``commit``).
+
+    ``usmp`` splits the module itself to plan the split form, instead of a
+    copy: no clone, and the ops keep their identity (and so their source
+    locations) whichever form is kept. The removed ops (old storages and
+    their kills) are only detached until ``commit`` erases them.
+    """
+
+    def __init__(self) -> None:
+        self._log: list[tuple[str, Any]] = []
+        self._removed: list[Operation] = []
+
+    def inserted(self, op: Operation) -> None:
+        """``op`` was inserted."""
+        self._log.append(("inserted", op))
+
+    def remove(self, op: Operation) -> None:
+        """Detach ``op``, remembering where it was."""
+        block = op.parent_block()
+        assert block is not None
+        self._log.append(("removed", (op, block, op.next_op)))
+        op.detach()
+        self._removed.append(op)
+
+    def retarget(self, op: AllocTensorOp) -> None:
+        """``op``'s storage operand and properties are about to change."""
+        self._log.append(("retargeted", (op, op.storage, dict(op.properties))))
+
+    def keep_use_order(self, value: SSAValue) -> None:
+        """Restore ``value``'s use list order on undo (uses are re-added in front)."""
+        self._log.append(("uses", (value, list(value.uses))))
+
+    def undo(self) -> None:
+        """Put the IR back as it was before the splits, op for op."""
+        for kind, entry in reversed(self._log):
+            if kind == "inserted":
+                Rewriter.erase_op(entry)
+            elif kind == "removed":
+                op, block, following = entry
+                if following is None:
+                    block.add_op(op)
+                else:
+                    block.insert_op_before(op, following)
+            elif kind == "retargeted":
+                op, storage, properties = entry
+                op.operands[0] = storage
+                op.properties.clear()
+                op.properties.update(properties)
+            else:
+                value, uses = entry
+                for use in uses:
+                    value.remove_use(use)
+                for use in reversed(uses):
+                    value.add_use(use)
+        self._log.clear()
+        self._removed.clear()
+
+    def commit(self) -> None:
+        """Erase the removed ops for good (kills before the storages they use)."""
+        for op in sorted(self._removed, key=lambda o: not isinstance(o, KillOp)):
+            op.erase()
+        self._log.clear()
+        self._removed.clear()
+
+
 def apply_splits(
     module: ModuleOp,
     splits: Sequence[StorageSplit],
-    ops: Mapping[Operation, Operation] | None = None,
+    edits: SplitEdits | None = None,
 ) -> list[list[AllocStorageOp]]:
     """Replace each split storage by one storage per fragment.
 
-    ``splits`` come from the analysis of ``module``, or of a module it is a
-    clone of: then ``ops`` maps each op of that module to its copy here.
+    ``splits`` come from the analysis of ``module``. With ``edits``, every
+    change is recorded there (``SplitEdits``: the old ops are detached, to
+    be erased by ``commit`` or put back by ``undo``); without, the old ops
+    are erased.
 
     A fragment's storage has the fragment's alignment and the old one's
     device and candidate pools, and is created right before the op holding
@@ -280,12 +347,7 @@ def apply_splits(
     killed where `insert-kills` would put it (right after its last use); if
     not, none is. Returns the new storages of each split, fragment by fragment.
     """
-
-    def here(op: OpT) -> OpT:
-        copy = op if ops is None else ops[op]
-        assert isinstance(copy, type(op))
-        return copy
-
+    log = SplitEdits() if edits is None else edits
     created: list[list[AllocStorageOp]] = []
     # The new storages to kill, by function, and the op each kill follows
     # (None: no kill) when known without a new analysis of the function.
@@ -293,7 +355,7 @@ def apply_splits(
     kill_after: dict[AllocStorageOp, Operation | None] = {}
     analyse: set[FuncOp] = set()
     for split in splits:
-        old = here(split.storage.alloc)
+        old = split.storage.alloc
         killed = bool(split.storage.kills)
         func = _function_of(old)
         if func is not None:
@@ -301,10 +363,11 @@ def apply_splits(
             if killed and not split.kills_known:
                 analyse.add(func)
         created.append([])
+        log.keep_use_order(old.storage)
         for fragment in split.fragments:
-            tensor_ops = [here(tensor.alloc) for tensor in fragment.tensors]
+            tensor_ops = [tensor.alloc for tensor in fragment.tensors]
             assert fragment.anchor is not None
-            first = here(fragment.anchor)
+            first = fragment.anchor
             new = AllocStorageOp(fragment.size)
             for key in ("device", "pools"):
                 if key in old.properties:
@@ -317,10 +380,12 @@ def apply_splits(
             elif old.storage.name_hint:
                 new.storage.name_hint = old.storage.name_hint
             Rewriter.insert_op(new, InsertPoint.before(first))
+            log.inserted(new)
             created[-1].append(new)
             for op in tensor_ops:
                 offset = op.static_offset
                 assert offset is not None
+                log.retarget(op)
                 op.operands[0] = new.storage
                 op.set_static_offset(offset - fragment.base)
                 if op.required_alignment == op.address_alignment:
@@ -328,17 +393,16 @@ def apply_splits(
                     op.set_required_alignment(None)
             if killed and func is not None:
                 to_kill[func].append(new)
-                after = fragment.kill_after
-                kill_after[new] = here(after) if after is not None else None
+                kill_after[new] = fragment.kill_after
         for use in list(old.storage.uses):
             assert isinstance(use.operation, KillOp)
-            Rewriter.erase_op(use.operation)
-        Rewriter.erase_op(old)
+            log.remove(use.operation)
+        log.remove(old)
     for func, storages in to_kill.items():
         if not storages:
             continue
         if func in analyse:
-            _kill_by_analysis(func, storages)
+            _kill_by_analysis(func, storages, log)
             continue
         # In the new storages' pre-order, as `insert-kills` inserts them (two
         # kills after one op end up in the reverse of that order).
@@ -347,11 +411,15 @@ def apply_splits(
         for storage in in_order:
             after = kill_after[storage]
             if after is not None:
-                Rewriter.insert_op(KillOp(storage.storage), InsertPoint.after(after))
+                kill = KillOp(storage.storage)
+                Rewriter.insert_op(kill, InsertPoint.after(after))
+                log.inserted(kill)
+    if edits is None:
+        log.commit()
     return created
 
 
-def _kill_by_analysis(func: FuncOp, storages: Sequence[AllocStorageOp]) -> None:
+def _kill_by_analysis(func: FuncOp, storages: Sequence[AllocStorageOp], edits: SplitEdits) -> None:
     """Kill ``storages`` (new ones of ``func``) where `insert-kills` would,
     from a new analysis of ``func``."""
     wanted: set[SSAValue] = {storage.storage for storage in storages}
@@ -360,4 +428,6 @@ def _kill_by_analysis(func: FuncOp, storages: Sequence[AllocStorageOp]) -> None:
         if storage.value not in wanted:
             continue
         for point in lifetimes.kill_points(storage):
-            Rewriter.insert_op(KillOp(storage.value), point.insert_point())
+            kill = KillOp(storage.value)
+            Rewriter.insert_op(kill, point.insert_point())
+            edits.inserted(kill)

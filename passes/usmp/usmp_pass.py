@@ -49,7 +49,12 @@ from memplan.passes.usmp.groups import (
     planning_groups,
     pool_components,
 )
-from memplan.passes.usmp.splitting import StorageSplit, apply_splits, storage_splits
+from memplan.passes.usmp.splitting import (
+    SplitEdits,
+    StorageSplit,
+    apply_splits,
+    storage_splits,
+)
 
 OpT = TypeVar("OpT", bound=Operation)
 
@@ -208,6 +213,13 @@ class UsmpPass(PlanningPassOptions, ModulePass):
         check_options(self, non_negative=self.NON_NEGATIVE)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        self.apply_providing_lifetimes(ctx, op)
+
+    def apply_providing_lifetimes(self, ctx: Context, op: ModuleOp) -> ModuleLifetimes | None:
+        """``apply``, returning the lifetime analysis of ``op`` as the pass
+        leaves it when it has one (the pass changed the IR only by pinning
+        storages after that analysis, and pins are read from the ops), for
+        `plan` to hand to `verify-plan` (``passes.analysis.handoff``)."""
         remark_value_semantic(op, self.name)
         if not any(isinstance(child, PoolOp) for child in op.ops):
             pools = default_pools(op)
@@ -236,8 +248,9 @@ class UsmpPass(PlanningPassOptions, ModulePass):
         components = pool_components(lifetimes)
         splits = storage_splits(lifetimes) if self.split_storages else []
         plan = self._plan(lifetimes, components, budget, 2 if splits else 1)
+        final: ModuleLifetimes | None = lifetimes
         if splits:
-            plan = self._plan_split(op, splits, plan, components, budget)
+            plan, final = self._plan_split(op, splits, plan, components, budget)
         for function in lifetimes.functions:
             if function.func.sym_name.data in plan.timed_out:
                 emit_remark(
@@ -269,6 +282,7 @@ class UsmpPass(PlanningPassOptions, ModulePass):
         for pool in op.ops:
             if isinstance(pool, PoolOp):
                 pool.properties["used"] = IntegerAttr(plan.used.get(pool.pool_name, 0), 64)
+        return final
 
     def _plan_split(
         self,
@@ -277,22 +291,23 @@ class UsmpPass(PlanningPassOptions, ModulePass):
         whole: Plan,
         components: dict[str, str],
         budget: Budget,
-    ) -> Plan:
+    ) -> tuple[Plan, ModuleLifetimes | None]:
         """Plan with the multi-tensor storages split; keep the split where it pays.
 
-        The split form is planned on a copy of the module. Then, pool
-        component by component, the better of the two plans is kept: the
-        storages of the components where the split plan is strictly better
-        are split in ``module`` and the plan returned combines both.
+        The split form is planned on ``module`` itself, split in place (the
+        splits were found on the module as it is: no copy, no second search
+        for them). Then, pool component by component, the better of the two
+        plans is kept. When the split wins everywhere the module stays split
+        and the analysis of the split form is returned with the plan (it is
+        the analysis of the module as it leaves the pass, pins aside);
+        otherwise every split is undone, op for op, and only the storages of
+        the components where the split plan is strictly better are split
+        again, and no analysis is returned.
         """
-        pools = pools_of(module)
-        clone = module.clone()
-        # The copy's ops in walk order match the module's: the splits found
-        # on the module apply to the copy through them (no second analysis).
-        in_clone = dict(zip(module.walk(), clone.walk(), strict=True))
-        original_of = dict(zip(_storage_ops(clone), _storage_ops(module), strict=True))
-        clone_fragments = apply_splits(clone, splits, in_clone)
-        split = self._plan(analyze_module(clone), components, budget, 1)
+        edits = SplitEdits()
+        fragments = apply_splits(module, splits, edits)
+        split_lifetimes = analyze_module(module)
+        split = self._plan(split_lifetimes, components, budget, 1)
         component_pools: dict[str, list[str]] = {}
         for pool, component in components.items():
             component_pools.setdefault(component, []).append(pool)
@@ -302,23 +317,32 @@ class UsmpPass(PlanningPassOptions, ModulePass):
             for component, names in component_pools.items()
             if split.cost(component, names) < whole.cost(component, names)
         }
-        if not chosen:
-            return whole
-        selected = [
-            index
-            for index, storage_split in enumerate(splits)
-            if _component_of(storage_split.storage, pools, components) in chosen
-        ]
-        fragments = apply_splits(module, [splits[index] for index in selected])
-        for index, new_storages in zip(selected, fragments):
-            original_of.update(zip(clone_fragments[index], new_storages, strict=True))
+        # The storages the split plan placed, to the ones in the module.
+        now: dict[AllocStorageOp, AllocStorageOp] = {}
+        analysis: ModuleLifetimes | None = None
+        if chosen == set(component_pools):
+            edits.commit()
+            analysis = split_lifetimes
+        else:
+            edits.undo()
+            if not chosen:
+                return whole, None
+            pools = pools_of(module)
+            selected = [
+                index
+                for index, storage_split in enumerate(splits)
+                if _component_of(storage_split.storage, pools, components) in chosen
+            ]
+            kept = apply_splits(module, [splits[index] for index in selected])
+            for index, new_storages in zip(selected, kept):
+                now.update(zip(fragments[index], new_storages, strict=True))
         plan = Plan(used=dict(whole.used), timed_out=whole.timed_out)
         for storage, placement in whole.placements.items():
             if components[placement.pool] not in chosen:
                 plan.placements[storage] = placement
         for storage, placement in split.placements.items():
             if components[placement.pool] in chosen:
-                plan.placements[original_of[storage]] = placement
+                plan.placements[now.get(storage, storage)] = placement
         for pool, component in components.items():
             if component in chosen:
                 plan.used[pool] = split.used.get(pool, 0)
@@ -326,7 +350,7 @@ class UsmpPass(PlanningPassOptions, ModulePass):
             source = split if component in chosen else whole
             if component in source.failures:
                 plan.fail(component, source.unplaced[component], source.failures[component])
-        return plan
+        return plan, analysis
 
     def _plan(
         self,
@@ -428,7 +452,3 @@ def _component_of(
     buffer = storage.buffer()
     candidates = Problem((buffer,), pools).candidate_pools(buffer)
     return components[candidates[0].name] if candidates else None
-
-
-def _storage_ops(module: ModuleOp) -> list[AllocStorageOp]:
-    return [op for op in module.walk() if isinstance(op, AllocStorageOp)]
