@@ -24,11 +24,12 @@ from xdsl.utils.exceptions import PassFailedException
 
 from memplan.dialect import AllocStorageOp, AllocTensorOp, PoolOp
 from memplan.passes import get_all_passes
-from memplan.passes.analysis import analyze_module
+from memplan.passes.analysis import ModuleLifetimes, analyze_module
 from memplan.passes.planning.algorithms import ALGORITHMS, AlgorithmName
 from memplan.passes.planning.bounds import buffers_lower_bound
 from memplan.passes.usmp import UsmpPass
-from memplan_testing import examples, parse_module, print_module, run_passes
+from memplan.passes.usmp.splitting import SplitEdits, apply_splits, storage_splits
+from memplan_testing import examples, memplan_context, parse_module, print_module, run_passes
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
@@ -277,6 +278,65 @@ def test_usmp_never_loses_to_the_storages_as_given(steps: list[Step], overlap: b
     seen_through = run_passes(coalesced, "usmp{budget=20000}")
     run_passes(seen_through, "verify-plan{require-pinned=true}")
     assert all(_used(seen_through)[pool] <= whole[pool] for pool in whole)
+
+
+def _use_lists(module: ModuleOp) -> list[list[tuple[int, int]]]:
+    """Every result's uses, in use-list order, as (user's walk position, operand index)."""
+    position = {op: index for index, op in enumerate(module.walk())}
+    return [
+        [(position.get(use.operation, -1), use.index) for use in result.uses]
+        for op in module.walk()
+        for result in op.results
+    ]
+
+
+def _analysis_facts(lifetimes: ModuleLifetimes) -> list[object]:
+    """What planning and verify-plan read of an analysis, comparable across two runs."""
+    return [
+        lifetimes.problem(),
+        [
+            (f.name, len(f.numbering), [(s.name, s.interval, s.killed) for s in f.storages])
+            for f in lifetimes.functions
+        ],
+        [[(t.name, t.interval, t.offset) for t in f.tensors] for f in lifetimes.functions],
+    ]
+
+
+@FAST
+@given(steps_strategy(max_steps=8), st.booleans())
+def test_split_undo_puts_the_module_back(steps: list[Step], overlap: bool) -> None:
+    """usmp splits the module itself to plan the split form; where the whole
+    plan wins it undoes the split: the same ops, order, attributes and use lists."""
+    module = run_passes(
+        parse_module(_program(steps)), f"insert-kills,coalesce{{overlap={str(overlap).lower()}}}"
+    )
+    before = print_module(module, generic=True)
+    uses = _use_lists(module)
+    ops = list(module.walk())
+    splits = storage_splits(analyze_module(module))
+    edits = SplitEdits()
+    apply_splits(module, splits, edits)
+    assert not splits or print_module(module, generic=True) != before
+    edits.undo()
+    assert print_module(module, generic=True) == before
+    assert list(module.walk()) == ops
+    assert _use_lists(module) == uses
+    run_passes(module, "")
+
+
+@FAST
+@given(steps_strategy(max_steps=8), st.booleans())
+def test_usmp_hands_over_the_analysis_of_the_module_it_leaves(
+    steps: list[Step], overlap: bool
+) -> None:
+    """The analysis `plan` hands from usmp to verify-plan is the analysis of
+    the module usmp leaves, as verify-plan would compute it."""
+    module = run_passes(
+        parse_module(_program(steps)), f"insert-kills,coalesce{{overlap={str(overlap).lower()}}}"
+    )
+    handed = UsmpPass(budget=2000).apply_providing_lifetimes(memplan_context(), module)
+    if handed is not None:
+        assert _analysis_facts(handed) == _analysis_facts(analyze_module(module))
 
 
 def test_mixed_alignments_after_coalesce() -> None:
