@@ -328,13 +328,29 @@ def in_symbol_table(op: Operation) -> bool:
     return symbol_table_of(op) is not None
 
 
-def lookup_pool(op: Operation, name: SymbolRefAttr) -> PoolOp | None:
+def lookup_pool(op: Operation, name: SymbolRefAttr | str) -> PoolOp | None:
     """The pool ``name`` seen from ``op``; ``None`` when there is none or
-    ``op`` is not inside a symbol table."""
-    if not in_symbol_table(op):
+    ``op`` is not inside a symbol table.
+
+    ``SymbolTable.lookup_symbol``'s answer for a flat name, without building
+    a ``SymbolRefAttr``: the verifiers ask once per pinned output of every
+    invoke."""
+    table = symbol_table_of(op)
+    if table is None:
         return None
-    found = SymbolTable.lookup_symbol(op, name)
-    return found if isinstance(found, PoolOp) else None
+    if isinstance(name, SymbolRefAttr):
+        if name.nested_references.data:
+            found = SymbolTable.lookup_symbol(op, name)
+            return found if isinstance(found, PoolOp) else None
+        name = name.root_reference.data
+    for candidate in table.regions[0].block.ops:
+        symbol = candidate.get_trait(SymbolOpInterface)
+        if symbol is None:
+            continue
+        sym_name = symbol.get_sym_attr_name(candidate)
+        if sym_name is not None and sym_name.data == name:
+            return candidate if isinstance(candidate, PoolOp) else None
+    return None
 
 
 # ---------------------------------------------------------------------------
@@ -898,9 +914,12 @@ class InvokeOp(IRDLOperation):
         for out in self.outs:
             root = underlying_root(out)
             owner = root.owner
-            if not isinstance(owner, AllocStorageOp) or owner.pinned is None:
+            if not isinstance(owner, AllocStorageOp):
                 continue
-            pool = lookup_pool(self, SymbolRefAttr(owner.pinned[0]))
+            pinned = owner.pinned
+            if pinned is None:
+                continue
+            pool = lookup_pool(self, pinned[0])
             if pool is not None and pool.is_read_only:
                 raise VerifyException(
                     f"invoke of {self.callee} writes {describe(out)} in read-only pool "
