@@ -48,6 +48,12 @@ class PlanPass(PlanningPassOptions, ModulePass):
     def __post_init__(self) -> None:
         check_options(self, non_negative=self.NON_NEGATIVE)
 
+    @property
+    def kill_order_checked(self) -> bool:
+        """With `verify`, the last step checks the kill order of the module the
+        pass leaves (`verify-plan`): `memplan-opt` need not check it again."""
+        return self.verify
+
     def passes(self) -> tuple[ModulePass, ...]:
         """The passes this pass runs, built through memplan's registry (one
         pass module never imports another) with this pass's planning options."""

@@ -274,6 +274,12 @@ class VerifyPlanPass(ModulePass):
 
     require_pinned: bool = False
 
+    @property
+    def kill_order_checked(self) -> bool:
+        """The pass checks the kill order (``verify_kill_order``) of the module
+        it leaves, unchanged: `memplan-opt` need not check it again after it."""
+        return True
+
     def __post_init__(self) -> None:
         check_options(self)
 

@@ -673,3 +673,36 @@ def test_progress_shows_on_a_terminal_only(tmp_path: Path) -> None:
     assert shown.endswith("\r\x1b[K")
     piped = subprocess.run(argv, capture_output=True, text=True, env=env, check=True)
     assert piped.stderr == ""
+
+
+@pytest.mark.parametrize(
+    ("flags", "checks"),
+    [
+        # After parsing; not again after plan, whose verify-plan step checked
+        # the module it leaves.
+        (["--plan"], 1),
+        (["--plan=verify=false"], 2),
+        (["--manifest-alloc", "--insert-kills", "--usmp", "--verify-plan"], 4),
+    ],
+)
+def test_kill_order_is_not_checked_twice_in_a_row(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    flags: list[str],
+    checks: int,
+) -> None:
+    """memplan-opt checks the kill order after parsing and after each pass,
+    except right after a pass that ended with that check (verify-plan, plan)."""
+    import memplan.tools.memplan_opt as memplan_opt
+
+    calls: list[object] = []
+    check = memplan_opt.verify_kill_order
+
+    def counting(module: ModuleOp) -> None:
+        calls.append(module)
+        check(module)
+
+    monkeypatch.setattr(memplan_opt, "verify_kill_order", counting)
+    assert main([str(REPO / "examples" / "mlp.mlir"), *flags]) == 0
+    assert "memory.pool" in capsys.readouterr().out
+    assert len(calls) == checks

@@ -346,8 +346,10 @@ class MemplanOptMain(xDSLOptMain):
             nonlocal step
             if verify is not None:
                 verify(previous, module, next_pass)
-            if not self.args.disable_verify:
-                # The path checks of `memory.kill`, once per module (linear).
+            if not self.args.disable_verify and not getattr(previous, "kill_order_checked", False):
+                # The path checks of `memory.kill`, once per module (linear);
+                # not again right after a pass that ended with them on the
+                # module it leaves (verify-plan, plan).
                 verify_kill_order(module)
             if next_pass is not None:
                 step = 1 if previous is None else step + 1
