@@ -173,7 +173,7 @@ def test_interrupted_tool_says_so_and_leaves_its_output(
     finally:
         if process.poll() is None:
             process.kill()
-            process.wait()
+            process.communicate()  # reaps it and closes the pipes
     assert stderr.decode() == f"{tool}: interrupted\n"
     assert process.returncode == 128 + signum
     assert b"Traceback" not in stdout  # memplan-run prints a header first
@@ -202,5 +202,5 @@ def test_a_signal_the_parent_ignores_stays_ignored(inputs: Path) -> None:
     finally:
         if process.poll() is None:
             process.kill()
-            process.wait()
+            process.communicate()  # reaps it and closes the pipes
     assert (process.returncode, stdout, stderr) == (143, b"", b"memplan-solve: interrupted\n")
