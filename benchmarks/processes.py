@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,29 +36,54 @@ def tool(name: str) -> str:
     return str(path) if path.exists() else name
 
 
-def measure(command: list[str], timeout: float = 3600.0) -> Measure:
-    """Run ``command`` (stdout discarded); its CPU seconds and peak RSS."""
-    with open(os.devnull, "wb") as sink, tempfile.TemporaryFile() as err:
-        process = subprocess.Popen(command, stdout=sink, stderr=err)
+@dataclass(frozen=True)
+class Finished:
+    """One command's end: its exit code (``None`` when killed at the
+    timeout), CPU seconds, peak RSS and what it printed."""
+
+    code: int | None
+    cpu: float
+    rss_mb: float
+    output: str
+
+
+def run(command: Sequence[object], timeout: float, *, keep_stdout: bool = False) -> Finished:
+    """Run ``command``; ``output`` is its stderr, after its stdout with
+    ``keep_stdout`` (else stdout is discarded)."""
+    with open(os.devnull, "wb") as sink, tempfile.TemporaryFile() as output:
+        process = subprocess.Popen(
+            [str(part) for part in command],
+            stdout=output if keep_stdout else sink,
+            stderr=output,
+        )
         limit = time.monotonic() + timeout
+        code: int | None = None
         while True:
             pid, status, usage = os.wait4(process.pid, os.WNOHANG)
             if pid:
+                code = process.returncode = os.waitstatus_to_exitcode(status)
                 break
             if time.monotonic() > limit:
                 process.kill()
                 _, _, usage = os.wait4(process.pid, 0)
                 process.returncode = -9
-                return Measure(float("nan"), usage.ru_maxrss / 1024, False, f"over {timeout:g} s")
+                break
             time.sleep(0.01)
-        process.returncode = os.waitstatus_to_exitcode(status)
-        note = ""
-        if process.returncode != 0:
-            err.seek(0)
-            lines = err.read().decode(errors="replace").strip().splitlines()
-            note = lines[0][:120] if lines else f"exit {process.returncode}"
-        cpu = usage.ru_utime + usage.ru_stime
-        return Measure(cpu, usage.ru_maxrss / 1024, process.returncode == 0, note)
+        output.seek(0)
+        text = output.read().decode(errors="replace")
+        return Finished(code, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, text)
+
+
+def measure(command: list[str], timeout: float = 3600.0) -> Measure:
+    """Run ``command`` (stdout discarded); its CPU seconds and peak RSS."""
+    finished = run(command, timeout)
+    if finished.code is None:
+        return Measure(float("nan"), finished.rss_mb, False, f"over {timeout:g} s")
+    note = ""
+    if finished.code != 0:
+        lines = finished.output.strip().splitlines()
+        note = lines[0][:120] if lines else f"exit {finished.code}"
+    return Measure(finished.cpu, finished.rss_mb, finished.code == 0, note)
 
 
 def best_of(repeat: int, command: list[str]) -> Measure:

@@ -55,6 +55,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from processes import run  # benchmarks/processes.py
+
 DEFAULT_CACHE = Path.home() / ".cache" / "memplan-models"
 BIN = Path(sys.executable).parent
 STEP_TIMEOUT = 3600
@@ -283,22 +285,10 @@ def _command(arguments: Sequence[object]) -> tuple[int | None, str, float]:
     """Exit code (``None`` on timeout), stdout + stderr, and the CPU seconds
     (user + system) of the command: unlike wall time, they do not grow with
     the machine's load."""
-    with tempfile.TemporaryFile("w+") as output:
-        child = subprocess.Popen([str(a) for a in arguments], stdout=output, stderr=output)
-        deadline = time.monotonic() + STEP_TIMEOUT
-        while True:
-            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() > deadline:
-                child.kill()
-                _, status, usage = os.wait4(child.pid, 0)
-                child.returncode = -9
-                return None, "", usage.ru_utime + usage.ru_stime
-            time.sleep(0.2)
-        child.returncode = os.waitstatus_to_exitcode(status)
-        output.seek(0)
-        return child.returncode, output.read(), usage.ru_utime + usage.ru_stime
+    finished = run(arguments, STEP_TIMEOUT, keep_stdout=True)
+    if finished.code is None:
+        return None, "", finished.cpu
+    return finished.code, finished.output, finished.cpu
 
 
 def _error_line(output: str) -> str:
