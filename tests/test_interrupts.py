@@ -174,8 +174,7 @@ def test_interrupted_tool_says_so_and_leaves_its_output(
         if process.poll() is None:
             process.kill()
             process.communicate()  # reaps it and closes the pipes
-    assert stderr.decode() == f"{tool}: interrupted\n"
-    assert process.returncode == 128 + signum
+    assert (process.returncode, stderr.decode()) == (128 + signum, f"{tool}: interrupted\n")
     assert b"Traceback" not in stdout  # memplan-run prints a header first
     assert output.read_text() == "the previous output\n"
     assert sorted(os.listdir(tmp_path)) == ["out.file"]
@@ -204,3 +203,38 @@ def test_a_signal_the_parent_ignores_stays_ignored(inputs: Path) -> None:
             process.kill()
             process.communicate()  # reaps it and closes the pipes
     assert (process.returncode, stdout, stderr) == (143, b"", b"memplan-solve: interrupted\n")
+
+
+SWALLOWING_TOOL = """
+import os, signal, sys, time
+from memplan.tools import launch
+
+def main():
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(30)
+    except KeyboardInterrupt:
+        pass  # as C code that runs Python code and clears its error may
+    print("went on", flush=True)
+    time.sleep(30)
+    return 0
+
+sys.exit(launch.run("tool", main))
+"""
+
+
+def test_an_interrupt_the_code_swallowed_is_raised_again() -> None:
+    """The handler's exception can be cleared by the code it interrupted;
+    the run still ends as interrupted (the interrupt is raised again), with
+    the first signal's status, instead of going on to the end."""
+    done = subprocess.run(
+        [sys.executable, "-c", SWALLOWING_TOOL],
+        capture_output=True,
+        timeout=60,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (
+        130,
+        b"went on\n",
+        b"tool: interrupted\n",
+    )

@@ -10,9 +10,14 @@ modules load (xDSL, NumPy: hundreds of milliseconds), ends the same way:
 * ``-o FILE`` left as it was and no temporary file left behind
   (``memplan.tools.output_file`` registers each one; they are removed here).
 
-The first signal makes the process ignore the others, so that the cleanup
-is not itself interrupted. A signal a parent told the process to ignore
-(``nohup``, a background job's SIGINT) stays ignored. Only the interpreter's
+A signal a parent told the process to ignore (``nohup``, a background
+job's SIGINT) stays ignored. The first signal decides the exit status; the
+others are ignored once the cleanup has started, so that it is not itself
+interrupted. Until then the interrupt is raised again every half second
+(SIGALRM): C code that runs Python code (a ``__hash__`` under a dict
+lookup, an attribute lookup under ``PyObject_HasAttr``) may clear the
+exception the handler raised, and the run must not go on as if nothing
+had happened. Only the interpreter's
 own start-up, before this module runs (a few tens of milliseconds), is not
 covered.
 
@@ -43,11 +48,42 @@ class Interrupted(KeyboardInterrupt):
         self.signum = signum
 
 
+REDELIVERY_SECONDS = 0.5
+"""How often an interrupt not yet handled is raised again."""
+
+_first_signal: int | None = None
+"""The signal that interrupted the run, once one has."""
+
+
 def _on_signal(signum: int, _frame: FrameType | None) -> None:
-    for number in SIGNALS:
-        if signal.getsignal(number) is _on_signal:
+    global _first_signal
+    if _first_signal is None:
+        _first_signal = signum
+        if hasattr(signal, "setitimer"):
+            signal.signal(signal.SIGALRM, _on_redelivery)
+            signal.setitimer(signal.ITIMER_REAL, REDELIVERY_SECONDS, REDELIVERY_SECONDS)
+    if not _handling_interrupt():
+        raise Interrupted(_first_signal)
+
+
+def _on_redelivery(_signum: int, _frame: FrameType | None) -> None:
+    if _first_signal is not None and not _handling_interrupt():
+        raise Interrupted(_first_signal)
+
+
+def _handling_interrupt() -> bool:
+    """Whether an ``except`` clause is handling the interrupt already (raising
+    another there would escape the cleanup)."""
+    return isinstance(sys.exc_info()[1], KeyboardInterrupt)
+
+
+def _stop_signals() -> None:
+    """Ignore every later signal and stop the re-delivery (the cleanup runs)."""
+    if hasattr(signal, "setitimer"):
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    for number in (*SIGNALS, signal.SIGALRM):
+        if signal.getsignal(number) in (_on_signal, _on_redelivery):
             signal.signal(number, signal.SIG_IGN)
-    raise Interrupted(signum)
 
 
 def install_signal_handlers() -> None:
@@ -59,6 +95,7 @@ def install_signal_handlers() -> None:
 
 def interrupted(prog: str, error: KeyboardInterrupt) -> int:
     """Clean up after an interrupt, print ``<prog>: interrupted``; the exit status."""
+    _stop_signals()
     remove_pending_temporaries()
     try:
         sys.stdout.flush()
