@@ -51,6 +51,7 @@ import numpy as np
 from xdsl.dialects import arith, bufferization, func, memref, tensor
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     MemRefType,
     ModuleOp,
@@ -74,6 +75,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from memplan.dialect.arrays import NoNumpyDtype, dense_array, numpy_dtype
 from memplan.dialect.ops import (
+    INPLACE_ATTR,
     SHAPE_FN_ATTR,
     VIEW_ATTR,
     AllocStorageOp,
@@ -148,6 +150,42 @@ def shape_function_kernel(
 
 class ExecutionError(Exception):
     """A module that cannot be run: missing kernel, bad input, bad kernel output."""
+
+
+def _check_dynamic_inplace(
+    name: str, declaration: func.FuncOp, ins: Sequence[Any], outs: Sequence[np.ndarray]
+) -> None:
+    """A `memory.inplace` pair with a dynamic result promises that the
+    result's run-time shape is the operand's (a plan holds the result in
+    the operand's bytes): a run where it is not is an error, planned or not,
+    since no comparison of values would show it (NumPy copies overlapping
+    operands before it writes)."""
+    pairs = declaration.attributes.get(INPLACE_ATTR)
+    if not isinstance(pairs, DenseArrayBase):
+        return
+    values = [int(v) for v in pairs.get_values()]
+    # A value-semantic kernel returns its results; a destination-passing
+    # one (after manifest-alloc) takes them after its operands.
+    signature = declaration.function_type
+    results = (
+        signature.outputs.data if signature.outputs.data else signature.inputs.data[len(ins) :]
+    )
+    for result, operand in zip(values[::2], values[1::2]):
+        if (
+            result >= min(len(outs), len(results))
+            or operand >= len(ins)
+            or not isinstance(ins[operand], np.ndarray)
+        ):
+            continue
+        result_type = results[result]
+        if not isinstance(result_type, TensorType | MemRefType) or result_type.has_static_shape():
+            continue
+        if outs[result].shape != ins[operand].shape:
+            raise ExecutionError(
+                f"kernel @{name}: result {result} has shape {list(outs[result].shape)} at run "
+                f"time, operand {operand} {list(ins[operand].shape)}; its memory.inplace pair "
+                "promises one shape (the plan holds the result in the operand's bytes)"
+            )
 
 
 def _dtype(element_type: Attribute) -> np.dtype[Any]:
@@ -371,6 +409,7 @@ class MemoryFunctions(InterpreterFunctions):
         kernel = self.kernels.lookup(declaration)
         if self.trace is not None:
             self.trace.append(KernelCall(name, tuple(digest(x) for x in ins)))
+        _check_dynamic_inplace(name, declaration, ins, outs)
         attributes = {**declaration.attributes, **op.attributes}
         try:
             kernel(ins, outs, attributes)

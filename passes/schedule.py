@@ -6,15 +6,15 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, bufferization, func, memref, tensor
-from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IntegerType, ModuleOp, TensorType
+from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.hints import isa
 
 from memplan.dialect.diagnostics import emit_remark
-from memplan.dialect.ops import VIEW_ATTR
+from memplan.dialect.ops import MAX_SHAPES_ATTR, VIEW_ATTR
 from memplan.dialect.types import static_byte_size
 from memplan.passes.analysis.symbols import SymbolCache
 from memplan.passes.pass_options import check_options
@@ -36,12 +36,24 @@ they take no workspace, so they count 0 bytes."""
 
 
 def _tensor_bytes(value: SSAValue) -> int:
-    """What `manifest-alloc` will allocate for ``value``: 0 unless a static tensor."""
+    """What `manifest-alloc` will reserve for ``value``: a static tensor's
+    bytes, a dynamic one's at its bound (`memory.max_shapes` on its call,
+    as `usmp` pins it), else 0 (an unbounded storage stays out of the pools)."""
     type_: Attribute = value.type
     if not isa(type_, TensorType[Attribute]):
         return 0
     try:
-        return static_byte_size(type_) or 0
+        size = static_byte_size(type_)
+        if size is not None:
+            return size
+        owner = value.owner
+        bounds = owner.attributes.get(MAX_SHAPES_ATTR) if isinstance(owner, func.CallOp) else None
+        if not isinstance(bounds, ArrayAttr) or not isinstance(value, OpResult):
+            return 0
+        bound = bounds.data[value.index] if value.index < len(bounds.data) else None
+        if not isa(bound, DenseArrayBase[IntegerType]):
+            return 0
+        return static_byte_size(TensorType(type_.element_type, bound.get_values())) or 0
     except VerifyException:  # no fixed bit width: manifest-alloc will say so
         return 0
 
@@ -61,8 +73,10 @@ class SchedulePass(ModulePass):
     that stay where they are, as does everything relative to them; values
     used after a segment count as live to its end.
 
-    A node's bytes are its tensor results' static sizes (0 for constants:
-    `manifest-alloc` keeps them in read-only globals); a `memory.view`
+    A node's bytes are its tensor results' sizes: static ones, and dynamic
+    ones at their bound (`memory.max_shapes`, what `usmp` reserves for
+    them; 0 without one), 0 for constants (`manifest-alloc` keeps them in
+    read-only globals); a `memory.view`
     kernel's result aliases its operand (0 bytes, extending its operand's
     life). The candidate orders (`passes.planning.execution_order`: XLA's list
     and DFS schedulers, the given order, and an exact search over the sets

@@ -32,6 +32,7 @@ from memplan.dialect.arrays import dense_array, numpy_dtype
 from memplan.dialect.ops import VIEW_ATTR
 from memplan.tools import memplan_import_onnx
 from memplan.tools.frontends.onnx import importer
+from memplan.tools.frontends.onnx import model as onnx_model
 from memplan.tools.memplan_opt import main as memplan_opt_main
 from memplan_testing import parse_module
 
@@ -836,11 +837,101 @@ def _symbolic_model(nodes: list[onnx.NodeProto], output: str, dims: list[Any]) -
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
+@pytest.mark.parametrize(
+    ("y_dims", "inplace"),
+    [
+        # y's rows are another symbol: either operand may broadcast.
+        (["m", 4], None),
+        # y is one row: it broadcasts, x is the result's shape.
+        ([1, 4], "array<i64: 0, 0>"),
+        # y has x's rows, one symbol: the result is either's shape.
+        (["n", 4], "array<i64: 0, 0>"),
+    ],
+    ids=["other-symbol", "broadcast-row", "same-symbol"],
+)
+def test_dynamic_inplace_pairs_follow_the_symbols(y_dims: list[Any], inplace: str | None) -> None:
+    """A dynamic result takes an operand's bytes only when the model's
+    symbols say it has that operand's shape at run time."""
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["x", "y"], ["s"])],
+        "symbols",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 4]),
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, y_dims),
+        ],
+        [helper.make_tensor_value_info("s", TensorProto.FLOAT, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    bounds = {"n": 8, **({"m": 8} if "m" in y_dims else {})}
+    module = importer.import_model(model, upper_bounds=bounds)
+    add = _declarations(module)["onnx.Add"]
+    assert str(add.attributes.get("memory.inplace")) == str(inplace)
+
+
+def test_symbols_the_model_declares_say_nothing_about_run_time_sizes() -> None:
+    """A symbol on a value_info is the model's word only: ONNX's inference
+    prefers it to the shape it derives and checks nothing. ``a`` is
+    declared ``[n, 4]`` although it has twice ``x``'s rows; the types the
+    in-place rule reads give it a symbol of its own."""
+    graph = helper.make_graph(
+        [
+            helper.make_node("Concat", ["x", "x"], ["a"], axis=0),
+            helper.make_node("Relu", ["a"], ["r"]),
+        ],
+        "declared",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 4])],
+        [helper.make_tensor_value_info("r", TensorProto.FLOAT, None)],
+        value_info=[helper.make_tensor_value_info("a", TensorProto.FLOAT, ["n", 4])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    folded = onnx_model.fold_constants(model)
+    declared = onnx_model.infer_types(model, folded).types["a"]
+    assert declared.tensor_type.shape.dim[0].dim_param == "n"
+    run_time = onnx_model.run_time_types(model, folded)["a"]
+    assert run_time.tensor_type.shape.dim[0].dim_param not in ("", "n")
+    assert run_time.tensor_type.shape.dim[1].dim_value == 4
+
+
+def _planned_bytes(
+    tmp_path: Path, name: str, options: list[str], capsys: pytest.CaptureFixture[str]
+) -> int:
+    """The pool bytes of ``--plan`` of hardswish_hw.onnx imported with ``options``."""
+    source = tmp_path / f"{name}.mlir"
+    code, _, err = _import_cli(
+        [str(FIXTURES / "hardswish_hw.onnx"), *options, "-o", str(source)], capsys
+    )
+    assert code == 0, err
+    report = tmp_path / f"{name}.json"
+    args = [str(source), "--plan", f"--plan-report=format=json output={report}"]
+    assert memplan_opt_main([*args, "-o", str(tmp_path / f"{name}.planned.mlir")]) == 0
+    (pool,) = json.loads(report.read_text())["functions"][0]["pools"]
+    return pool["used"]
+
+
+def test_a_bounded_plan_at_its_bound_is_no_larger_than_the_static_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """hardswish_hw.onnx with H, W, P, Q <= 16 plans to the bytes of the
+    same model fixed at 16x16 (16384: two [1, 8, 16, 16] floats): the
+    HardSwish's Mul of two dynamic tensors is in place, as in the static
+    plan (ONNX's inference gives them one shape). Without it, the bounded
+    plan held three such tensors (24576)."""
+    static = _planned_bytes(
+        tmp_path, "static", ["--input-shape", "x=1x4x16x16", "--input-shape", "z=1x8x16x16"], capsys
+    )
+    bounds = [f"{symbol}=16" for symbol in "HWPQ"]
+    bounded = _planned_bytes(
+        tmp_path, "bounded", [arg for b in bounds for arg in ("--upper-bound", b)], capsys
+    )
+    assert static == 16384
+    assert bounded <= static
+
+
 def test_upper_bound_keeps_symbolic_dims_dynamic() -> None:
     """`?` in --input-shape keeps the model's symbol; each dynamic result gets
     its shape at the bound, each kernel a shape function; an element-wise op
-    whose other operand is dynamic too is not in place (at run time it could
-    broadcast the result larger than the operand)."""
+    whose other operand is dynamic too is in place: both are [n, 4], one
+    symbol, so neither broadcasts the result past the other."""
     model = _symbolic_model(
         [
             helper.make_node("Add", ["x", "y"], ["s"]),
@@ -863,7 +954,7 @@ def test_upper_bound_keeps_symbolic_dims_dynamic() -> None:
         "[array<i64: 4, 100>]",
     ]
     declarations = _declarations(module)
-    assert "memory.inplace" not in declarations["onnx.Add"].attributes
+    assert str(declarations["onnx.Add"].attributes["memory.inplace"]) == "array<i64: 0, 0>"
     assert "memory.inplace" in declarations["onnx.Relu"].attributes
     shape_fn = declarations["onnx.Transpose.shape"]
     assert shape_fn.is_declaration

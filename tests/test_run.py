@@ -636,6 +636,40 @@ def test_a_dynamic_size_over_its_bound_is_an_execution_error() -> None:
         run_function(planned, [x, 1025], kernels=_bounded_registry())
 
 
+BROKEN_INPLACE_PROMISE = """
+func.func private @widen(tensor<?xf32>, index) -> tensor<?xf32> attributes {memory.shape_fn = @widen_shape, memory.inplace = array<i64: 0, 0>}
+func.func @widen_shape(%x: tensor<?xf32>, %n: index) -> index {
+  func.return %n : index
+}
+func.func @main(%x: tensor<?xf32>, %n: index) -> tensor<?xf32> {
+  %y = func.call @widen(%x, %n) {memory.max_shapes = [array<i64: 16>]} : (tensor<?xf32>, index) -> tensor<?xf32>
+  func.return %y : tensor<?xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("pipeline", ["manifest-alloc", "manifest-alloc,insert-kills,usmp"])
+def test_a_dynamic_inplace_pair_of_two_shapes_is_an_execution_error(pipeline: str) -> None:
+    """A dynamic in-place pair promises the result's run-time shape is the
+    operand's; NumPy copies overlapping operands, so only this check shows a
+    kernel that broke it (its result 8 floats, its operand 4)."""
+    registry = KernelRegistry()
+
+    @registry.register("widen")
+    def widen(ins, outs, attributes) -> None:  # type: ignore[no-untyped-def]
+        outs[0][:] = np.resize(ins[0], outs[0].shape)
+
+    module = plan(parse_module(BROKEN_INPLACE_PROMISE), pipeline)
+    x = np.ones(4, dtype=np.float32)
+    assert run_function(module, [x, 4], kernels=registry).outputs[0].shape == (4,)
+    with pytest.raises(
+        ExecutionError,
+        match=r"kernel @widen: result 0 has shape \[8\] at run time, operand 0 \[4\]; "
+        r"its memory.inplace pair promises one shape",
+    ):
+        run_function(module, [x, 8], kernels=registry)
+
+
 @pytest.mark.parametrize(
     ("op", "shape", "attributes"),
     [

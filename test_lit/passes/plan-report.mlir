@@ -107,23 +107,28 @@ func.func @second() {
 // -----
 
 // A dynamic-size storage with a `max` bound is planned at its bound: %b
-// reserves 256 bytes at 0 of @sram (used 256 + 64 = 320), and the report
-// names it with its bound ("size_is_bound" in the JSON report).
+// reserves 256 bytes at 0 of @sram and %c 128 at 320 (used 256 + 64 + 128
+// = 448), and the report names each with its bound, one per line (a real
+// model has a hundred of them), and "size_is_bound" in the JSON report.
 memory.pool @sram size 1024
 func.func @bounded(%n: index) {
   %b = memory.alloc_storage(%n) max 256 at @sram[0] : !memory.storage<?>
   %s = memory.alloc_storage at @sram[256] : !memory.storage<64>
+  %c = memory.alloc_storage(%n) max 128 at @sram[320] : !memory.storage<?>
   memory.kill %b : !memory.storage<?>
   memory.kill %s : !memory.storage<64>
+  memory.kill %c : !memory.storage<?>
   func.return
 }
-// CHECK-LABEL: function @bounded: 2 storages, 5 ops
+// CHECK-LABEL: function @bounded: 3 storages, 7 ops
 // CHECK-NEXT:    pool   size  no planning  used  lower bound  used/lb  buffers  largest
-// CHECK-NEXT:    @sram  1024          320   320          320    1.00x        2  b (256), s (64)
+// CHECK-NEXT:    @sram  1024          448   448          448    1.00x        3  b (256), c (128), s (64)
 // CHECK-NEXT:    dynamic-size storages planned at their bound:
 // CHECK-NEXT:      b (max 256)
+// CHECK-NEXT:      c (max 128)
 // JSON-LABEL: "name": "bounded",
-// JSON:       {"name": "b", "size": 256, "alignment": 64, "start": 0, "end": 2, "pool": "sram", "offset": 0, "device": "cpu", "escapes": false, "read_only": true, "branch": [], "size_is_bound": true},
+// JSON:       {"name": "b", "size": 256, "alignment": 64, "start": 0, "end": 3, "pool": "sram", "offset": 0, "device": "cpu", "escapes": false, "read_only": true, "branch": [], "size_is_bound": true},
+// JSON:       {"name": "c", "size": 128, "alignment": 64, "start": 2, "end": 5, "pool": "sram", "offset": 320, "device": "cpu", "escapes": false, "read_only": true, "branch": [], "size_is_bound": true}
 
 // -----
 

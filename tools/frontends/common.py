@@ -42,16 +42,26 @@ class UniqueNames:
         return name
 
 
-def inplace_operand(operand_types: Sequence[Attribute], result_type: Attribute) -> int | None:
+def inplace_operand(
+    operand_types: Sequence[Attribute],
+    result_type: Attribute,
+    same_shape_at_run_time: Sequence[bool] | None = None,
+) -> int | None:
     """The operand an element-wise op's result may overwrite: the first of
     the result's type. A dynamic result is the operand's size only if no
-    other operand can broadcast it larger at run time, so then the operand
-    must be the only one of that type and the others static."""
+    other operand can broadcast it larger at run time: so either the model
+    says so (``same_shape_at_run_time[i]``: the importer knows operand
+    ``i``'s run-time shape is the result's, from the model's symbols), or
+    the operand is the first of that type and the others are static."""
     same = [i for i, t in enumerate(operand_types) if t == result_type]
     if not same:
         return None
     if _has_static_shape(result_type):
         return same[0]
+    if same_shape_at_run_time is not None:
+        known = [i for i in same if same_shape_at_run_time[i]]
+        if known:
+            return known[0]
     others = [t for i, t in enumerate(operand_types) if i != same[0]]
     return same[0] if all(_has_static_shape(t) for t in others) else None
 

@@ -89,8 +89,14 @@ Choices where ONNX leaves room:
   static dims (a view with more than one dynamic dim is imported as an
   ordinary, copying kernel). For any other node it is a declaration that
   the runtime provides (`memplan-run` evaluates the node). An in-place
-  pair is kept on a dynamic result only when the other operands are static,
-  so none can broadcast the result past the operand's size.
+  pair is kept on a dynamic result when the operand has the result's shape
+  at run time: ONNX's shape inference gives both the same dims (a symbol
+  of a graph input, or one the inference made up for a size it derived;
+  symbols the model itself declares elsewhere are not taken at their
+  word: `model.run_time_types`), or the other operands are static, so
+  none can broadcast the result past the operand's size. Two operands of
+  one printed type may still differ (`tensor<1x8x?x?xf32>` of H and of
+  P): such a pair is dropped (`memplan-run` checks the promise).
 * Element types: every ONNX type with a fixed size. f16/f32/f64, `bf16`,
   `f8E4M3FN`/`f8E4M3FNUZ`/`f8E5M2`/`f8E5M2FNUZ`/`f8E8M0FNU` for the
   FLOAT8 types, `f4E2M1FN`, signless i2/i4/i8..i64 for ONNX's signed
@@ -179,6 +185,7 @@ from memplan.tools.frontends.onnx.model import (
     parse_input_value,
     parse_upper_bound,
     prepare_model,
+    run_time_types,
     subgraphs,
     tensor_array,
     tensor_info,
@@ -391,8 +398,11 @@ class _Emitter:
         input_slots: list[int] | None,
         output_slots: list[int] | None,
         view: bool,
+        same_shape_at_run_time: Sequence[bool] | None = None,
     ) -> func.FuncOp:
-        """The kernel declaration for ``node``'s signature (created once)."""
+        """The kernel declaration for ``node``'s signature (created once).
+        ``same_shape_at_run_time``: per operand, whether the model's symbols
+        make its run-time shape the (one) result's (``inplace_operand``)."""
         where = describe_node(node, node_index)
         attributes: dict[str, Attribute] = {
             ONNX_ATTR_PREFIX + "op_type": StringAttr(node.op_type),
@@ -417,7 +427,7 @@ class _Emitter:
         if view:
             attributes[VIEW_ATTR] = UnitAttr()
         elif node.op_type in INPLACE_OPS and node_domain(node) == "" and len(result_types) == 1:
-            operand = inplace_operand(operand_types, result_types[0])
+            operand = inplace_operand(operand_types, result_types[0], same_shape_at_run_time)
             if operand is not None:
                 attributes[INPLACE_ATTR] = DenseArrayBase.from_list(i64, [0, operand])
         key = (
@@ -648,6 +658,7 @@ def import_model_and_constants(
         },
         info_of=info_of,
         types=inferred.types,
+        run_time_types=run_time_types(model, folded) if upper_bounds else {},
     )
     arg_infos = [info_of(i.name, "graph input") for i in inputs]
     block = Block(arg_types=[info.tensor_type for info in arg_infos])
@@ -687,6 +698,32 @@ class _GraphImporter:
     consumed: set[str]
     info_of: Callable[..., TensorInfo]
     types: Mapping[str, Any]
+    run_time_types: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    """Types in which one symbol means one size at run time
+    (``model.run_time_types``); empty without upper bounds."""
+
+    def run_time_dims(self, name: str) -> tuple[int | str, ...] | None:
+        """Tensor ``name``'s dims as far as its run-time shape is known: a
+        static size, or the symbol of a dynamic dim (two dims with one
+        symbol have one size). ``None`` when a dim is unknown."""
+        constant = self.folded.values.get(name)
+        if constant is not None:
+            return tuple(int(d) for d in np.shape(constant))
+        type_proto = self.run_time_types.get(name)
+        if type_proto is None or not type_proto.HasField("tensor_type"):
+            return None
+        tensor_type = type_proto.tensor_type
+        if not tensor_type.HasField("shape"):
+            return None
+        dims: list[int | str] = []
+        for dim in tensor_type.shape.dim:
+            if dim.HasField("dim_value"):
+                dims.append(dim.dim_value)
+            elif dim.dim_param:
+                dims.append(dim.dim_param)
+            else:
+                return None
+        return tuple(dims)
 
     def emit(
         self,
@@ -754,6 +791,13 @@ class _GraphImporter:
             )
         infos = [self.info_of(n, f"output of {where}", advice) for n in plan.results]
         result_types = [info.tensor_type for info in infos]
+        same_shape: list[bool] | None = None
+        if len(plan.results) == 1 and has_dynamic_shape(result_types):
+            result_dims = self.run_time_dims(plan.results[0])
+            same_shape = [
+                result_dims is not None and self.run_time_dims(name) == result_dims
+                for name in plan.operands
+            ]
         declaration = self.emitter.declaration(
             plan.node,
             plan.index,
@@ -763,6 +807,7 @@ class _GraphImporter:
             None if plan.view else _slots(plan.node.input),
             _slots(plan.outputs),
             plan.view,
+            same_shape,
         )
         call = func.CallOp(declaration.sym_name.data, operands, result_types)
         if not plan.view and any(info.max_shape is not None for info in infos):

@@ -1112,6 +1112,31 @@ def _infer_once(model: Any, folded: FoldedConstants, declared: Mapping[str, Any]
     return InferredTypes(types, problem)
 
 
+def run_time_types(model: Any, folded: FoldedConstants) -> dict[str, Any]:
+    """``infer_types`` of ``model`` with the symbols (``dim_param``) it
+    declares anywhere but on its graph inputs cleared (value_info, graph
+    outputs, the inputs of the graphs its nodes hold): in these types, two
+    dims named by one symbol have one size at run time, because the symbol
+    is a graph input's or one ONNX's shape inference made up for a size it
+    derived (it never reuses a name in the model). A declared symbol would
+    not say so: inference prefers it to the one it derives and does not
+    check that the tensors it names agree. Empty when inference fails."""
+    onnx = onnx_module()
+    stripped = onnx.ModelProto()
+    stripped.CopyFrom(model)
+    graphs = [stripped.graph, *(g for _, g in subgraphs(stripped.graph))]
+    for index, graph in enumerate(graphs):
+        for info in [*graph.value_info, *graph.output, *(graph.input if index else ())]:
+            if info.type.HasField("tensor_type"):
+                for dim in info.type.tensor_type.shape.dim:
+                    if dim.HasField("dim_param"):
+                        dim.ClearField("dim_param")
+    try:
+        return infer_types(stripped, folded).types
+    except OnnxImportError:
+        return {}
+
+
 def _without_foreign_symbols(info: Any, inputs: Sequence[Any]) -> Any:
     """``info`` (a graph output), or a copy without its declared shape when
     a dim of it is a symbol no graph input has: such a shape says nothing
