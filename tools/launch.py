@@ -21,7 +21,12 @@ had happened. Only the interpreter's
 own start-up, before this module runs (a few tens of milliseconds), is not
 covered.
 
-This module imports only the standard library's ``os``, ``signal`` and
+The cyclic garbage collector runs less often than CPython's default (every
+100,000 net allocations instead of 700): the tools build IR of hundreds of
+thousands of objects, and at the default a tenth to a fifth of a
+10,000-op ``memplan-opt --plan`` went to collections that found little.
+
+This module imports only the standard library's ``gc``, ``signal`` and
 ``sys``; the tool is imported after the handlers are in place. Every
 tool's ``--help`` and ``--version`` load neither NumPy nor, except in
 ``memplan-opt`` (whose options are xdsl-opt's), xDSL.
@@ -29,6 +34,7 @@ tool's ``--help`` and ``--version`` load neither NumPy nor, except in
 
 from __future__ import annotations
 
+import gc
 import signal
 import sys
 from collections.abc import Callable
@@ -38,6 +44,9 @@ from types import FrameType
 from memplan.tools.output_file import remove_pending_temporaries
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+GC_THRESHOLDS = (100_000, 50, 100)
+"""``gc.set_threshold`` for every tool (see the module's docstring)."""
 
 
 class Interrupted(KeyboardInterrupt):
@@ -117,6 +126,7 @@ def run(prog: str, main: Callable[[], int] | str, command_line: str | None = Non
     ``--help``, ``--version`` and usage errors do not wait for the tool's
     modules to load (``main`` reads the command line again)."""
     install_signal_handlers()
+    gc.set_threshold(*GC_THRESHOLDS)
     try:
         if command_line is not None:
             import_module(command_line).build_parser().parse_args()
