@@ -16,8 +16,9 @@ status:
 * ``feasible``: a plan within ``--capacity`` (or, minimising, the best
   found), not proven minimal;
 * ``infeasible``: proven that no plan fits ``--capacity``: the lower bound
-  (live bytes at some time) is above it (``proof bound``), or the complete
-  search tried every canonical plan (``proof search``);
+  (live bytes at some time, rounded up to a multiple every peak is) is
+  above it (``proof bound``), or the complete search tried every canonical
+  plan (``proof search``);
 * ``unknown``: no plan found and nothing proven; ``reason`` says what
   stopped the search: ``budget`` (``--budget`` nodes spent), ``timeout``
   (``--timeout``), or ``heuristic`` (a heuristic algorithm gave up).
@@ -165,10 +166,15 @@ def run(argv: list[str] | None, cleanup: ExitStack) -> int:
     )
     reason = None
     if status == "unknown":
-        reason = str(solution.stats.get("stopped_by", "heuristic"))
+        stats = solution.stats
+        reason = str(stats.get("stopped_by", stats.get("reason", "heuristic")))
     proof = None
     if status == "infeasible":
-        proof = "bound" if args.capacity is not None and bound > args.capacity else "search"
+        proof = solution.stats.get("proof")
+        if proof is None:  # an algorithm's claim without its proof is not reported as one
+            status, reason = "unknown", "heuristic"
+        else:
+            proof = str(proof)
 
     if valid and output is not None:
         output.stream.write(format_csv(problem, solution, table))

@@ -427,12 +427,13 @@ class UsmpPass(PlanningPassOptions, ModulePass):
         if proven:
             pass
         elif stage == "exact" and solution.status == "infeasible":
-            several = any(len(group.problem.candidate_pools(b)) > 1 for b in group.problem.buffers)
+            message += "\n  the exact search proved that no plan fits the pool sizes"
+        elif solution.stats.get("reason") == "pool-choice":
             # The search is complete for offsets only once pools are chosen.
             message += (
-                "\n  the exact search proved that no offsets fit the pools it chose"
-                if several
-                else "\n  the exact search proved that no plan fits the pool sizes"
+                "\n  no offsets fit the pools candidate priority chose (largest storages"
+                " kept first); other choices are not searched, so this is no proof:"
+                " `pools [...]` on a storage fixes its choice"
             )
         elif solution.status == "unknown" and "stopped_by" in solution.stats:
             stopped = solution.stats.get("stopped_by")

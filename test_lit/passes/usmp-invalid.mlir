@@ -57,6 +57,37 @@ func.func @fallback_overflow() {
 
 // -----
 
+// Candidate priority keeps %x (the largest) in @fast, where neither %y nor
+// %z fits beside it; both move to @slow (384 bytes), too small for 512. A
+// plan exists (%y and %z in @fast, %x in @slow), so the error is no claim
+// of infeasibility: it says the choice of pools was not searched.
+memory.pool @fast size 512
+memory.pool @slow size 384
+func.func private @k3(memref<16xf32>, memref<16xf32>, memref<16xf32>)
+func.func @priority_choice() {
+  %x = memory.alloc_storage : !memory.storage<384>
+  %y = memory.alloc_storage : !memory.storage<256>
+  %tx = memory.alloc_tensor %x[0] : !memory.storage<384> -> memref<16xf32>
+  %ty = memory.alloc_tensor %y[0] : !memory.storage<256> -> memref<16xf32>
+  %z = memory.alloc_storage : !memory.storage<256>
+  %tz = memory.alloc_tensor %z[0] : !memory.storage<256> -> memref<16xf32>
+  memory.invoke @k3 ins(%tx, %ty : memref<16xf32>, memref<16xf32>) outs(%tz : memref<16xf32>)
+  memory.kill %x : !memory.storage<384>
+  memory.kill %y : !memory.storage<256>
+  memory.kill %z : !memory.storage<256>
+  func.return
+}
+// ERR:      usmp: storage %z in @priority_choice (256 bytes, align 64, device "cpu", live [4, 9)) fits in none of its candidate pools:
+// ERR-NEXT:   %z = memory.alloc_storage : !memory.storage<256>
+// ERR-NEXT:   ^
+// ERR-NEXT:   @fast: size 512, peak 384; no gap found by algorithm=auto
+// ERR-NEXT:   @slow: size 384, peak 256; no gap found by algorithm=auto
+// ERR-NEXT:   no offsets fit the pools candidate priority chose (largest storages kept first); other choices are not searched, so this is no proof: `pools [...]` on a storage fixes its choice
+// ERR-NOT:    proved
+// ERR-NEXT: // -----
+
+// -----
+
 // A storage larger than every candidate pool.
 memory.pool @dtcm size 32
 memory.pool @sram size 48

@@ -128,6 +128,33 @@ def _deadline(seconds: int) -> Iterator[list[bool]]:
         signal.signal(signal.SIGALRM, previous)
 
 
+SOLVE_EXITS = {0: ("optimal", "feasible"), 2: ("infeasible",), 3: ("unknown",)}
+"""memplan-solve's exit status for each status its summary line prints."""
+
+
+def solve_verdict_problem(code: int | None, stdout: str, argv: list[str]) -> str | None:
+    """What is dishonest in memplan-solve's verdict, or None: its exit status
+    must match the status it prints, ``infeasible`` must name its proof (a
+    bound proof: the printed lower bound above ``--capacity``) and
+    ``unknown`` its reason."""
+    if code == 1:
+        return None  # bad input: one error line, checked like every tool's
+    fields = dict(part.split(" ", 1) for part in stdout.strip().split(", ") if " " in part)
+    status = fields.get("status")
+    if status not in SOLVE_EXITS.get(code or 0, ()):
+        return f"exit code {code} with status {status}"
+    if status == "infeasible":
+        proof = fields.get("proof")
+        if proof not in ("bound", "search"):
+            return f"infeasible without a proof ({proof})"
+        capacity = argv[argv.index("--capacity") + 1] if "--capacity" in argv else None
+        if proof == "bound" and (capacity is None or int(fields["lower-bound"]) <= int(capacity)):
+            return f"proof bound, but lower bound {fields['lower-bound']} <= capacity {capacity}"
+    if status == "unknown" and fields.get("reason") not in ("budget", "timeout", "heuristic"):
+        return f"unknown without a reason ({fields.get('reason')})"
+    return None
+
+
 def run_case(tool: str, main: Callable[[list[str]], int], argv: list[str], output: Path) -> Outcome:
     """Run ``main(argv)`` in process with ``output`` holding the sentinel."""
     output.write_text(SENTINEL)
@@ -152,6 +179,8 @@ def run_case(tool: str, main: Callable[[list[str]], int], argv: list[str], outpu
             problem = f"exit code {code}"
         elif "Traceback" in text or "internal error" in text:
             problem = "internal error"
+        elif tool == "memplan-solve":
+            problem = solve_verdict_problem(code, out.getvalue(), argv)
         elif code != 0 and output.read_text() != SENTINEL:
             problem = "output written on failure"
     return Outcome(tool, argv, code, problem, text[-2000:])

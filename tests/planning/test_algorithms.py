@@ -362,3 +362,33 @@ def test_time_components_get_the_exact_search_past_its_size_limit() -> None:
     assert climbed.status == "unknown"
     minimised = solve(Problem(tuple(items), (Pool("mem"),)), "auto", options)
     assert minimised.status == "optimal" and minimised.peak(problem) == 1024
+
+
+def test_a_pool_choice_that_fails_is_no_proof() -> None:
+    # Priority keeps x (largest) in fast; y and z then need 512 bytes of
+    # slow's 384. A plan exists (y, z in fast; x in slow), so a complete
+    # search of the chosen pools proves nothing about the problem.
+    pools = (Pool("fast", size=512), Pool("slow", size=384))
+    items = (Buffer("x", 384, 0, 4), Buffer("y", 256, 0, 4), Buffer("z", 256, 0, 4))
+    for algorithm in NAMES:
+        solution = solve(Problem(items, pools), algorithm, FAST)
+        assert solution.status != "infeasible" and "proof" not in solution.stats, algorithm
+    solution = solve(Problem(items, pools), "exact", FAST)
+    assert (solution.status, solution.stats["reason"]) == ("unknown", "pool-choice")
+    # With x forced into slow, the choice is the only one and the plan fits.
+    forced = (replace(items[0], candidates=("slow",)), *items[1:])
+    assert solve(Problem(forced, pools), "exact", FAST).status == "optimal"
+    # Forced into too small a pool, the search's proof holds for the problem.
+    cramped = tuple(replace(b, candidates=("slow",)) for b in items[1:])
+    solution = solve(Problem((items[0], *cramped), pools), "exact", FAST)
+    assert (solution.status, solution.stats["proof"]) == ("infeasible", "bound")
+
+
+def test_pools_linked_by_candidates_are_bounded_together() -> None:
+    # Three 8-byte buffers live together, each free to use either 8-byte
+    # pool: 24 live bytes exceed the 16 both hold, whatever the choice.
+    pools = (Pool("a", size=8), Pool("b", size=8))
+    items = tuple(Buffer(name, 8, 0, 2) for name in "xyz")
+    for algorithm in NAMES:
+        solution = solve(Problem(items, pools), algorithm, FAST)
+        assert (solution.status, solution.stats.get("proof")) == ("infeasible", "bound")

@@ -13,12 +13,17 @@ fits every larger capacity, and the bound is often the quicker to decide.
 Statuses: ``optimal`` when every pool's peak is proven minimal and every
 buffer sits in its first usable candidate pool (so priority prefers no other
 assignment; a forced pool is the special case); ``feasible`` for a valid
-plan without that proof; ``infeasible`` when a buffer has no usable pool or
-the search proves a bounded pool cannot hold the buffers assigned to it (a
-proof about that assignment: with several candidates per buffer, another
-assignment might fit); ``unknown`` when the budget ran out before any plan
-fitting the pool sizes was found (``stats["stopped_by"]`` says which
-limit). One ``Budget`` (``options.budget`` nodes, and ``options.timeout``
+plan without that proof; ``infeasible`` only with a proof about the
+problem: a buffer has no usable pool, or the bound or the search proves a
+bounded pool cannot hold buffers that may go nowhere else (each forced
+there: pinned, or its only candidate), or ``infeasibility_proof``'s bounds;
+``unknown`` when no plan fitting the pool sizes was found without such a
+proof: the budget ran out (``stats["stopped_by"]`` says which limit), or
+the pools chosen by priority cannot hold their buffers while another
+choice might (``stats["reason"]`` is ``pool-choice``: other assignments are
+not searched). ``stats["proof"]`` says what proved ``infeasible``:
+``bound`` (live bytes, rounded to the pool's granularity), ``search`` (a
+complete search) or ``no-pool``. One ``Budget`` (``options.budget`` nodes, and ``options.timeout``
 when given) bounds the assignment and the offset searches together; at a
 capacity, each member of the race may spend all of it (see ``_race``).
 """
@@ -30,7 +35,11 @@ from collections.abc import Callable, Generator
 from operator import add
 
 from memplan.passes.planning.algorithms.budget import Budget, placement_cost
-from memplan.passes.planning.algorithms.greedy import GreedyPlacer, GreedyResult
+from memplan.passes.planning.algorithms.greedy import (
+    GreedyPlacer,
+    GreedyResult,
+    infeasibility_proof,
+)
 from memplan.passes.planning.algorithms.options import PlanOptions
 from memplan.passes.planning.algorithms.pool_assignment import (
     assign_pools,
@@ -42,7 +51,7 @@ from memplan.passes.planning.algorithms.pool_search import (
     pool_granularity,
     takes_bytes,
 )
-from memplan.passes.planning.bounds import buffers_lower_bound
+from memplan.passes.planning.bounds import buffers_lower_bound, forced_pool
 from memplan.passes.planning.model import (
     Buffer,
     Placement,
@@ -53,6 +62,10 @@ from memplan.passes.planning.model import (
 )
 
 _MAX_MISSES = 24  # undecided probes in a row before a minimisation pass gives up
+# stats["proof"] of a pool's ``infeasible``: the live-bytes bound or a complete search.
+PROOF_BOUND = 1
+PROOF_SEARCH = 2
+PROOFS = {PROOF_BOUND: "bound", PROOF_SEARCH: "search"}
 
 
 def _solve_pool(
@@ -78,6 +91,7 @@ def _solve_pool(
     best_peak = peak(incumbent) if incumbent is not None else None
     lower = buffers_lower_bound(buffers, pool_alignment)
     if capacity is not None and lower > capacity:
+        stats["proof"] = PROOF_BOUND
         return (
             "infeasible",
             best if best_peak is not None and best_peak <= capacity else None,
@@ -153,8 +167,12 @@ def _solve_pool(
 
     if capacity is not None and (best_peak is None or best_peak > capacity):
         assert best_peak is not None  # ``_incumbent`` always places every buffer
+        if low > capacity:  # the bound, rounded to the granularity of every peak
+            stats["proof"] = PROOF_BOUND
+            return "infeasible", None, stats
         found = _race(search, low, capacity, nodes, budget, stats, walk)
         if isinstance(found, str) or low > capacity:
+            stats["proof"] = PROOF_SEARCH
             return "infeasible", None, stats
         if found is not None:
             best, best_peak = found[1], peak(found[1])
@@ -306,8 +324,9 @@ def _search_pools(
     options: PlanOptions,
     budget: Budget,
     stats: dict[str, float | int | str],
-) -> tuple[dict[str, Placement], list[str]]:
-    """Offsets pool by pool for the pool choice ``chosen``: (placements, pool statuses).
+) -> tuple[dict[str, Placement], dict[int, tuple[str, str | None]]]:
+    """Offsets pool by pool for the pool choice ``chosen``: (placements,
+    {pool index: (status, proof of an ``infeasible`` or None)}).
 
     ``packings`` holds known valid offsets per pool (incumbents); search
     counts are added to ``stats``.
@@ -316,7 +335,7 @@ def _search_pools(
     buffers = problem.buffers
     pools = problem.pools
     placements: dict[str, Placement] = {}
-    statuses: list[str] = []
+    statuses: dict[int, tuple[str, str | None]] = {}
     by_pool: dict[int, list[int]] = {}
     for index, pool_index in enumerate(chosen):
         if pool_index >= 0:
@@ -343,7 +362,7 @@ def _search_pools(
         )
         stats["probes"] = int(stats["probes"]) + pool_stats["probes"]
         stats["nodes"] = int(stats["nodes"]) + pool_stats["nodes"]
-        statuses.append(status)
+        statuses[pool_index] = (status, PROOFS.get(pool_stats.get("proof", 0)))
         if offsets is not None:
             for i, offset in zip(searched, offsets):
                 placements[buffers[i].id] = Placement(pool.name, offset)
@@ -353,6 +372,27 @@ def _search_pools(
                 if heuristic.pools[i] == pool_index:
                     placements[buffers[i].id] = Placement(pool.name, heuristic.offsets[i])
     return placements, statuses
+
+
+def _problem_proof(
+    problem: Problem, chosen: list[int], statuses: dict[int, tuple[str, str | None]]
+) -> str | None:
+    """The proof that no plan of ``problem`` exists, given pools proven unable
+    to hold the buffers ``chosen`` for them, or None.
+
+    A pool's proof holds for the problem when each of its buffers is forced
+    there (``forced_pool``: no other assignment moves any of them out);
+    else the cheap bounds of ``infeasibility_proof`` may still prove it.
+    """
+    forced = [forced_pool(problem, buffer) for buffer in problem.buffers]
+    names = [pool.name for pool in problem.pools]
+    for pool_index, (status, proof) in statuses.items():
+        if status != "infeasible" or proof is None:
+            continue
+        members = [i for i, chosen_pool in enumerate(chosen) if chosen_pool == pool_index]
+        if all((f := forced[i]) is not None and f.name == names[pool_index] for i in members):
+            return proof
+    return infeasibility_proof(problem)
 
 
 def exact_from(
@@ -393,11 +433,19 @@ def exact_from(
     # Every buffer in its first usable candidate: no assignment is preferable
     # under candidate priority, so proven-minimal peaks make the plan optimal.
     first_choice = placer.all_first_choice(chosen)
-    if -1 in chosen or "infeasible" in statuses:
-        status = "infeasible"
-    elif "unknown" in statuses:
+    kinds = [pool_status for pool_status, _ in statuses.values()]
+    if -1 in chosen:
+        status, stats["proof"] = "infeasible", "no-pool"
+    elif "infeasible" in kinds:
+        proof = _problem_proof(problem, chosen, statuses)
+        if proof is not None:
+            status, stats["proof"] = "infeasible", proof
+        else:
+            # Proven only for the pools priority chose: another choice might fit.
+            status, stats["reason"] = "unknown", "pool-choice"
+    elif "unknown" in kinds:
         status = "unknown"
-    elif first_choice and all(s == "optimal" for s in statuses):
+    elif first_choice and all(kind == "optimal" for kind in kinds):
         status = "optimal"
     else:
         status = "feasible"

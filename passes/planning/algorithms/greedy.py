@@ -166,9 +166,14 @@ class GreedyPlacer:
             if result.pools[i] >= 0
         }
         status = "feasible"
+        stats: dict[str, float | int | str] = {"algorithm": algorithm}
         if result.unplaced:
-            status = "infeasible" if proven_infeasible(self.problem) else "unknown"
-        solution = Solution(placements, status, {"algorithm": algorithm})
+            proof = infeasibility_proof(self.problem)
+            if proof is None:
+                status = "unknown"
+            else:
+                status, stats["proof"] = "infeasible", proof
+        solution = Solution(placements, status, stats)
         if not result.unplaced and reaches_lower_bound(self.problem, solution):
             solution.status = "optimal"
         return solution
@@ -196,15 +201,24 @@ class GreedyPlacer:
         return sorted(range(self.count), key=lambda i: (-degree[i], -sizes[i], i))
 
 
-def proven_infeasible(problem: Problem) -> bool:
-    """True when no plan can exist, by a cheap proof: a buffer no pool
-    accepts, or a bounded pool whose lower bound (from the buffers that can
-    only go there) is above its size. A heuristic that fails without such a
-    proof reports ``unknown``."""
+def infeasibility_proof(problem: Problem) -> str | None:
+    """How no plan can exist, by a cheap proof, or None: ``no-pool`` (a
+    buffer no pool accepts) or ``bound`` (a bounded pool whose lower bound,
+    from the buffers that can only go there, is above its size, or a group
+    of bounded pools linked by shared candidates whose live bytes exceed
+    their sizes together). A heuristic that fails without such a proof
+    reports ``unknown``."""
     if any(not problem.candidate_pools(b) for b in problem.buffers):
-        return True
-    bounds = lower_bound(problem)
-    return any(p.size is not None and bounds[p.name] > p.size for p in problem.pools)
+        return "no-pool"
+    sizes = {p.name: p.size for p in problem.pools}
+    for key, bound in lower_bound(problem).items():
+        names = (key,) if isinstance(key, str) else key
+        room = [sizes[name] for name in names]
+        if all(size is not None for size in room) and bound > sum(
+            size for size in room if size is not None
+        ):
+            return "bound"
+    return None
 
 
 def reaches_lower_bound(problem: Problem, solution: Solution) -> bool:

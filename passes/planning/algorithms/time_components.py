@@ -116,6 +116,11 @@ def solve_by_time_components(
         "largest_component": max(len(members) for members in components),
         "unknown_components": statuses.count("unknown"),
     }
+    for _, solution in done:
+        # What proved a component infeasible, or why one is unknown, holds for the whole.
+        for key in ("proof", "reason") if solution.status == status else ():
+            if key in solution.stats and key not in stats:
+                stats[key] = solution.stats[key]
     budget.report(stats)
     ordered = {b.id: placements[b.id] for b in problem.buffers if b.id in placements}
     return Solution(ordered, status, stats)
