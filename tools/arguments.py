@@ -5,15 +5,18 @@ One command-line shape for all of them: a usage error is one line,
 of every user error; memplan-opt keeps 2 for internal errors), an unknown
 option gets a "did you mean", and ``--version`` is there.
 
-Imports only argparse, difflib and ``memplan.tools.version``: ``--help`` and
-``--version`` must not load xDSL or NumPy.
+Imports only argparse, difflib, os, re, sys and ``memplan.tools.version``:
+``--help`` and ``--version`` must not load xDSL or NumPy (nor ``shutil``,
+which argparse's own formatter imports to read the terminal's width).
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
+import os
 import re
+import sys
 from collections.abc import Iterable
 from typing import Any, NoReturn
 
@@ -55,6 +58,38 @@ def usage_error(prog: str, message: str) -> str:
     return f"{prog}: error: {message} (see {prog} --help)"
 
 
+def terminal_columns() -> int:
+    """The terminal's width as ``shutil.get_terminal_size`` gives it
+    (``COLUMNS``, else stdout's terminal, else 80), without importing
+    ``shutil``: argparse would import it (and its compression modules) on
+    every tool's start, to format a help text most runs never print."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, its width from ``terminal_columns``."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        if width is None:
+            width = terminal_columns() - 2
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
 class ToolArgumentParser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose usage errors are one line with exit status 1
     (not argparse's usage dump and 2), with "did you mean" for a misspelt
@@ -62,6 +97,7 @@ class ToolArgumentParser(argparse.ArgumentParser):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("allow_abbrev", False)
+        kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(*args, **kwargs)
         self.add_argument("--version", action=VersionAction)
 

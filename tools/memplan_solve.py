@@ -37,7 +37,6 @@ bytes, or one past ``--capacity``).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from contextlib import ExitStack
@@ -104,6 +103,8 @@ def _check_pinned(problem: Problem, source: str) -> None:
     two buffers live together sharing bytes, one past ``--capacity`` or off
     its alignment.
     Without this the search would report a plan below the lower bound."""
+    if all(b.pinned_offset is None for b in problem.buffers):
+        return  # nothing pre-placed: no sweep over the problem
     pinned = Solution(
         {
             b.id: Placement(problem.pools[0].name, b.pinned_offset)
@@ -183,6 +184,8 @@ def run(argv: list[str] | None, cleanup: ExitStack) -> int:
     for finding in findings:
         print(f"{PROG}: invalid plan: {finding.message}", file=sys.stderr)
     if args.json:
+        import json  # on use: the summary line does not need it
+
         report: dict[str, object] = {
             "input": args.input,
             "buffers": len(problem.buffers),

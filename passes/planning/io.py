@@ -35,7 +35,6 @@ Malformed input raises ``PlanningInputError`` naming the file and line.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -374,6 +373,8 @@ def solution_from_json(data: Any, source: str = "<json>") -> Solution:
 
 
 def _load_json(path: str | Path) -> Any:
+    import json  # on use: memplan-solve's CSV path does not need it
+
     try:
         return json.loads(Path(path).read_text())
     except OSError as error:
@@ -389,6 +390,8 @@ def read_problem_json(path: str | Path) -> Problem:
 
 def write_problem_json(path: str | Path, problem: Problem) -> None:
     """Write ``problem`` as a ``memplan.problem/1`` file."""
+    import json
+
     Path(path).write_text(json.dumps(problem_to_json(problem), indent=1) + "\n")
 
 
@@ -399,4 +402,6 @@ def read_solution_json(path: str | Path) -> Solution:
 
 def write_solution_json(path: str | Path, solution: Solution) -> None:
     """Write ``solution`` as a ``memplan.solution/1`` file."""
+    import json
+
     Path(path).write_text(json.dumps(solution_to_json(solution), indent=1) + "\n")

@@ -16,7 +16,6 @@ the result is deterministic unless an opt-in ``timeout`` cuts in.
 
 from __future__ import annotations
 
-import random
 import time
 
 from memplan.passes.planning.algorithms.budget import Budget, placement_cost
@@ -57,6 +56,8 @@ def climb(
     estimates one placement's duration, so that under an opt-in deadline no
     placement starts that would end past it.
     """
+    import random  # on use: planning that never climbs does not load it
+
     problem = placer.problem
     rng = random.Random(options.seed)
 
