@@ -24,6 +24,7 @@ component would have to respect the others' candidate priority).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from memplan.passes.planning.algorithms.budget import Budget
 from memplan.passes.planning.algorithms.options import PlanOptions
@@ -45,6 +46,15 @@ def time_components(buffers: tuple[Buffer, ...]) -> list[list[int]]:
     return components
 
 
+RETRY_PREORDERINGS = ("LWA", "UWA", "ZWA")
+"""Preorders added to the portfolio for components a first round left open."""
+
+
+def widened(preorderings: tuple[str, ...]) -> tuple[str, ...]:
+    """``preorderings`` plus those of ``RETRY_PREORDERINGS`` it lacks."""
+    return preorderings + tuple(p for p in RETRY_PREORDERINGS if p not in preorderings)
+
+
 def solve_by_time_components(
     problem: Problem,
     options: PlanOptions,
@@ -57,7 +67,9 @@ def solve_by_time_components(
     Components are solved in rounds, in time order, each on an even share
     of the nodes left (what one leaves goes to the later ones): components a
     greedy plan settles cost next to nothing, and those still ``unknown``
-    after a round share what is left in the next, until a round settles none.
+    after a round share what is left in the next, with ``exact``'s preorder
+    portfolio widened (``RETRY_PREORDERINGS``), until a round with the wider
+    portfolio settles none.
     """
     if len(problem.pools) != 1:
         return None
@@ -72,6 +84,7 @@ def solve_by_time_components(
     # left evenly, in time order (what one leaves goes to the later ones);
     # most are settled by the first round's small shares, and the hard few
     # get the rest. A round that settles nothing ends the search.
+    round_options = options
     while True:
         open_parts = [k for k, s in enumerate(solutions) if s is None or s.status == "unknown"]
         if not open_parts or (budget.left() <= 0 and solutions[open_parts[0]] is not None):
@@ -79,7 +92,7 @@ def solve_by_time_components(
         settled = 0
         for position, k in enumerate(open_parts):
             share = budget.part(1 / (len(open_parts) - position))
-            solution = solve_part(parts[k], options.within(share))
+            solution = solve_part(parts[k], round_options.within(share))
             share.absorb(solution.stats)
             previous = solutions[k]
             if (
@@ -89,8 +102,13 @@ def solve_by_time_components(
             ):
                 solutions[k] = solution
             settled += solution.status != "unknown"
-        if settled == 0:
+        wider = widened(options.preorderings)
+        if settled == 0 and round_options.preorderings == wider:
             break
+        # A component the portfolio did not settle is retried with a wider
+        # one: which preorder finds a plan fast is erratic (start-first,
+        # end-first and largest-first settle tilings the default three miss).
+        round_options = replace(options, preorderings=wider)
     done = [(part, s) for part, s in zip(parts, solutions) if s is not None]
     for _, solution in done:
         stopped = solution.stats.get("stopped_by")
