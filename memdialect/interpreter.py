@@ -608,6 +608,10 @@ class MemoryFunctions(InterpreterFunctions):
             raise ExecutionError(
                 f"data for global @{name} is {_describe_array(array)}, its type is {memref_type}"
             )
+        if symbol.constant is None:
+            # A mutable global (a TFLite variable): this run's own copy, so
+            # that two runs (planned, unplanned) each start from its data.
+            return np.array(array, order="C", copy=True)
         if not array.flags.c_contiguous or array.flags.writeable:
             # One private, read-only copy: a kernel writing a constant fails
             # instead of changing the caller's data (splats materialise here).
@@ -673,6 +677,17 @@ class MemoryFunctions(InterpreterFunctions):
     def run_memref_copy(
         self, interpreter: Interpreter, op: memref.CopyOp, args: PythonValues
     ) -> PythonValues:
+        np.copyto(args[1], args[0])
+        return ()
+
+    @impl(bufferization.MaterializeInDestinationOp)
+    def run_materialize_in_destination(
+        self,
+        interpreter: Interpreter,
+        op: bufferization.MaterializeInDestinationOp,
+        args: PythonValues,
+    ) -> PythonValues:
+        # The value-semantic form of a write into a memref (a TFLite variable).
         np.copyto(args[1], args[0])
         return ()
 

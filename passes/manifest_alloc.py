@@ -273,6 +273,10 @@ class _ManifestAlloc(ValueSemanticProgram):
             Rewriter.erase_op(op)
         elif isinstance(op, tensor.FromElementsOp):
             self._rewrite_from_elements(op)
+        elif isinstance(op, bufferization.MaterializeInDestinationOp):
+            # A tensor written into memory outside the plan (a TFLite
+            # variable): a copy from the tensor's storage, read there.
+            Rewriter.replace_op(op, memref.CopyOp(op.source, op.dest))
         elif isinstance(op, scf.IfOp):
             for result in op.results:
                 if isa(result.type, TensorType[Attribute]):

@@ -71,7 +71,11 @@ class SchedulePass(ModulePass):
     Any other op (one with regions such as `scf.if`, a call of a function
     with a body, an op with unknown effects) and the terminator are barriers
     that stay where they are, as does everything relative to them; values
-    used after a segment count as live to its end.
+    used after a segment count as live to its end. A write into memory the
+    values do not show (`bufferization.materialize_in_destination` into a
+    memref: a TFLite variable's `ASSIGN_VARIABLE`) is such a barrier, so a
+    kernel call reading that memref (a memref operand) stays on its side of
+    every write: the order of a variable's reads and writes is the given one.
 
     A node's bytes are its tensor results' sizes: static ones, and dynamic
     ones at their bound (`memory.max_shapes`, what `usmp` reserves for

@@ -203,15 +203,16 @@ BAD_INPUTS = {
         """,
         'kernel @k: operand #0 has type tensor<4xf32, "csr">: tensor encodings are not supported',
     ),
-    "memref operand": (
+    "unranked memref operand": (
         """
-        func.func private @k(tensor<4xf32>, memref<4xf32>) -> tensor<4xf32>
-        func.func @f(%x: tensor<4xf32>, %m: memref<4xf32>) -> tensor<4xf32> {
-          %y = func.call @k(%x, %m) : (tensor<4xf32>, memref<4xf32>) -> tensor<4xf32>
+        func.func private @k(tensor<4xf32>, memref<*xf32>) -> tensor<4xf32>
+        func.func @f(%x: tensor<4xf32>, %m: memref<*xf32>) -> tensor<4xf32> {
+          %y = func.call @k(%x, %m) : (tensor<4xf32>, memref<*xf32>) -> tensor<4xf32>
           func.return %y : tensor<4xf32>
         }
         """,
-        "kernel @k: operand #1 has type memref<4xf32>, which is neither a ranked tensor nor a scalar",
+        "kernel @k: operand #1 has type memref<*xf32>, which is neither a ranked tensor, a "
+        "memref (memory the plan does not hold, e.g. a mutable global) nor a scalar",
     ),
     "dynamic view": (
         """

@@ -173,30 +173,115 @@ def test_bad_control_flow_is_one_line(
     assert not output.exists()
 
 
-def test_call_once_is_refused_naming_the_operator(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+_HANDLE = ("VarHandleOptions", {"SharedName": "state"})
+_RESOURCE = tflite.TensorType.RESOURCE
+
+
+def _variable_model(init_operators: list[fx.OperatorSpec], call_once: bool = True) -> bytes:
+    """A model reading variable 'state' (f32[4]) after a CALL_ONCE of an
+    init subgraph running ``init_operators`` on a handle (tensor 0), a
+    constant (1) and a result (2)."""
     main = fx.SubgraphSpec(
-        [fx.TensorSpec("x", [4], F32), fx.TensorSpec("y", [4], F32)],
         [
-            fx.OperatorSpec(
-                "CALL_ONCE", [], [], options=("CallOnceOptions", {"InitSubgraphIndex": 1})
+            fx.TensorSpec("x", [4], F32),
+            fx.TensorSpec("handle", [], _RESOURCE),
+            fx.TensorSpec("state", [4], F32),
+            fx.TensorSpec("y", [4], F32),
+        ],
+        [
+            *(
+                [
+                    fx.OperatorSpec(
+                        "CALL_ONCE", [], [], options=("CallOnceOptions", {"InitSubgraphIndex": 1})
+                    )
+                ]
+                if call_once
+                else []
             ),
-            fx.OperatorSpec("RELU", [0], [1]),
+            fx.OperatorSpec("VAR_HANDLE", [], [1], options=_HANDLE),
+            fx.OperatorSpec("READ_VARIABLE", [1], [2]),
+            fx.OperatorSpec("ADD", [0, 2], [3], options=("AddOptions", {})),
         ],
         [0],
-        [1],
+        [3],
     )
-    init = fx.SubgraphSpec([], [], [], [])
-    path = tmp_path / "call_once.tflite"
-    path.write_bytes(fx.build_model([main, init]))
-    code, _, err = _import([str(path)], capsys)
+    start = np.zeros(4, np.float32).tobytes()
+    init = fx.SubgraphSpec(
+        [
+            fx.TensorSpec("init_handle", [], _RESOURCE),
+            fx.TensorSpec("start", [4], F32, start),
+            fx.TensorSpec("doubled", [4], F32),
+        ],
+        init_operators,
+        [],
+        [],
+    )
+    return fx.build_model([main, init])
+
+
+@pytest.mark.parametrize(
+    ("model", "message"),
+    [
+        (
+            _variable_model(
+                [
+                    fx.OperatorSpec("VAR_HANDLE", [], [0], options=_HANDLE),
+                    fx.OperatorSpec("ADD", [1, 1], [2], options=("AddOptions", {})),
+                    fx.OperatorSpec("ASSIGN_VARIABLE", [0, 2], []),
+                ]
+            ),
+            "operator 0 (CALL_ONCE): its init subgraph 1 runs operator 1 (ADD); memplan "
+            "imports an init subgraph that only assigns constants to resource variables "
+            "(VAR_HANDLE, ASSIGN_VARIABLE)",
+        ),
+        (
+            _variable_model([fx.OperatorSpec("VAR_HANDLE", [], [0], options=_HANDLE)], False),
+            "operator 0 (VAR_HANDLE): resource variable 'state' is given its initial value by "
+            "no CALL_ONCE before it; memplan imports variables a CALL_ONCE subgraph initialises",
+        ),
+        (
+            _variable_model(
+                [
+                    fx.OperatorSpec("VAR_HANDLE", [], [0], options=_HANDLE),
+                    fx.OperatorSpec("ASSIGN_VARIABLE", [0, 1], []),
+                    fx.OperatorSpec("ASSIGN_VARIABLE", [0, 1], []),
+                ]
+            ),
+            "operator 0 (CALL_ONCE): resource variable 'state' is assigned twice",
+        ),
+    ],
+    ids=["init-computes", "no-init", "assigned-twice"],
+)
+def test_refused_variables_are_one_line(
+    model: bytes, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "variable.tflite"
+    path.write_bytes(model)
+    output = tmp_path / "out.mlir"
+    code, _, err = _import([str(path), "-o", str(output)], capsys)
     assert code == 1
-    assert err == (
-        "memplan-import-tflite: error: operator 0 (CALL_ONCE) runs other subgraphs: memplan "
-        "imports IF and WHILE (as scf.if and scf.while), not CALL_ONCE or CALL (import one "
-        "subgraph with --subgraph N)\n"
+    assert err == f"memplan-import-tflite: error: {message}\n"
+    assert not output.exists()
+
+
+def test_variable_initialised_by_call_once_imports(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The init subgraph's constant is the variable's data (memplan-run
+    reads it from the model): x + 0 on the first invocation."""
+    path = tmp_path / "variable.tflite"
+    path.write_bytes(
+        _variable_model(
+            [
+                fx.OperatorSpec("VAR_HANDLE", [], [0], options=_HANDLE),
+                fx.OperatorSpec("ASSIGN_VARIABLE", [0, 1], []),
+            ]
+        )
     )
+    code, out, _ = _import([str(path)], capsys)
+    assert code == 0
+    assert 'memory.tflite.variable = "state"' in out
+    assert "func.call @tfl.READ_VARIABLE(%handle)" in out
 
 
 # ---------------------------------------------------------------------------

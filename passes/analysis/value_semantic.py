@@ -206,10 +206,11 @@ class ValueSemanticProgram:
             where = f"kernel {name}: operand #{index}"
             if is_tensor(type_):
                 _check_ranked(decl, where, type_)
-            elif not _is_scalar(type_):
+            elif not _is_scalar(type_) and not isinstance(type_, MemRefType):
                 fail_pass(
                     decl,
-                    f"{where} has type {type_}, which is neither a ranked tensor nor a "
+                    f"{where} has type {type_}, which is neither a ranked tensor, a "
+                    "memref (memory the plan does not hold, e.g. a mutable global) nor a "
                     "scalar (integer, index, float)",
                 )
         results: list[TensorType[Attribute]] = []
@@ -391,12 +392,25 @@ class ValueSemanticProgram:
         elif isinstance(op, tensor.ExtractOp):
             _check_ranked(op, f"tensor.extract operand {describe(op.tensor)}", op.tensor.type)
         elif isinstance(op, bufferization.ToTensorOp):
-            if not isinstance(op.memref.owner, memref.GetGlobalOp):
+            source = op.memref.owner
+            if not isinstance(source, memref.GetGlobalOp):
                 fail_pass(
                     op,
                     f"bufferization.to_tensor {describe(op.tensor)}: only tensors of a "
                     "memref.get_global (an imported constant) are supported",
                 )
+            symbol = self.symbols.lookup(source, source.name_)
+            if isinstance(symbol, memref.GlobalOp) and symbol.constant is None:
+                # manifest-alloc reads the global in place: a write to it
+                # would change the tensor's value.
+                fail_pass(
+                    op,
+                    f"bufferization.to_tensor {describe(op.tensor)}: @{symbol.sym_name.data} "
+                    "is not constant (its memory may be written); read it with a kernel "
+                    "call taking its memref",
+                )
+        elif isinstance(op, bufferization.MaterializeInDestinationOp):
+            self._check_write(op)
         elif isinstance(op, tensor.FromElementsOp):
             where = f"tensor.from_elements {describe(op.result)}"
             _check_fixed_width(op, where, _check_ranked(op, where, op.result.type))
@@ -412,6 +426,19 @@ class ValueSemanticProgram:
             return
         else:
             self._reject_tensors(op)
+
+    @staticmethod
+    def _check_write(op: bufferization.MaterializeInDestinationOp) -> None:
+        """A tensor written into memory the plan does not hold (a TFLite
+        variable's `ASSIGN_VARIABLE`): `manifest-alloc` makes it a `memref.copy`."""
+        where = f"bufferization.materialize_in_destination of {describe(op.source)}"
+        if not isinstance(op.dest.type, MemRefType) or op.result is not None:
+            fail_pass(
+                op,
+                f"{where}: its destination must be a memref (manifest-alloc writes a tensor "
+                "into memory outside the plan, such as a mutable memref.global)",
+            )
+        _check_ranked(op, where, op.source.type)
 
     @staticmethod
     def _check_carried(loop: scf.ForOp) -> None:

@@ -422,7 +422,7 @@ func.func @vector_operand(%x: tensor<4xf32>, %v: vector<4xf32>) -> tensor<4xf32>
   func.return %y : tensor<4xf32>
 }
 
-// CHECK-LABEL: kernel @vector_kernel: operand #1 has type vector<4xf32>, which is neither a ranked tensor nor a scalar (integer, index, float)
+// CHECK-LABEL: kernel @vector_kernel: operand #1 has type vector<4xf32>, which is neither a ranked tensor, a memref (memory the plan does not hold, e.g. a mutable global) nor a scalar (integer, index, float)
 
 // -----
 
@@ -700,3 +700,54 @@ func.func @to_tensor_of_argument(%m: memref<4xf32>) -> tensor<4xf32> {
 }
 
 // CHECK-LABEL: bufferization.to_tensor %t: only tensors of a memref.get_global (an imported constant) are supported
+
+// -----
+
+// A mutable global (a TFLite resource variable, memplan-import-tflite): a
+// kernel reads it through a memref operand into a tensor of its own (%old),
+// and `bufferization.materialize_in_destination` writes a tensor into it,
+// which becomes a `memref.copy` from the tensor's storage: the global never
+// takes workspace, and %new stays live until the copy has read it.
+"memref.global"() <{sym_name = "state", sym_visibility = "private", type = memref<4xf32>, initial_value}> : () -> ()
+func.func private @read(memref<4xf32>) -> tensor<4xf32>
+func.func private @add(tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+func.func @variable(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %g = memref.get_global @state : memref<4xf32>
+  %old = func.call @read(%g) : (memref<4xf32>) -> tensor<4xf32>
+  %new = func.call @add(%old, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  bufferization.materialize_in_destination %new in restrict writable %g : (tensor<4xf32>, memref<4xf32>) -> ()
+  func.return %new : tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @variable(%x: memref<4xf32>) -> memref<4xf32> {
+// CHECK-NEXT:    %g = memref.get_global @state : memref<4xf32>
+// CHECK-NEXT:    %old_storage = memory.alloc_storage : !memory.storage<16>
+// CHECK-NEXT:    %old = memory.alloc_tensor %old_storage[0] : !memory.storage<16> -> memref<4xf32>
+// CHECK-NEXT:    memory.invoke @read ins(%g : memref<4xf32>) outs(%old : memref<4xf32>)
+// CHECK:         memory.invoke @add ins(%old, %x : memref<4xf32>, memref<4xf32>) outs(%new : memref<4xf32>)
+// CHECK-NEXT:    "memref.copy"(%new, %g) : (memref<4xf32>, memref<4xf32>) -> ()
+// CHECK-NEXT:    func.return %new : memref<4xf32>
+
+// -----
+
+// Error: a tensor of a mutable global would be read in place, so a write
+// to the global would change it.
+"memref.global"() <{sym_name = "state", sym_visibility = "private", type = memref<4xf32>, initial_value}> : () -> ()
+func.func @to_tensor_of_variable() -> tensor<4xf32> {
+  %g = memref.get_global @state : memref<4xf32>
+  %t = bufferization.to_tensor %g restrict : memref<4xf32> to tensor<4xf32>
+  func.return %t : tensor<4xf32>
+}
+
+// CHECK-LABEL: bufferization.to_tensor %t: @state is not constant (its memory may be written); read it with a kernel call taking its memref
+
+// -----
+
+// Error: materialize_in_destination writes into a memref only (a tensor
+// destination has no memory of its own).
+func.func @write_into_tensor(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %r = bufferization.materialize_in_destination %x in %y : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+
+// CHECK-LABEL: bufferization.materialize_in_destination of %x: its destination must be a memref

@@ -129,3 +129,36 @@ func.func @barrier(%c: i1, %x: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK:         %b2 = func.call @big(%x)
 // CHECK-NEXT:    %sb = func.call @shrink(%b2)
 // REMARK: remark: schedule: @barrier: peak of live tensor bytes 1040 -> 1040 (post-order)
+
+// -----
+
+// A write into memory outside the plan (a TFLite variable's ASSIGN_VARIABLE,
+// `bufferization.materialize_in_destination`) is a barrier: @two_branches'
+// list order would move %sa above %b, but here the write between them
+// keeps it below, so that the read of @state after the write (%again)
+// stays after it and the one before it (%old) before it.
+"memref.global"() <{sym_name = "state", type = memref<4xf32>, initial_value, sym_visibility = "private"}> : () -> ()
+func.func private @read(memref<4xf32>) -> tensor<4xf32>
+func.func private @big(tensor<4xf32>) -> tensor<256xf32>
+func.func private @shrink(tensor<256xf32>) -> tensor<4xf32>
+func.func private @add(tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+func.func @write_barrier(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %g = memref.get_global @state : memref<4xf32>
+  %old = func.call @read(%g) : (memref<4xf32>) -> tensor<4xf32>
+  %a = func.call @big(%old) : (tensor<4xf32>) -> tensor<256xf32>
+  %b = func.call @big(%x) : (tensor<4xf32>) -> tensor<256xf32>
+  bufferization.materialize_in_destination %x in restrict writable %g : (tensor<4xf32>, memref<4xf32>) -> ()
+  %sa = func.call @shrink(%a) : (tensor<256xf32>) -> tensor<4xf32>
+  %sb = func.call @shrink(%b) : (tensor<256xf32>) -> tensor<4xf32>
+  %again = func.call @read(%g) : (memref<4xf32>) -> tensor<4xf32>
+  %s = func.call @add(%sa, %sb) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %r = func.call @add(%s, %again) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @write_barrier(
+// CHECK:         %old = func.call @read(%g)
+// CHECK:         %b = func.call @big(%x)
+// CHECK-NEXT:    bufferization.materialize_in_destination %x in restrict writable %g
+// CHECK:         %again = func.call @read(%g)
+// REMARK: remark: schedule: @write_barrier: peak of live tensor bytes 2048 -> 2048 (list, post-order)

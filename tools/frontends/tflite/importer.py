@@ -110,6 +110,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IndexType,
     IntegerAttr,
+    MemRefType,
     ModuleOp,
     StringAttr,
     SymbolRefAttr,
@@ -320,6 +321,10 @@ class _Emitter:
     signatures: dict[tuple[Any, ...], func.FuncOp] = field(
         default_factory=dict[tuple[Any, ...], func.FuncOp]
     )
+    variables: dict[tuple[str, str], _Variable] = field(
+        default_factory=dict[tuple[str, str], "_Variable"]
+    )
+    """Resource variables by (container, shared name), as `CALL_ONCE` set them."""
 
     def __post_init__(self) -> None:
         self.symbols.taken.add("main")
@@ -349,8 +354,11 @@ class _Emitter:
         operands: Sequence[TfliteTensor],
         results: Sequence[TfliteTensor],
         view: bool,
+        operand_types: Sequence[Attribute] | None = None,
     ) -> func.FuncOp:
-        """The kernel declaration for ``operator``'s signature (created once)."""
+        """The kernel declaration for ``operator``'s signature (created once);
+        ``operand_types`` replaces the operands' tensor types (a variable's
+        memref)."""
         attributes: dict[str, Attribute] = {
             TFLITE_ATTR_PREFIX + "op": StringAttr(operator.name),
             TFLITE_ATTR_PREFIX + "version": IntegerAttr(operator.version, i64),
@@ -368,7 +376,8 @@ class _Emitter:
             attributes[TFLITE_ATTR_PREFIX + "input_slots"] = DenseArrayBase.from_list(i64, slots)
         attributes.update(_quantization_attributes("operand", operands))
         attributes.update(_quantization_attributes("result", results))
-        operand_types = [t.tensor_type for t in operands]
+        if operand_types is None:
+            operand_types = [t.tensor_type for t in operands]
         result_types = [t.tensor_type for t in results]
         if view:
             attributes[VIEW_ATTR] = UnitAttr()
@@ -432,11 +441,27 @@ class _Emitter:
                     )
                 operands.append(values[tensor_index])
             results = [tensors[t] for t in operator.outputs]
+            if operator.name == "CALL_ONCE":
+                self._call_once(operator, where)
+                continue
+            if operator.name == "VAR_HANDLE":
+                (handle,) = operator.outputs
+                values[handle] = self._variable_handle(operator, tensors[handle], block, where)
+                continue
+            resources = [t for t in _operands_of(operator, tensors) if tensors[t].is_resource]
+            if resources:
+                emitted = self._variable_access(
+                    operator, [tensors[t] for t in operator.inputs], operands, results, block, where
+                )
+                for tensor, result in zip(results, emitted):
+                    result.name_hint = sanitize_name(tensor.name)
+                    values[tensor.index] = result
+                continue
             if operator.name in SUBGRAPH_OPS - CONTROL_FLOW_OPS:
                 raise TfliteImportError(
                     f"{where}{operator.where} runs other subgraphs: memplan imports IF and "
-                    "WHILE (as scf.if and scf.while), not CALL_ONCE or CALL (import one "
-                    "subgraph with --subgraph N)"
+                    "WHILE (as scf.if and scf.while) and CALL_ONCE (resource variables' "
+                    "initial values), not CALL (import one subgraph with --subgraph N)"
                 )
             if operator.name in CONTROL_FLOW_OPS:
                 emitted = self._control_flow(subgraph, operator, operands, block, path)
@@ -462,7 +487,85 @@ class _Emitter:
             returned.append(values[tensor_index])
         return returned
 
-    def _call(
+    def _call_once(self, operator: TfliteOperator, where: str) -> None:
+        """``CALL_ONCE``: its init subgraph gives resource variables their
+        initial values. Only an init subgraph that assigns constants to
+        variables (``VAR_HANDLE``, ``ASSIGN_VARIABLE`` of a constant) is
+        imported: each variable becomes a mutable `memref.global`, its data
+        the constant's (``global_data`` reads it from the init subgraph)."""
+        index = int(operator.options.get("InitSubgraphIndex", -1))
+        what = f"{where}{operator.where}"
+        if self.subgraphs is None:
+            raise TfliteImportError(f"{what} runs other subgraphs, which this import cannot read")
+        try:
+            init = self.subgraphs(index)
+        except TfliteImportError as error:
+            raise TfliteImportError(f"{what}: its init subgraph: {error}") from None
+        folded = fold_constants(init, values=False)
+        handles: dict[int, tuple[str, str]] = {}
+        refusal = (
+            f"{what}: its init subgraph {index} {{}}; memplan imports an init subgraph that "
+            "only assigns constants to resource variables (VAR_HANDLE, ASSIGN_VARIABLE)"
+        )
+        if init.inputs or init.outputs:
+            raise TfliteImportError(refusal.format("has inputs or outputs"))
+        for op in init.operators:
+            if op.index in folded.folded_operators:
+                continue
+            if op.name == "VAR_HANDLE" and len(op.outputs) == 1:
+                handles[op.outputs[0]] = _variable_key(op)
+                continue
+            if (
+                op.name == "ASSIGN_VARIABLE"
+                and len(op.inputs) == 2
+                and op.inputs[0] in handles
+                and op.inputs[1] in folded.constants
+            ):
+                self._declare_variable(
+                    handles[op.inputs[0]], init, init.tensors[op.inputs[1]], what
+                )
+                continue
+            runs = f"runs {op.where}"
+            if op.name == "ASSIGN_VARIABLE":
+                runs += " with a value that is not a constant"
+            raise TfliteImportError(refusal.format(runs))
+
+    def _declare_variable(
+        self, key: tuple[str, str], init: TfliteSubgraph, value: TfliteTensor, what: str
+    ) -> None:
+        """A mutable `memref.global` for variable ``key``, whose initial value is
+        the constant ``value`` of subgraph ``init``."""
+        if key in self.variables:
+            raise TfliteImportError(
+                f"{what}: resource variable '{_key_text(key)}' is assigned twice"
+            )
+        symbol = self.symbols.get(sanitize_name(key[1] or "variable"))
+        global_op = memref.GlobalOp.get(StringAttr(symbol), value.memref_type, UnitAttr())
+        global_op.attributes[TFLITE_ATTR_PREFIX + "variable"] = StringAttr(_key_text(key))
+        global_op.attributes[TFLITE_ATTR_PREFIX + "name"] = StringAttr(value.name)
+        global_op.attributes[TFLITE_ATTR_PREFIX + "tensor"] = IntegerAttr(value.index, i64)
+        global_op.attributes[TFLITE_ATTR_PREFIX + "subgraph"] = IntegerAttr(init.index, i64)
+        self.globals.append(global_op)
+        self.variables[key] = _Variable(symbol, value)
+
+    def _variable_handle(
+        self, operator: TfliteOperator, handle: TfliteTensor, block: Block, where: str
+    ) -> SSAValue:
+        """``VAR_HANDLE``: the variable's global, read with `memref.get_global`."""
+        key = _variable_key(operator)
+        variable = self.variables.get(key)
+        if variable is None:
+            raise TfliteImportError(
+                f"{where}{operator.where}: resource variable '{_key_text(key)}' is given its "
+                "initial value by no CALL_ONCE before it; memplan imports variables a "
+                "CALL_ONCE subgraph initialises"
+            )
+        get = memref.GetGlobalOp(variable.symbol, variable.value.memref_type)
+        get.memref.name_hint = sanitize_name(handle.name)
+        block.add_op(get)
+        return get.memref
+
+    def _variable_access(
         self,
         operator: TfliteOperator,
         operand_tensors: Sequence[TfliteTensor],
@@ -471,11 +574,67 @@ class _Emitter:
         block: Block,
         where: str,
     ) -> Sequence[SSAValue]:
-        """One kernel call for ``operator``."""
+        """``READ_VARIABLE``: a kernel call copying the variable (a memref
+        operand) into a planned tensor. ``ASSIGN_VARIABLE``: the value written
+        into the variable's global (`bufferization.materialize_in_destination`,
+        which `manifest-alloc` makes a `memref.copy`; `schedule` moves no
+        call across it)."""
+        what = f"{where}{operator.where}"
+        handle = operands[0] if operands else None
+        if (
+            operator.name not in ("READ_VARIABLE", "ASSIGN_VARIABLE")
+            or not operand_tensors[0].is_resource
+            or any(t.is_resource for t in operand_tensors[1:])
+            or handle is None
+            or not isa(handle.type, MemRefType[Attribute])
+        ):
+            raise TfliteImportError(
+                f"{what} takes a resource variable's handle; memplan imports only "
+                "READ_VARIABLE and ASSIGN_VARIABLE (operand 0) on one"
+            )
+        variable_type = TensorType(handle.type.element_type, handle.type.get_shape())
+        if operator.name == "READ_VARIABLE":
+            if len(results) != 1 or len(operands) != 1:
+                raise TfliteImportError(f"{what} takes one handle and has one output")
+            if results[0].tensor_type != variable_type:
+                raise TfliteImportError(
+                    f"{what} reads a variable of {variable_type} into {results[0].tensor_type} "
+                    f"'{results[0].name}'"
+                )
+            return self._call(
+                operator, operand_tensors, operands, results, block, where, [handle.type]
+            )
+        if len(operands) != 2 or operator.outputs:
+            raise TfliteImportError(f"{what} takes a handle and a value and has no output")
+        value = operands[1]
+        if value.type != variable_type:
+            raise TfliteImportError(
+                f"{what} writes {value.type} '{operand_tensors[1].name}' into a variable of "
+                f"{variable_type}"
+            )
+        write = bufferization.MaterializeInDestinationOp.create(
+            operands=[value, handle],
+            properties={"restrict": UnitAttr(), "writable": UnitAttr()},
+            attributes={TFLITE_ATTR_PREFIX + "op": StringAttr(operator.name)},
+        )
+        block.add_op(write)
+        return []
+
+    def _call(
+        self,
+        operator: TfliteOperator,
+        operand_tensors: Sequence[TfliteTensor],
+        operands: Sequence[SSAValue],
+        results: Sequence[TfliteTensor],
+        block: Block,
+        where: str,
+        operand_types: Sequence[Attribute] | None = None,
+    ) -> Sequence[SSAValue]:
+        """One kernel call for ``operator`` (``operand_types``: see ``declaration``)."""
         view = operator.name in VIEW_OPS and all(t.shape.count(-1) <= 1 for t in results)
         if view and -1 not in (*operand_tensors[0].shape, *results[0].shape):
             _check_view_sizes(operator, operand_tensors[0], results[0])
-        declaration = self.declaration(operator, operand_tensors, results, view)
+        declaration = self.declaration(operator, operand_tensors, results, view, operand_types)
         call = func.CallOp(declaration.sym_name.data, operands, [t.tensor_type for t in results])
         _record_sources(call, results)
         if not view and any(t.max_shape is not None for t in results):
@@ -784,6 +943,23 @@ def _record_sources(call: func.CallOp, tensors: Sequence[TfliteTensor]) -> None:
     """Each result's model tensor name and index, for reports (`memory.source_names`)."""
     call.attributes[SOURCE_NAMES_ATTR] = ArrayAttr(StringAttr(t.name) for t in tensors)
     call.attributes[SOURCE_IDS_ATTR] = DenseArrayBase.from_list(i64, [t.index for t in tensors])
+
+
+@dataclass(frozen=True)
+class _Variable:
+    """A resource variable: its global's symbol and the constant that initialises it."""
+
+    symbol: str
+    value: TfliteTensor
+
+
+def _variable_key(operator: TfliteOperator) -> tuple[str, str]:
+    """A ``VAR_HANDLE``'s variable: (container, shared name), as TFLite keys it."""
+    return (str(operator.options.get("Container", "")), str(operator.options.get("SharedName", "")))
+
+
+def _key_text(key: tuple[str, str]) -> str:
+    return f"{key[0]}/{key[1]}" if key[0] else key[1]
 
 
 INPUT_COPY = "INPUT_COPY"

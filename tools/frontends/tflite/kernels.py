@@ -290,6 +290,8 @@ def _unary(function: Callable[[np.ndarray], np.ndarray]) -> TfliteKernel:
 
 
 KERNELS: dict[str, TfliteKernel] = {
+    # A variable's value, copied into a planned tensor (the global is operand 0).
+    "READ_VARIABLE": lambda ins, options: ins[0].copy(),
     "CONV_2D": conv_2d,
     "DEPTHWISE_CONV_2D": depthwise_conv_2d,
     "MAX_POOL_2D": lambda ins, options: _pool(ins, options, "max"),
@@ -410,6 +412,9 @@ quantization (TFLite computes them exactly, as NumPy does: the loop
 counters and conditions of `WHILE` and `IF`, shape arithmetic); ``SHAPE``
 and ``CAST`` read any tensor, ``SELECT_V2`` a bool condition."""
 
+COPIES: frozenset[str] = frozenset({"READ_VARIABLE"})
+"""Builtins that copy bytes, on any element type (quantized too)."""
+
 _EXACT_DTYPES = (np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.bool_))
 
 
@@ -450,6 +455,8 @@ class TfliteKernelResolver:
             allowed = _KERNEL_DTYPES
             if name in EXACT_ON_INTEGERS and not _quantized(options):
                 allowed = (*_KERNEL_DTYPES, *_EXACT_DTYPES)
+            if name in COPIES:
+                allowed = tuple({a.dtype for a in (*arrays[:1], *outs)})
             if any(a.dtype not in allowed for a in (*arrays[:1], *outs)):
                 dtypes = "/".join(dict.fromkeys(str(a.dtype) for a in (*arrays[:1], *outs)))
                 kind = "quantized " if _quantized(options) else ""

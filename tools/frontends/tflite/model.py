@@ -133,12 +133,26 @@ class TfliteTensor:
     ``shape``): its shape at the upper bounds."""
 
     @property
+    def is_resource(self) -> bool:
+        """A resource variable's handle (a ``VAR_HANDLE`` output): no bytes of its own."""
+        return self.type_name == "RESOURCE"
+
+    @property
     def element_type(self) -> Attribute:
-        return ELEMENT_TYPES[self.type_name][0]
+        return ELEMENT_TYPES[self._checked_type_name][0]
 
     @property
     def dtype(self) -> np.dtype[Any]:
-        return np.dtype(ELEMENT_TYPES[self.type_name][1])
+        return np.dtype(ELEMENT_TYPES[self._checked_type_name][1])
+
+    @property
+    def _checked_type_name(self) -> str:
+        if self.is_resource:
+            raise TfliteImportError(
+                f"tensor {self.index} '{self.name}' is a resource variable's handle: "
+                "only READ_VARIABLE and ASSIGN_VARIABLE take it"
+            )
+        return self.type_name
 
     @property
     def tensor_type(self) -> TensorType[Any]:
@@ -227,7 +241,8 @@ def _options_fields(table: Any, options_class: type) -> dict[str, Any]:
     for name in sorted(names):
         if (
             not name[0].isupper()
-            or name.startswith(("GetRootAs", "Init"))
+            or name.startswith("GetRootAs")
+            or name == "Init"
             or name.endswith(("BufferHasIdentifier", "IsNone", "Length", "AsNumpy"))
         ):
             continue
@@ -273,7 +288,7 @@ def _read_tensor(model: Any, subgraph: Any, index: int, type_names: dict[int, st
     name = (tensor.Name() or b"").decode("utf-8", "replace") or f"tensor_{index}"
     type_name = type_names.get(tensor.Type(), f"type {tensor.Type()}")
     shape = _numbers(tensor, "Shape")
-    if type_name not in ELEMENT_TYPES:
+    if type_name not in ELEMENT_TYPES and type_name != "RESOURCE":
         raise TfliteImportError(
             f"tensor {index} '{name}' has element type {type_name}, which memplan does not import"
         )
@@ -300,6 +315,8 @@ def _read_tensor(model: Any, subgraph: Any, index: int, type_names: dict[int, st
             )
         if buffer.DataLength() > 0:
             data = buffer.DataAsNumpy().tobytes()
+    if data is not None and type_name == "RESOURCE":
+        raise TfliteImportError(f"tensor {index} '{name}' is a RESOURCE handle with data")
     sparsity = _read_sparsity(tensor.Sparsity())
     sparse = tensor.Sparsity() is not None
     if data is not None and not sparse:
