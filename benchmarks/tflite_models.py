@@ -156,7 +156,7 @@ for detail in it.get_tensor_details():
         array = it.tensor(i)()
     except ValueError:
         continue
-    if array.nbytes:
+    if array is not None and array.nbytes:  # None: a resource variable's handle
         start = array.__array_interface__["data"][0]
         spans.append((start, start + array.nbytes))
 print(json.dumps({"arena": max(e for _, e in spans) - min(s for s, _ in spans)}))

@@ -711,6 +711,13 @@ class ManifestAllocPass(ModulePass):
     workspace. A `bufferization.to_tensor` of a `memref.get_global` (how
     `memplan-import-onnx` reads its weights) is dropped and its uses read the
     global's memref directly; `to_tensor` of anything else is rejected.
+    A mutable global (no `constant`: a TFLite resource variable) is memory
+    outside the plan: a kernel reads it through a memref operand (kept in
+    the invoke's `ins`), `bufferization.materialize_in_destination %t in
+    %global` writes a tensor into it and becomes `memref.copy %t, %global`
+    (so %t's storage lives until the copy), and a `to_tensor` of it is
+    rejected (the tensor would change under a write). `schedule` moves no
+    call across such a write.
     `tensor.extract` (a scalar read, e.g. an ONNX `If`'s condition) becomes
     `memref.load` with the same indices; `tensor.from_elements` (e.g. an ONNX
     `Loop`'s iteration number) becomes a storage of its own filled by one

@@ -394,3 +394,97 @@ def test_quantized_operator_names_the_kernel_it_lacks(
         "for TFLite operator ADD on quantized int8 (@tfl.ADD): its kernels compute float32 and "
         "complex64, and unquantized integers where TFLite is exact"
     )
+
+
+I8, U8 = tflite.TensorType.INT8, tflite.TensorType.UINT8
+
+
+def int8_op(
+    builtin: str,
+    x: tuple[list[int], float, int],
+    out: tuple[list[int], float, int],
+    weight: tuple[list[int], list[float], int] | None = None,
+    options: tuple[str, dict[str, Any]] | None = None,
+    out_type: int = I8,
+    second_input: bool = False,
+) -> bytes:
+    """A quantized model: ``builtin`` of int8 input ``x`` (shape, scale, zero
+    point), with an int8 ``weight`` (shape, per-channel scales, quantized
+    dimension) and its int32 bias when given (bias scale: input scale x
+    weight scale, as TFLite's converter writes it); ``out``: the result's
+    shape, scale and zero point."""
+    rng8 = np.random.default_rng(8)
+    tensors = [fx.TensorSpec("x", x[0], I8, scale=[x[1]], zero_point=[x[2]])]
+    if second_input:
+        tensors.append(fx.TensorSpec("x1", x[0], I8, scale=[x[1]], zero_point=[x[2]]))
+    if weight is not None:
+        shape, scales, axis = weight
+        data = rng8.integers(-127, 128, shape, dtype=np.int8).tobytes()
+        tensors.append(
+            fx.TensorSpec("w", shape, I8, data, scales, [0] * len(scales), quantized_dimension=axis)
+        )
+        channels = shape[axis]
+        bias = rng8.integers(-2000, 2000, channels, dtype=np.int32).tobytes()
+        bias_scales = [x[1] * s for s in scales] * (channels // len(scales))
+        tensors.append(fx.TensorSpec("b", [channels], I32, bias, bias_scales, [0] * channels))
+    tensors.append(fx.TensorSpec("y", out[0], out_type, scale=[out[1]], zero_point=[out[2]]))
+    inputs = [0, 1] if second_input else [0]
+    operator = fx.OperatorSpec(
+        builtin, list(range(len(tensors) - 1)), [len(tensors) - 1], options=options
+    )
+    return fx.build_model([fx.SubgraphSpec(tensors, [operator], inputs, [len(tensors) - 1])])
+
+
+INT8_CASES: dict[str, bytes] = {
+    "conv int8 per channel same stride 2 relu6": int8_op(
+        "CONV_2D",
+        ([1, 9, 9, 3], 0.05, -3),
+        ([1, 5, 5, 4], 0.02, 5),
+        ([4, 3, 3, 3], [0.011, 0.007, 0.013, 0.009], 0),
+        ("Conv2DOptions", _conv(SAME, 2)),
+    ),
+    "depthwise int8 per channel": int8_op(
+        "DEPTHWISE_CONV_2D",
+        ([1, 8, 8, 3], 0.04, 10),
+        ([1, 8, 8, 3], 0.03, -7),
+        ([1, 3, 3, 3], [0.012, 0.008, 0.01], 3),
+        (
+            "DepthwiseConv2DOptions",
+            _conv(SAME, 1) | {"DepthMultiplier": 1, "FusedActivationFunction": 0},
+        ),
+    ),
+    "fully connected int8": int8_op(
+        "FULLY_CONNECTED",
+        ([2, 16], 0.05, -128),
+        ([2, 5], 0.09, 36),
+        ([5, 16], [0.004], 0),
+        ("FullyConnectedOptions", {}),
+    ),
+    "logistic int8": int8_op("LOGISTIC", ([4, 64], 0.0947, 36), ([4, 64], 1 / 256, -128)),
+    "quantize int8 to uint8": int8_op(
+        "QUANTIZE", ([4, 64], 1 / 256, -128), ([4, 64], 1 / 256, 0), out_type=U8
+    ),
+    "requantize int8": int8_op("QUANTIZE", ([4, 64], 0.03, 3), ([4, 64], 0.05, -9)),
+    "concatenation int8": int8_op(
+        "CONCATENATION",
+        ([2, 3], 0.1, -128),
+        ([2, 6], 0.1, -128),
+        options=("ConcatenationOptions", {"Axis": 1}),
+        second_input=True,
+    ),
+}
+"""pymicro-wakeword's int8 operators, one model each: memplan-run's integer
+kernels against TFLite's, bit for bit."""
+
+
+@pytest.mark.parametrize("case", sorted(INT8_CASES))
+def test_int8_kernel_matches_tflite_bit_for_bit(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "model.tflite"
+    path.write_bytes(INT8_CASES[case])
+    for seed in ("0", "1", "2"):
+        code = memplan_run.main([str(path), "--seed", seed, "--atol", "0", "--rtol", "0"])
+        out = capsys.readouterr().out
+        assert code == 0, out
+        assert "bit-identical" in out and "max |diff| 0" in out and "result: OK" in out

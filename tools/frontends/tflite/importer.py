@@ -63,8 +63,22 @@ Choices where TFLite leaves room:
   shape, a loop's outputs the types of its inputs, and a subgraph's inputs
   the types it is given: a mismatch is an error naming both. Constants a
   subgraph reads are globals marked with `memory.tflite.subgraph`.
-  `CALL_ONCE` and `CALL` are refused naming the operator; `--subgraph N`
-  imports one subgraph.
+  `CALL` is refused naming the operator; `--subgraph N` imports one
+  subgraph.
+* Resource variables (`VAR_HANDLE`, `READ_VARIABLE`, `ASSIGN_VARIABLE`:
+  streaming state kept across invocations) whose initial values a
+  `CALL_ONCE` subgraph assigns: each variable is a mutable `memref.global`
+  (no `constant`, `memory.tflite.variable` naming it; its data the init
+  subgraph's constant, `memory.tflite.subgraph`/`tensor` pointing at it),
+  outside the planned pool as in TFLM's persistent arena. `VAR_HANDLE` is
+  a `memref.get_global`, `READ_VARIABLE` a kernel call copying the
+  variable (a memref operand) into a planned tensor, `ASSIGN_VARIABLE` a
+  `bufferization.materialize_in_destination` of the value into it
+  (`manifest-alloc` makes it a `memref.copy`; `schedule` moves no call
+  across it, so reads and writes keep the model's order). An init
+  subgraph doing anything but assigning constants to variables, a
+  variable no `CALL_ONCE` initialises, and a handle given to any other
+  operator are refused in one line.
 * The subgraph's inputs are `@main`'s arguments: the caller's memory, not
   planned. `--inputs-in-arena` copies each into planned workspace first
   (`@tfl.INPUT_COPY`), which is how TFLite and TFLM hold inputs: in their
@@ -88,8 +102,8 @@ Choices where TFLite leaves room:
   `complex<f32>` / `complex<f64>` for COMPLEX64 / COMPLEX128 (8 and 16
   bytes an element). INT4 takes one byte an element, as TFLite's kernels
   unpack it; its constant buffers (packed two per byte, low nibble first)
-  are unpacked on reading. STRING, RESOURCE and VARIANT tensors (no fixed
-  size) are refused.
+  are unpacked on reading. STRING and VARIANT tensors (no fixed size) are
+  refused, and RESOURCE tensors except as variable handles.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ quantized arithmetic) make the run fail naming the operator.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from math import ceil
+from math import ceil, floor, frexp
 from typing import Any
 
 import numpy as np
@@ -103,7 +103,7 @@ def _windows(
 def conv_2d(ins: Sequence[np.ndarray], options: Options) -> np.ndarray:
     x, weight = ins[0], ins[1]  # weight: [Cout, KH, KW, Cin]
     patches, _ = _windows(x, weight.shape[1], weight.shape[2], options)
-    out = np.einsum("nhwcij,oijc->nhwo", patches, weight, dtype=np.float32)
+    out = np.einsum("nhwcij,oijc->nhwo", patches, weight, dtype=np.result_type(x, weight))
     if len(ins) > 2:
         out = out + ins[2]
     return _activation(out, options)
@@ -115,7 +115,7 @@ def depthwise_conv_2d(ins: Sequence[np.ndarray], options: Options) -> np.ndarray
     multiplier = weight.shape[3] // channels
     patches, _ = _windows(x, weight.shape[1], weight.shape[2], options)
     kernel = weight[0].reshape(weight.shape[1], weight.shape[2], channels, multiplier)
-    out = np.einsum("nhwcij,ijcm->nhwcm", patches, kernel, dtype=np.float32)
+    out = np.einsum("nhwcij,ijcm->nhwcm", patches, kernel, dtype=np.result_type(x, weight))
     out = out.reshape(*out.shape[:3], channels * multiplier)
     if len(ins) > 2:
         out = out + ins[2]
@@ -289,6 +289,166 @@ def _unary(function: Callable[[np.ndarray], np.ndarray]) -> TfliteKernel:
     return lambda ins, options: function(ins[0])
 
 
+# --- int8: TFLite's integer kernels ------------------------------------------
+# Zero points subtracted, products summed in int64 (exact, as TFLite's int32
+# accumulators when they do not overflow), the bias added, then the fixed-point
+# rescaling of TFLite's reference kernels (QuantizeMultiplier,
+# MultiplyByQuantizedMultiplier: two roundings), the output zero point added
+# and the fused activation clamped, so the results are TFLite's bit for bit.
+
+
+def _quantization(options: Options, role: str, position: int) -> tuple[np.ndarray, np.ndarray]:
+    """Scale (float32) and zero point (int64) of operand/result ``position``."""
+    scale = np.asarray(options.get(f"{role}_{position}_scale", [1.0]), np.float32)
+    zero = np.asarray(options.get(f"{role}_{position}_zero_point", [0]), np.int64)
+    return scale, zero
+
+
+def _quantize_multiplier(multiplier: float) -> tuple[int, int]:
+    """TFLite's QuantizeMultiplier: ``multiplier = q * 2**(shift - 31)``, q in Q31."""
+    if multiplier == 0.0:
+        return 0, 0
+    fraction, shift = frexp(multiplier)
+    q = int(floor(fraction * (1 << 31) + 0.5))  # std::round of a positive value
+    if q == 1 << 31:
+        q, shift = q // 2, shift + 1
+    if shift < -31:
+        return 0, 0
+    if shift > 30:
+        return (1 << 31) - 1, 30
+    return q, shift
+
+
+def _rescale(acc: np.ndarray, multipliers: Sequence[float]) -> np.ndarray:
+    """MultiplyByQuantizedMultiplier of int64 ``acc`` by one multiplier per
+    last-axis channel (or one for all): SaturatingRoundingDoublingHighMul,
+    then RoundingDivideByPOT."""
+    pairs = [_quantize_multiplier(m) for m in multipliers]
+    q = np.asarray([p[0] for p in pairs], np.int64)
+    shift = np.asarray([p[1] for p in pairs], np.int64)
+    left, right = np.maximum(shift, 0), np.maximum(-shift, 0)
+    product = (acc << left) * q
+    nudged = product + np.where(product >= 0, 1 << 30, 1 - (1 << 30))
+    high = np.where(nudged >= 0, nudged >> 31, -((-nudged) >> 31))  # C++ division: toward 0
+    mask = (np.int64(1) << right) - 1
+    threshold = (mask >> 1) + (high < 0)
+    return (high >> right) + ((high & mask) > threshold)
+
+
+def _activation_range(options: Options, dtype: np.dtype[Any]) -> tuple[int, int]:
+    """CalculateActivationRangeQuantized: the fused activation's clamp in the output's units."""
+    info = np.iinfo(dtype)
+    scale, zero = _quantization(options, "result", 0)
+
+    def quantize(value: float) -> int:
+        return int(zero[0]) + int(np.round(np.float32(value) / scale[0]))
+
+    match options.get("fused_activation_function", "NONE"):
+        case "NONE":
+            return int(info.min), int(info.max)
+        case "RELU":
+            return max(int(info.min), quantize(0.0)), int(info.max)
+        case "RELU6":
+            return max(int(info.min), quantize(0.0)), min(int(info.max), quantize(6.0))
+        case "RELU_N1_TO_1":
+            return max(int(info.min), quantize(-1.0)), min(int(info.max), quantize(1.0))
+        case other:
+            raise NotImplementedError(f"fused activation {other} on int8")
+
+
+def _integer_linear(
+    float_kernel: TfliteKernel, product_in_float: bool
+) -> Callable[[Sequence[np.ndarray], Options, np.dtype[Any]], np.ndarray]:
+    """CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED on int8: ``float_kernel``
+    run on int64 operands (zero points subtracted), then rescaled per output
+    channel. ``product_in_float``: TFLite multiplies the input and filter
+    scales in float32 (per-channel convolutions) rather than double."""
+
+    def kernel(ins: Sequence[np.ndarray], options: Options, dtype: np.dtype[Any]) -> np.ndarray:
+        (x_scale, x_zero), (w_scale, w_zero) = (
+            _quantization(options, "operand", i) for i in (0, 1)
+        )
+        out_scale, out_zero = _quantization(options, "result", 0)
+        operands = [ins[0].astype(np.int64) - x_zero[0], ins[1].astype(np.int64) - w_zero[0]]
+        operands += [b.astype(np.int64) for b in ins[2:]]
+        acc = float_kernel(operands, {**options, "fused_activation_function": "NONE"})
+        if product_in_float:
+            products = [float(x_scale[0] * s) for s in w_scale]
+        else:
+            products = [float(x_scale[0]) * float(s) for s in w_scale]
+        out = _rescale(acc, [p / float(out_scale[0]) for p in products]) + out_zero[0]
+        low, high = _activation_range(options, dtype)
+        return np.clip(out, low, high)
+
+    return kernel
+
+
+def _integer_logistic(
+    ins: Sequence[np.ndarray], options: Options, dtype: np.dtype[Any]
+) -> np.ndarray:
+    """LOGISTIC on int8 as TFLite's kernel computes it: a table of the 256
+    inputs' sigmoids (float32), rounded to the output's units."""
+    (x_scale, x_zero), (out_scale, out_zero) = (
+        _quantization(options, "operand", 0),
+        _quantization(options, "result", 0),
+    )
+    info = np.iinfo(dtype)
+    values = np.arange(info.min, info.max + 1, dtype=np.int64)
+    real = x_scale[0] * (values - x_zero[0]).astype(np.float32)
+    sigmoid = np.float32(1) / (np.float32(1) + np.exp(-real))
+    table = np.clip(
+        np.round(sigmoid * (np.float32(1) / out_scale[0])) + out_zero[0], info.min, info.max
+    )
+    return table.astype(np.int64)[ins[0].astype(np.int64) - info.min]
+
+
+def _integer_requantize(
+    ins: Sequence[np.ndarray], options: Options, dtype: np.dtype[Any]
+) -> np.ndarray:
+    """QUANTIZE between int8 and uint8: TFLite's Requantize."""
+    (x_scale, x_zero), (out_scale, out_zero) = (
+        _quantization(options, "operand", 0),
+        _quantization(options, "result", 0),
+    )
+    acc = ins[0].astype(np.int64) - x_zero[0]
+    out = _rescale(acc[..., None], [float(x_scale[0]) / float(out_scale[0])])[..., 0] + out_zero[0]
+    info = np.iinfo(dtype)
+    return np.clip(out, info.min, info.max)
+
+
+IntegerKernel = Callable[[Sequence[np.ndarray], Options, np.dtype[Any]], np.ndarray]
+"""An int8 kernel: operands, options, the result's dtype."""
+
+INTEGER_KERNELS: dict[str, IntegerKernel] = {
+    "CONV_2D": _integer_linear(conv_2d, product_in_float=True),
+    "DEPTHWISE_CONV_2D": _integer_linear(depthwise_conv_2d, product_in_float=True),
+    "FULLY_CONNECTED": _integer_linear(fully_connected, product_in_float=False),
+    "LOGISTIC": _integer_logistic,
+    "QUANTIZE": _integer_requantize,
+}
+"""Quantized int8 kernels by TFLite builtin name (what pymicro-wakeword's
+models run); operands int8, uint8 and int32 biases."""
+
+DATA_MOVEMENT: frozenset[str] = frozenset(
+    {"CONCATENATION", "STRIDED_SLICE", "SPLIT_V", "RESHAPE", "SQUEEZE", "EXPAND_DIMS"}
+)
+"""Builtins that only move elements: on quantized tensors whose operands and
+results share one scale and zero point, the float kernel's NumPy indexing
+computes them exactly."""
+
+_INTEGER_DTYPES = (np.dtype(np.int8), np.dtype(np.uint8))
+
+
+def _one_quantization(options: Options) -> bool:
+    """Do all quantized operands and results share one scale and zero point?"""
+    pairs = {
+        (tuple(options[key]), tuple(options.get(key.removesuffix("scale") + "zero_point", [])))
+        for key in options
+        if key.endswith("_scale")
+    }
+    return len(pairs) == 1
+
+
 KERNELS: dict[str, TfliteKernel] = {
     # A variable's value, copied into a planned tensor (the global is operand 0).
     "READ_VARIABLE": lambda ins, options: ins[0].copy(),
@@ -447,15 +607,25 @@ class TfliteKernelResolver:
         def kernel(
             ins: Sequence[Any], outs: Sequence[np.ndarray], attributes: Mapping[str, Attribute]
         ) -> None:
+            arrays = [np.asarray(value) for value in ins]
+            integer = INTEGER_KERNELS.get(name)
+            if (
+                integer is not None
+                and _quantized(options)
+                and len(outs) == 1
+                and arrays[0].dtype in _INTEGER_DTYPES
+                and outs[0].dtype in _INTEGER_DTYPES
+            ):
+                outs[0][...] = integer(arrays, options, outs[0].dtype).astype(outs[0].dtype)
+                return
             if body is None:
                 raise NotImplementedError(
                     f"memplan-run has no kernel for TFLite operator {what} (@{declaration.sym_name.data})"
                 )
-            arrays = [np.asarray(value) for value in ins]
             allowed = _KERNEL_DTYPES
             if name in EXACT_ON_INTEGERS and not _quantized(options):
                 allowed = (*_KERNEL_DTYPES, *_EXACT_DTYPES)
-            if name in COPIES:
+            if name in COPIES or (name in DATA_MOVEMENT and _one_quantization(options)):
                 allowed = tuple({a.dtype for a in (*arrays[:1], *outs)})
             if any(a.dtype not in allowed for a in (*arrays[:1], *outs)):
                 dtypes = "/".join(dict.fromkeys(str(a.dtype) for a in (*arrays[:1], *outs)))
