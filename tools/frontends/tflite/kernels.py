@@ -1,5 +1,6 @@
 """NumPy kernels for TFLite builtins, so `memplan-run` can execute imported
-`.tflite` models (float32, NHWC, as TFLite's reference kernels compute them).
+`.tflite` models (float32, NHWC, as TFLite's reference kernels compute them;
+int8 for the quantized operators of ``INTEGER_KERNELS``, bit for bit).
 
 ``TfliteKernelResolver`` answers declarations that carry `memory.tflite.op`
 with one of ``KERNELS``; options come from the declaration's
