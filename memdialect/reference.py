@@ -23,6 +23,10 @@ a reference:
 * a view kernel is a reshape of its operand's array, shared (values never
   change, so sharing cannot be observed) and not a kernel call: planned
   modules lower views to casts, so traces of the two line up call for call;
+* a mutable `memref.global` (a TFLite variable) is the one piece of
+  memory: kernels read it through a memref operand and
+  `bufferization.materialize_in_destination` writes it, on the run's own
+  copy of its data;
 * a module that is not value-semantic (a `memory.alloc_storage`,
   `memory.invoke`, `memory.kill`, `memref.alloc`... in a function body) is
   refused up front with an `ExecutionError` naming the op.
