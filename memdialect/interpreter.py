@@ -51,7 +51,6 @@ import numpy as np
 from xdsl.dialects import arith, bufferization, func, memref, tensor
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
-    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     MemRefType,
     ModuleOp,
@@ -75,7 +74,6 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from memplan.dialect.arrays import NoNumpyDtype, dense_array, numpy_dtype
 from memplan.dialect.ops import (
-    INPLACE_ATTR,
     SHAPE_FN_ATTR,
     VIEW_ATTR,
     AllocStorageOp,
@@ -84,6 +82,7 @@ from memplan.dialect.ops import (
     KillOp,
     PoolOp,
     describe,
+    inplace_pairs,
 )
 
 POISON_BYTE = 0xFF
@@ -160,17 +159,13 @@ def _check_dynamic_inplace(
     the operand's bytes): a run where it is not is an error, planned or not,
     since no comparison of values would show it (NumPy copies overlapping
     operands before it writes)."""
-    pairs = declaration.attributes.get(INPLACE_ATTR)
-    if not isinstance(pairs, DenseArrayBase):
-        return
-    values = [int(v) for v in pairs.get_values()]
     # A value-semantic kernel returns its results; a destination-passing
     # one (after manifest-alloc) takes them after its operands.
     signature = declaration.function_type
     results = (
         signature.outputs.data if signature.outputs.data else signature.inputs.data[len(ins) :]
     )
-    for result, operand in zip(values[::2], values[1::2]):
+    for result, operand in inplace_pairs(declaration):
         if (
             result >= min(len(outs), len(results))
             or operand >= len(ins)

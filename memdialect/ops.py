@@ -19,6 +19,7 @@ from typing import ClassVar
 from xdsl.dialects.builtin import (
     I64,
     ArrayAttr,
+    DenseArrayBase,
     IndexType,
     IntegerAttr,
     MemRefType,
@@ -120,6 +121,16 @@ def i64_attr(value: int) -> IntegerAttr:
     # Attributes are immutable, and building one runs xDSL's checks: a plan
     # has few distinct offsets, sizes and alignments, so share them.
     return IntegerAttr(value, 64)
+
+
+def inplace_pairs(decl: Operation | None) -> tuple[tuple[int, int], ...]:
+    """The (result, operand) pairs a kernel declaration's `memory.inplace`
+    lists, in order (none without the attribute or a declaration)."""
+    attr = decl.attributes.get(INPLACE_ATTR) if decl is not None else None
+    if not isinstance(attr, DenseArrayBase):
+        return ()
+    values = [int(v) for v in attr.get_values()]
+    return tuple(zip(values[::2], values[1::2]))
 
 
 def _parse_byte_count(parser: Parser, what: str, signed: bool) -> IntegerAttr:

@@ -48,7 +48,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func, memref
-from xdsl.dialects.builtin import DenseArrayBase, MemRefType, UnrankedMemRefType
+from xdsl.dialects.builtin import MemRefType, UnrankedMemRefType
 from xdsl.ir import Block, Operation, Region, SSAValue, Use
 
 from memplan.dialect.op_model import (
@@ -60,11 +60,11 @@ from memplan.dialect.op_model import (
     successor_operands,
 )
 from memplan.dialect.ops import (
-    INPLACE_ATTR,
     AllocStorageOp,
     AllocTensorOp,
     InvokeOp,
     KillOp,
+    inplace_pairs,
 )
 from memplan.dialect.regions import has_one_block
 from memplan.dialect.types import static_byte_size
@@ -476,12 +476,7 @@ class _ClobberRun:
             self.write(state, op, out)
 
     def _inplace_pairs(self, op: InvokeOp) -> frozenset[tuple[int, int]]:
-        decl = self.symbols.lookup(op, op.callee)
-        attr = decl.attributes.get(INPLACE_ATTR) if decl is not None else None
-        if not isinstance(attr, DenseArrayBase):
-            return frozenset()
-        values = [int(v) for v in attr.get_values()]
-        return frozenset(zip(values[::2], values[1::2]))
+        return frozenset(inplace_pairs(self.symbols.lookup(op, op.callee)))
 
     # -- region ops -------------------------------------------------------------
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr
+from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation, SSAValue
 
-from memplan.dialect.ops import INPLACE_ATTR, INPLACE_OF_ATTR, InvokeOp
+from memplan.dialect.ops import INPLACE_OF_ATTR, InvokeOp, inplace_pairs
 from memplan.passes.analysis.aliasing import UseKind
 from memplan.passes.analysis.lifetime_types import TensorLifetime
 from memplan.passes.analysis.numbering import OpNumbering
@@ -25,9 +25,7 @@ from memplan.passes.analysis.symbols import SymbolCache
 
 def _pairs(decl: Operation | None) -> frozenset[tuple[int, int]]:
     """The (result, operand) pairs ``decl``'s `memory.inplace` lists."""
-    pairs = decl.attributes.get(INPLACE_ATTR) if isinstance(decl, func.FuncOp) else None
-    values = [int(v) for v in pairs.get_values()] if isinstance(pairs, DenseArrayBase) else []
-    return frozenset(zip(values[::2], values[1::2]))
+    return frozenset(inplace_pairs(decl if isinstance(decl, func.FuncOp) else None))
 
 
 def declared_in_place(
