@@ -9,12 +9,10 @@ from xdsl.context import Context
 from xdsl.dialects import arith, bufferization, func, memref, scf, tensor
 from xdsl.dialects.builtin import (
     ArrayAttr,
-    DenseArrayBase,
     DictionaryAttr,
     FixedBitwidthType,
     FunctionType,
     IndexType,
-    IntegerType,
     MemRefType,
     ModuleOp,
     StringAttr,
@@ -41,6 +39,7 @@ from memplan.passes.analysis.aliasing import AliasAnalysis, UseKind
 from memplan.passes.analysis.value_semantic import (
     Kernel,
     ValueSemanticProgram,
+    bound_bytes,
     device_of,
     is_tensor,
     memref_or_same,
@@ -68,16 +67,6 @@ def _dynamic_byte_size(
         size = _index_product(size, dim, ops)
     assert isinstance(size, SSAValue)
     return ops, size
-
-
-def _bound_bytes(call: func.CallOp, result: int, memref_type: MemRefType[Attribute]) -> int | None:
-    """Bytes of result ``result``'s `memory.max_shapes` bound (checked), if any."""
-    bounds = call.attributes.get(MAX_SHAPES_ATTR)
-    if not isinstance(bounds, ArrayAttr):
-        return None
-    bound = bounds.data[result]
-    assert isa(bound, DenseArrayBase[IntegerType])
-    return static_byte_size(MemRefType(memref_type.element_type, bound.get_values()))
 
 
 def _name_values(
@@ -339,7 +328,9 @@ class _ManifestAlloc(ValueSemanticProgram):
                 device=device,
                 size=size,
                 dims=result_dims,
-                max_size=None if isinstance(size, int) else _bound_bytes(call, index, memref_type),
+                max_size=None
+                if isinstance(size, int)
+                else bound_bytes(call, index, memref_type.element_type),
             )
             if result.name_hint:
                 _name_values(result.name_hint, result_type, result_dims, size)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, bufferization, func, memref, tensor
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IntegerType, ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import IsTerminator
@@ -14,9 +14,10 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.hints import isa
 
 from memplan.dialect.diagnostics import emit_remark
-from memplan.dialect.ops import MAX_SHAPES_ATTR, VIEW_ATTR
+from memplan.dialect.ops import VIEW_ATTR
 from memplan.dialect.types import static_byte_size
 from memplan.passes.analysis.symbols import SymbolCache
+from memplan.passes.analysis.value_semantic import bound_bytes
 from memplan.passes.pass_options import check_options
 from memplan.passes.planning.execution_order import (
     SCHEDULERS,
@@ -47,13 +48,9 @@ def _tensor_bytes(value: SSAValue) -> int:
         if size is not None:
             return size
         owner = value.owner
-        bounds = owner.attributes.get(MAX_SHAPES_ATTR) if isinstance(owner, func.CallOp) else None
-        if not isinstance(bounds, ArrayAttr) or not isinstance(value, OpResult):
+        if not isinstance(owner, func.CallOp) or not isinstance(value, OpResult):
             return 0
-        bound = bounds.data[value.index] if value.index < len(bounds.data) else None
-        if not isa(bound, DenseArrayBase[IntegerType]):
-            return 0
-        return static_byte_size(TensorType(type_.element_type, bound.get_values())) or 0
+        return bound_bytes(owner, value.index, type_.element_type) or 0
     except VerifyException:  # no fixed bit width: manifest-alloc will say so
         return 0
 

@@ -71,6 +71,18 @@ def memref_or_same(type_: Attribute) -> Attribute:
     return to_memref(type_) if isa(type_, TensorType[Attribute]) else type_
 
 
+def bound_bytes(call: func.CallOp, result: int, element_type: Attribute) -> int | None:
+    """Bytes of result ``result`` of ``call`` at its `memory.max_shapes`
+    bound (what `usmp` reserves for a dynamic tensor), if it has one."""
+    bounds = call.attributes.get(MAX_SHAPES_ATTR)
+    if not isinstance(bounds, ArrayAttr) or result >= len(bounds.data):
+        return None
+    bound = bounds.data[result]
+    if not isa(bound, DenseArrayBase[IntegerType]):
+        return None
+    return static_byte_size(MemRefType(element_type, bound.get_values()))
+
+
 def _check_ranked(op: Operation, where: str, type_: Attribute) -> TensorType[Attribute]:
     """``type_`` as a ranked tensor without encoding, or a diagnostic at ``op``."""
     if isinstance(type_, UnrankedTensorType):
