@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 from xdsl.dialects.builtin import (
     I64,
@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     SymbolNameConstraint,
     SymbolRefAttr,
+    i32,
 )
 from xdsl.ir import (
     Attribute,
@@ -59,6 +60,7 @@ from xdsl.irdl.declarative_assembly_format import (
     VariadicOperandVariable,
     irdl_custom_directive,
 )
+from xdsl.irdl.operations import BaseAttrAccessor, VarIRConstruct
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import (
@@ -703,10 +705,90 @@ class AllocStorageOp(IRDLOperation):
 
 
 # ---------------------------------------------------------------------------
+# Operand segments, decoded once
+# ---------------------------------------------------------------------------
+
+# xDSL 0.74 packs `operandSegmentSizes` again for every op it builds and
+# unpacks it at every access of a named operand (`BaseAttrAccessor`), a
+# tenth of planning a large program; a program has a handful of distinct
+# arrays, kept here by their bytes.
+_SEGMENT_SIZES: dict[bytes, tuple[int, ...]] = {}
+_SEGMENT_ARRAYS: dict[tuple[int, ...], DenseArrayBase] = {}
+
+
+def _segment_sizes(op: Operation) -> tuple[int, ...]:
+    array = op.properties[AttrSizedOperandSegments.attribute_name]
+    assert isinstance(array, DenseArrayBase)
+    data = array.data.data
+    sizes = _SEGMENT_SIZES.get(data)
+    if sizes is None:
+        sizes = _SEGMENT_SIZES[data] = tuple(int(size) for size in array.get_values())
+    return sizes
+
+
+def _segment_array(sizes: tuple[int, ...]) -> DenseArrayBase:
+    array = _SEGMENT_ARRAYS.get(sizes)
+    if array is None:
+        array = _SEGMENT_ARRAYS[sizes] = DenseArrayBase.from_list(i32, sizes)
+    return array
+
+
+class _DecodedSegmentAccessor:
+    """A named operand of an op whose segment sizes are a property, read
+    through ``_segment_sizes`` (xDSL's accessor does the indexing)."""
+
+    def __init__(self, accessor: BaseAttrAccessor) -> None:
+        self.accessor = accessor
+
+    def __get__(self, op: Operation | None, owner: type | None = None) -> object:
+        if op is None:
+            return self
+        return self.accessor.index(_segment_sizes(op), op.operands)
+
+    def __set__(self, op: Operation, value: object) -> None:
+        self.accessor.__set__(op, value)
+
+
+_OpClass = TypeVar("_OpClass", bound=type[IRDLOperation])
+
+
+def _decode_segments_once(op_class: _OpClass) -> _OpClass:
+    """Class decorator (above ``irdl_op_definition``): the named operands of
+    ``op_class`` read cached segment sizes."""
+    for name, accessor in list(vars(op_class).items()):
+        if isinstance(accessor, BaseAttrAccessor) and accessor.construct is VarIRConstruct.OPERAND:
+            setattr(op_class, name, _DecodedSegmentAccessor(accessor))
+    return op_class
+
+
+def _build(
+    op: IRDLOperation,
+    segments: Sequence[Sequence[SSAValue]],
+    result_types: Sequence[Attribute],
+    properties: dict[str, Attribute | None],
+    attributes: dict[str, Attribute] | None = None,
+) -> None:
+    """``IRDLOperation.__init__`` for an op with operand segments as a
+    property, with the segment array shared (``_segment_array``)."""
+    built = {name: value for name, value in properties.items() if value is not None}
+    built[AttrSizedOperandSegments.attribute_name] = _segment_array(
+        tuple(len(segment) for segment in segments)
+    )
+    Operation.__init__(
+        op,
+        operands=[value for segment in segments for value in segment],
+        result_types=result_types,
+        properties=built,
+        attributes=attributes or {},
+    )
+
+
+# ---------------------------------------------------------------------------
 # memory.alloc_tensor
 # ---------------------------------------------------------------------------
 
 
+@_decode_segments_once
 @irdl_op_definition
 class AllocTensorOp(IRDLOperation):
     """Carves a typed tensor (an identity-layout memref) out of a storage.
@@ -763,14 +845,15 @@ class AllocTensorOp(IRDLOperation):
         align: int | None = None,
     ) -> None:
         static = isinstance(offset, int)
-        super().__init__(
-            operands=[
-                [storage],
+        _build(
+            self,
+            [
+                [SSAValue.get(storage)],
                 [] if static else [SSAValue.get(offset)],
                 [SSAValue.get(d) for d in dynamic_dims],
             ],
-            result_types=[tensor_type],
-            properties={
+            [tensor_type],
+            {
                 "offset": i64_attr(offset) if isinstance(offset, int) else None,
                 "align": None if align is None else i64_attr(align),
             },
@@ -874,6 +957,7 @@ class AllocTensorOp(IRDLOperation):
 # ---------------------------------------------------------------------------
 
 
+@_decode_segments_once
 @irdl_op_definition
 class InvokeOp(IRDLOperation):
     """Destination-passing call of a kernel.
@@ -913,12 +997,12 @@ class InvokeOp(IRDLOperation):
         outs: Sequence[SSAValue | Operation],
         attributes: dict[str, Attribute] | None = None,
     ) -> None:
-        super().__init__(
-            operands=[[SSAValue.get(v) for v in ins], [SSAValue.get(v) for v in outs]],
-            properties={
-                "callee": callee if isinstance(callee, SymbolRefAttr) else SymbolRefAttr(callee)
-            },
-            attributes=attributes,
+        _build(
+            self,
+            [[SSAValue.get(v) for v in ins], [SSAValue.get(v) for v in outs]],
+            [],
+            {"callee": callee if isinstance(callee, SymbolRefAttr) else SymbolRefAttr(callee)},
+            attributes,
         )
 
     def verify_(self) -> None:

@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import (
     f32,
     i1,
     i8,
+    i32,
 )
 from xdsl.ir import Block, Region
 from xdsl.parser import Parser
@@ -142,6 +143,29 @@ def test_pinning_past_pool_end_is_rejected() -> None:
     storage.pin("sram", 8192)
     module = _module_with([storage], [PoolOp("sram", size=8192)])
     with pytest.raises(VerifyException, match="4096 bytes at offset 8192 overflow pool @sram"):
+        module.verify()
+
+
+def test_built_ops_read_their_operand_segments() -> None:
+    """The builders share one segment-size array per shape and the named
+    operands read it decoded once (``memdialect.ops``): what they give must
+    be what the op holds, also after its sizes are set anew."""
+    storage = AllocStorageOp(64)
+    dims = [arith.ConstantOp.from_int_and_width(n, IndexType()) for n in (2, 4)]
+    tensor = AllocTensorOp(storage, 0, MemRefType(f32, [-1, -1]), dims)
+    other = AllocTensorOp(storage, 32, MemRefType(f32, [4]))
+    invoke = InvokeOp("add", [tensor, other], [other])
+    assert tensor.storage is storage.storage and tensor.dynamic_offset is None
+    assert list(tensor.dynamic_dims) == [d.result for d in dims]
+    assert other.properties["operandSegmentSizes"] == DenseArrayBase.from_list(i32, [1, 0, 0])
+    assert list(invoke.ins) == [tensor.tensor, other.tensor]
+    assert list(invoke.outs) == [other.tensor]
+    invoke.properties["operandSegmentSizes"] = DenseArrayBase.from_list(i32, [1, 2])
+    assert list(invoke.ins) == [tensor.tensor]
+    assert list(invoke.outs) == [other.tensor, other.tensor]
+    module = _module_with([storage, *dims, tensor, other, invoke])
+    with pytest.raises(VerifyException):  # the sizes no longer match the operands
+        invoke.properties["operandSegmentSizes"] = DenseArrayBase.from_list(i32, [1, 1, 1])
         module.verify()
 
 

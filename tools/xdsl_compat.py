@@ -22,8 +22,8 @@ from io import StringIO
 from typing import IO, Any
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
+from xdsl.ir import Attribute, Block, Operation, SSAValue, TypeAttribute
 from xdsl.parser import Parser
 from xdsl.parser.core import ForwardDeclaredValue
 from xdsl.parser.generic_parser import ParserState
@@ -32,6 +32,10 @@ from xdsl.targets.mlir import MLIRTarget
 from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Input, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
+
+# A shaped type with a plain element type, e.g. `tensor<1x64xf32>`: the
+# spelling `CompatParser.parse_optional_type` keeps parsed types under.
+_SHAPED_TYPE = re.compile(r"(?:tensor|memref|vector)<(?:[0-9?]+x)*[A-Za-z][A-Za-z0-9]*>")
 
 _INTEGER_RANGE = re.compile(r"Integer value (-?\d+) is out of range for type (\w+)")
 
@@ -83,6 +87,33 @@ class CompatParser(Parser):
         self._first_forward_use: dict[str, Span] = {}
         # Where each op starts: the dominance check's fallback location.
         self._op_starts: dict[Operation, Span] = {}
+        self._shaped_types: dict[str, TypeAttribute] = {}
+
+    def parse_optional_type(self) -> TypeAttribute | None:
+        """Each spelling of a plain shaped type is parsed once.
+
+        Upstream (xDSL 0.74): every use of ``tensor<1x64xf32>`` runs the
+        type grammar again, a tenth of the time a large program takes to
+        parse. Types are immutable values, so the one parsed first stands
+        for every later spelling of the same text. Waits for: nothing; it
+        is a cache, not a fix.
+        """
+        token = self._current_token
+        if token.kind is MLIRTokenKind.BARE_IDENT:
+            found = _SHAPED_TYPE.match(token.span.input.content, token.span.start)
+            if found is not None:
+                text = found.group()
+                known = self._shaped_types.get(text)
+                if known is not None:
+                    lexer = self._parser_state.lexer
+                    lexer.pos = found.end()
+                    self._parser_state.current_token = lexer.lex()
+                    return known
+                parsed = super().parse_optional_type()
+                if parsed is not None and self._current_token.span.start >= found.end():
+                    self._shaped_types[text] = parsed
+                return parsed
+        return super().parse_optional_type()
 
     def resolve_operand(self, operand: Any, type: Attribute) -> Any:
         # Records forward uses for the undefined-value and dominance workarounds.
@@ -230,6 +261,11 @@ class DistinctNamePrinter(Printer):
     for: the same check in ``print_ssa_value``."""
 
     _printed_names: list[set[str]] = field(default_factory=lambda: [set[str]()], init=False)
+    # Upstream prints a type's parameters again at every use; a program
+    # names a few shapes many times.
+    _shaped_type_text: dict[Attribute, str] = field(
+        default_factory=dict[Attribute, str], init=False
+    )
 
     def print_ssa_value(self, value: SSAValue) -> str:
         hint = value.name_hint
@@ -244,6 +280,29 @@ class DistinctNamePrinter(Printer):
             self._ssa_values[value] = name
             taken.add(name)
         return super().print_ssa_value(value)
+
+    def print_attribute(self, attribute: Attribute) -> None:
+        # Each shaped type is spelled once (see ``_shaped_type_text``).
+        if isinstance(attribute, TensorType | MemRefType):
+            text = self._shaped_type_text.get(attribute)
+            if text is None:
+                stream, column = self.stream, self._current_column
+                self.stream = StringIO()
+                super().print_attribute(attribute)
+                text = self._shaped_type_text[attribute] = self.stream.getvalue()
+                self.stream, self._current_column = stream, column
+            self.print_string(text)
+            return
+        super().print_attribute(attribute)
+
+    def print_string(self, text: str, *, indent: int | None = None) -> None:
+        # The common case (no newline) without ``print``'s own overhead.
+        stream = self.stream
+        if stream is not None and "\n" not in text:
+            self._current_column += len(text)
+            stream.write(text)
+            return
+        super().print_string(text, indent=indent)
 
     def enter_scope(self) -> None:
         super().enter_scope()
