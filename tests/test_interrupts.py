@@ -238,3 +238,38 @@ def test_an_interrupt_the_code_swallowed_is_raised_again() -> None:
         b"went on\n",
         b"tool: interrupted\n",
     )
+
+
+UNRAISABLE_TOOL = """
+import os, signal, sys, time
+from memplan.tools import launch
+
+class Finalised:
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(1)  # the interrupt arrives here, where it cannot propagate
+
+def main():
+    Finalised()
+    print("went on", flush=True)
+    time.sleep(30)
+    return 0
+
+sys.exit(launch.run("tool", main))
+"""
+
+
+def test_an_interrupt_in_a_finaliser_is_raised_again_and_not_reported() -> None:
+    """An interrupt raised in ``__del__`` is "Exception ignored" to Python;
+    the run still ends as interrupted, and stderr holds only the one line."""
+    done = subprocess.run(
+        [sys.executable, "-c", UNRAISABLE_TOOL],
+        capture_output=True,
+        timeout=60,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (
+        130,
+        b"went on\n",
+        b"tool: interrupted\n",
+    )

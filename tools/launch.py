@@ -17,7 +17,10 @@ interrupted. Until then the interrupt is raised again every half second
 (SIGALRM): C code that runs Python code (a ``__hash__`` under a dict
 lookup, an attribute lookup under ``PyObject_HasAttr``) may clear the
 exception the handler raised, and the run must not go on as if nothing
-had happened. Only the interpreter's
+had happened. An interrupt raised where Python cannot propagate it (a
+``__del__``, a weakref callback, a garbage-collector callback) is not
+printed as "Exception ignored in ...": the re-delivery raises it again
+where it can propagate. Only the interpreter's
 own start-up, before this module runs (a few tens of milliseconds), is not
 covered.
 
@@ -95,11 +98,21 @@ def _stop_signals() -> None:
             signal.signal(number, signal.SIG_IGN)
 
 
+def _drop_unraisable_interrupt(unraisable: sys.UnraisableHookArgs) -> None:
+    """``sys.unraisablehook``: an interrupt raised in a ``__del__`` (or any
+    place that cannot propagate it) is raised again by the re-delivery, so
+    it is not reported; anything else is, as by default."""
+    if _first_signal is not None and isinstance(unraisable.exc_value, KeyboardInterrupt):
+        return
+    sys.__unraisablehook__(unraisable)
+
+
 def install_signal_handlers() -> None:
     """Turn SIGINT, SIGTERM and SIGHUP into ``Interrupted`` (unless ignored)."""
     for number in SIGNALS:
         if signal.getsignal(number) is not signal.SIG_IGN:
             signal.signal(number, _on_signal)
+    sys.unraisablehook = _drop_unraisable_interrupt
 
 
 def interrupted(prog: str, error: KeyboardInterrupt) -> int:
