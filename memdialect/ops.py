@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import ClassVar, TypeVar
+from typing import ClassVar, TypeVar, cast
 
 from xdsl.dialects.builtin import (
     I64,
@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     IndexType,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     ModuleOp,
     NoneAttr,
@@ -717,8 +718,11 @@ _SEGMENT_ARRAYS: dict[tuple[int, ...], DenseArrayBase] = {}
 
 
 def _segment_sizes(op: Operation) -> tuple[int, ...]:
-    array = op.properties[AttrSizedOperandSegments.attribute_name]
-    assert isinstance(array, DenseArrayBase)
+    array = cast(
+        DenseArrayBase[IntegerType], op.properties[AttrSizedOperandSegments.attribute_name]
+    )
+    if array.elt_type is not i32:  # not one xDSL built (a generic-form text): not kept
+        return tuple(int(size) for size in array.get_values())
     data = array.data.data
     sizes = _SEGMENT_SIZES.get(data)
     if sizes is None:

@@ -169,6 +169,26 @@ def test_built_ops_read_their_operand_segments() -> None:
         module.verify()
 
 
+def test_generic_form_operand_segments_read_as_written() -> None:
+    """A segment array parsed from the generic form (its own `i32`, not the
+    one xDSL builds with) is read as written, not through the cache."""
+    ctx = Context()
+    ctx.load_dialect(Memory)
+    ctx.load_dialect(func.Func)
+    ctx.load_dialect(test.Test)
+    text = """
+    %a, %b = "test.op"() : () -> (memref<4xf32>, memref<4xf32>)
+    "memory.invoke"(%a, %b, %a) <{callee = @k, operandSegmentSizes = array<i32: 2, 1>}> : (memref<4xf32>, memref<4xf32>, memref<4xf32>) -> ()
+    "memory.invoke"(%a, %b, %a) <{callee = @k, operandSegmentSizes = array<i32: 1, 2>}> : (memref<4xf32>, memref<4xf32>, memref<4xf32>) -> ()
+    """
+    module = Parser(ctx, text).parse_module()
+    values, first, second = module.ops
+    a, b = values.results
+    assert isinstance(first, InvokeOp) and isinstance(second, InvokeOp)
+    assert (list(first.ins), list(first.outs)) == ([a, b], [a])
+    assert (list(second.ins), list(second.outs)) == ([a], [b, a])
+
+
 def test_invoke_into_read_only_pool_is_rejected() -> None:
     storage = AllocStorageOp(64)
     storage.pin("flash", 0)
