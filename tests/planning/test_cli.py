@@ -210,3 +210,20 @@ def test_version_needs_no_input() -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("memplan-solve ")
     assert "(xdsl " in result.stdout
+
+
+def test_nested_lifetimes_at_their_bound(tmp_path: Path) -> None:
+    """Training-like nested lifetimes (2,000 buffers, each live beside every
+    other forward one: the placer's quadratic case before its occupancy
+    tree) are planned at their bound and at x 1.05, valid and optimal."""
+    forward = [(f"a{i}", i, 4000 - i, (256, 1024, 4096)[i % 3]) for i in range(1500)]
+    backward = [(f"g{j}", 2000 + 3 * j, 2002 + 3 * j, 512) for j in range(500)]
+    rows = [f"{name},{start},{end},{size}" for name, start, end, size in forward + backward]
+    path = tmp_path / "nested.csv"
+    path.write_text("id,lower,upper,size\n" + "\n".join(rows) + "\n")
+    bound = json.loads(run(str(path), "--json").stdout)["lower_bound"]
+    for capacity in (bound, int(bound * 1.05)):
+        out = tmp_path / "out.csv"
+        result = run(str(path), "--capacity", str(capacity), "-o", str(out), "--validate")
+        assert result.returncode == 0, result.stderr
+        assert "status optimal" in result.stdout and "validation PASS" in result.stdout
