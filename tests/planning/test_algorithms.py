@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from memplan.passes.planning.algorithms import ALGORITHMS, PlanOptions, solve
 from memplan.passes.planning.algorithms.greedy import GreedyPlacer
-from memplan.passes.planning.algorithms.pool_search import PoolSearch, SearchStatus
+from memplan.passes.planning.algorithms.pool_search import PoolSearch, SearchStatus, luby
 from memplan.passes.planning.bounds import lower_bound
 from memplan.passes.planning.io import read_csv
 from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution
@@ -300,6 +300,46 @@ def test_a_decision_resumed_in_steps_decides_the_same(
         placed = {b.id: Placement("mem", o) for b, o in zip(items, offsets)}
         fits = Problem(tuple(items), (Pool("mem", size=capacity),))
         assert validate(fits, Solution(placed)) == []
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    buffers(max_buffers=8, branches=False),
+    st.integers(-1, 2),
+    st.integers(1, 4),
+    st.integers(1, 5),
+    st.integers(0, 3),
+)
+def test_restarts_decide_like_one_search(
+    items: list[Buffer], slack: int, unit: int, step: int, seed: int
+) -> None:
+    # `Restarts` cuts its searches after `unit` x Luby's sequence nodes and
+    # shuffles the preorders from the second round on: it still finds a
+    # plan exactly when one fits (a restart that finishes is complete), its
+    # plans fit, and the same seed gives the same nodes.
+    items = [b for b in items if b.size > 0]
+    capacity = max(brute_force_peak(items) + slack, 0)
+    alignments = [b.alignment for b in items]
+    expected, _ = PoolSearch(items, alignments, ["TWA", "TAW", "WAT"]).decide(capacity)
+    runs = []
+    for _ in range(2):
+        search = PoolSearch(items, alignments, ["TWA", "TAW", "WAT"])
+        restarts = search.restarts(capacity, unit, seed)
+        status, offsets = restarts.advance(None, step)
+        while status is SearchStatus.TIMED_OUT:
+            status, offsets = restarts.advance(None, step)
+        runs.append((status, offsets, search.visited))
+    assert runs[0] == runs[1]
+    status, offsets, _ = runs[0]
+    assert status is expected
+    if status is SearchStatus.FOUND:
+        placed = {b.id: Placement("mem", o) for b, o in zip(items, offsets)}
+        fits = Problem(tuple(items), (Pool("mem", size=capacity),))
+        assert validate(fits, Solution(placed)) == []
+
+
+def test_luby_sequence() -> None:
+    assert [luby(i) for i in range(1, 16)] == [1, 1, 2, 1, 1, 2, 4, 1, 1, 2, 1, 1, 2, 4, 8]
 
 
 @pytest.mark.parametrize("algorithm", NAMES)

@@ -8,7 +8,9 @@ decision at the lower bound comes first, then node-budgeted decisions walk
 down from the best peak until it is proven minimal or the budget is spent.
 At a capacity the heuristic plan does not meet, the decisions at the
 capacity and at the lower bound take turns (``_race``): a plan at the bound
-fits every larger capacity, and the bound is often the quicker to decide.
+fits every larger capacity, and the bound is often the quicker to decide;
+above the bound, the decision at the capacity restarts short searches in
+shuffled preorders (``pool_search.Restarts``, seeded by ``options.seed``).
 
 Statuses: ``optimal`` when every pool's peak is proven minimal and every
 buffer sits in its first usable candidate pool (so priority prefers no other
@@ -46,6 +48,7 @@ from memplan.passes.planning.algorithms.pool_assignment import (
     greedy_assignment,
 )
 from memplan.passes.planning.algorithms.pool_search import (
+    Decision,
     PoolSearch,
     SearchStatus,
     pool_granularity,
@@ -61,6 +64,9 @@ from memplan.passes.planning.model import (
     align_up,
 )
 
+RESTART_NODES = 512
+"""Nodes of the shortest restart at a capacity (``Restarts``' unit; at
+least the buffers plus 256, so that a restart can finish a descent)."""
 _MAX_MISSES = 24  # undecided probes in a row before a minimisation pass gives up
 # stats["proof"] of a pool's ``infeasible``: the live-bytes bound or a complete search.
 PROOF_BOUND = 1
@@ -170,7 +176,7 @@ def _solve_pool(
         if low > capacity:  # the bound, rounded to the granularity of every peak
             stats["proof"] = PROOF_BOUND
             return "infeasible", None, stats
-        found = _race(search, low, capacity, nodes, budget, stats, walk)
+        found = _race(search, low, capacity, nodes, budget, stats, walk, options.seed)
         if isinstance(found, str) or low > capacity:
             stats["proof"] = PROOF_SEARCH
             return "infeasible", None, stats
@@ -202,6 +208,7 @@ def _race(
     budget: Budget,
     stats: dict[str, int],
     walk: Callable[[Budget, int], Generator[None, None, bool]],
+    seed: int = 0,
 ) -> tuple[int, list[int]] | str | None:
     """Look for a plan within ``capacity`` three ways at once: (capacity
     decided, offsets) when a decision finds one, ``"infeasible"`` when the
@@ -216,16 +223,39 @@ def _race(
     it. So the decision at ``low`` (the lowest capacity the bound allows),
     the decision at ``capacity`` and the walk take turns, the decisions
     resumed where they paused, for slices of ``nodes`` that double every
-    round (the walk: one probe per turn). Each may spend what ``budget`` has
-    left (charged to it, so ``budget`` may be overdrawn up to three times):
-    whatever one of them finds within the budget alone, the race finds too,
-    so a capacity at or above one that is met is met too, and no decision
-    repeats work. A proof that ``low`` does not fit ends its decision.
+    round (the walk: one probe per turn). Above the bound the decision at
+    ``capacity`` is ``Restarts`` (seeded by ``seed``), whose first restart
+    runs before the turns: a loose capacity is met by one descent. Each may
+    spend what ``budget`` has left (charged to it, so ``budget`` may be
+    overdrawn up to three times): whatever one of them finds within the
+    budget alone, the race finds too, so a capacity at or above one that is
+    met is met too, and no decision repeats work. A proof that ``low`` does
+    not fit ends its decision.
     """
     left, deadline = budget.left(), budget.deadline
-    decisions = [(capacity, search.start(capacity), Budget(left, deadline=deadline))]
+    decisions: list[tuple[int, Decision, Budget]] = []
     if low < capacity:
-        decisions.insert(0, (low, search.start(low), Budget(left, deadline=deadline)))
+        # Above the bound, restarted searches at the capacity (``Restarts``):
+        # one of a few dozen lightly shuffled preorders often finds a plan
+        # no single preorder's search reaches within the budget (at the
+        # bound the portfolio's own searches do better: B).
+        unit = max(RESTART_NODES, search.count + 256)
+        restarts = search.restarts(capacity, unit, seed)
+        own = Budget(left, deadline=deadline)
+        # First the first restart (the first preorder, unshuffled): where
+        # the capacity is loose, its descent meets it at once.
+        stats["probes"] += 1
+        status, offsets = restarts.advance(own, unit)
+        budget.charge(own.used)
+        stats["nodes"] = search.visited
+        if status == SearchStatus.FOUND:
+            return capacity, offsets
+        if status == SearchStatus.NOT_FOUND:
+            return "infeasible"
+        decisions.append((low, search.start(low), Budget(left, deadline=deadline)))
+        decisions.append((capacity, restarts, own))
+    else:
+        decisions.append((capacity, search.start(capacity), Budget(left, deadline=deadline)))
     walk_budget = Budget(left, deadline=deadline)
     steps: Generator[None, None, bool] | None = walk(walk_budget, capacity)
     charged = 0

@@ -19,7 +19,8 @@ class PlanOptions:
     which the searches also stop (an opt-in: the result then depends on the
     machine's speed and load, and ``stats["stopped_by"]`` is ``timeout`` when
     the clock cut a search short).
-    ``seed``: seeds ``hill-climb``'s random perturbations.
+    ``seed``: seeds ``hill-climb``'s random perturbations and the shuffled
+    preorders of ``exact``'s restarts at a capacity above the bound.
     ``iterations``: ``hill-climb``'s perturbation budget.
     ``minimize``: when false, ``exact``/``auto`` stop at the first plan that fits
     every bounded pool (feasibility, like MiniMalloc's ``--capacity``) instead
