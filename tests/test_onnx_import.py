@@ -373,13 +373,25 @@ def test_attributes_round_trip(attribute: AttributeProto) -> None:
         assert decoded == attribute
 
 
-def test_graph_attributes_are_rejected() -> None:
-    then = helper.make_graph([], "then", [], [])
-    attribute = helper.make_attribute("then_branch", then)
+def test_graph_attributes_round_trip_and_graph_lists_are_rejected() -> None:
+    """A GRAPH attribute a kernel runs inside is kept byte for byte (its
+    serialized GraphProto); GRAPHS (lists of graphs) are rejected."""
+    body = helper.make_graph(
+        [helper.make_node("Neg", ["s"], ["t"])],
+        "score_mod",
+        [helper.make_tensor_value_info("s", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("t", TensorProto.FLOAT, [2])],
+    )
+    attribute = helper.make_attribute("score_mod", body)
+    decoded = importer.decode_attribute(
+        "score_mod", importer.encode_attribute(attribute, "node #0 (FlexAttention)")
+    )
+    assert decoded.SerializeToString() == attribute.SerializeToString()
+    graphs = helper.make_attribute("branches", [body, body])
     with pytest.raises(
-        importer.OnnxImportError, match="attribute 'then_branch' of type GRAPH is not supported"
+        importer.OnnxImportError, match="attribute 'branches' of type GRAPHS is not supported"
     ):
-        importer.encode_attribute(attribute, "node 'if' (If)")
+        importer.encode_attribute(graphs, "node 'x' (X)")
 
 
 def _scan_model(**scan_attributes: Any) -> onnx.ModelProto:
@@ -1080,6 +1092,104 @@ def test_control_flow_conformance_cases_run(name: str, tmp_path: Path) -> None:
     assert report.ok, report.format()
     for output, want in zip(report.planned_outputs, expected):
         np.testing.assert_allclose(output, want, rtol=1e-6)
+
+
+def _conformance_case_through_the_command_lines(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> str:
+    """Conformance case ``name`` through memplan-import-onnx, memplan-opt
+    --plan and memplan-run on its own inputs: planned bit-identical to
+    unplanned, and the outputs those ONNX publishes (float outputs within
+    1e-5). Returns the imported IR."""
+    from memplan.tools.memplan_run import main as run_main
+
+    case = _conformance_cases()[name]
+    inputs, expected = case.data_sets[0]
+    model = tmp_path / f"{name}.onnx"
+    model.write_bytes(case.model.SerializeToString())
+    imported = tmp_path / f"{name}.mlir"
+    code, _, err = _import_cli([str(model), "-o", str(imported)], capsys)
+    assert code == 0, err
+    planned = tmp_path / f"{name}.planned.mlir"
+    assert memplan_opt_main([str(imported), "--plan", "-o", str(planned)]) == 0, (
+        capsys.readouterr().err
+    )
+    names = [i.name for i in case.model.graph.input]
+    arrays = tmp_path / "inputs.npz"
+    np.savez(arrays, **{n: _array(v) for n, v in zip(names, inputs)})
+    saved = tmp_path / "outputs.npz"
+    argv = [str(model), "--inputs", str(arrays), "-o", str(saved), "--atol", "0", "--rtol", "0"]
+    code = run_main(argv)
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "bit-identical" in out and "result: OK" in out
+    outputs = np.load(saved)
+    for output, want in zip(case.model.graph.output, expected):
+        got, want = outputs[output.name], _array(want)
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    return imported.read_text()
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "test_flexattention_causal_mask",
+        "test_flexattention_prob_mod",
+        "test_flexattention_relative_positional",
+        "test_flexattention_score_mod",
+        "test_flexattention_soft_cap",
+    ],
+)
+def test_kernels_holding_graphs_import_plan_and_run(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """FlexAttention's score_mod / prob_mod / mask_mod graphs run inside the
+    kernel: each is kept on the declaration as its serialized GraphProto,
+    which memplan-run hands back to ONNX's reference evaluator."""
+    text = _conformance_case_through_the_command_lines(name, tmp_path, capsys)
+    assert "func.call @onnx.ai.onnx.preview.FlexAttention" in text
+    assert re.search(r"memory\.onnx\.\w+_mod = \{onnx_graph = \"[A-Za-z0-9+/=]+\"\}", text)
+
+
+def test_a_graph_attribute_reading_the_enclosing_graph_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A graph a kernel runs inside that reads a tensor of the enclosing
+    graph would hide an operand from the plan: one line naming it."""
+    score_mod = helper.make_graph(
+        [helper.make_node("Add", ["scores", "bias"], ["scores_out"])],
+        "score_mod",
+        [helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, 1, 2, 2])],
+        [helper.make_tensor_value_info("scores_out", TensorProto.FLOAT, [1, 1, 2, 2])],
+    )
+    attention = helper.make_node(
+        "FlexAttention", ["q", "q", "q"], ["y"], domain="ai.onnx.preview", score_mod=score_mod
+    )
+    spec = [1, 1, 2, 2]
+    graph = helper.make_graph(
+        [attention],
+        "flex",
+        [
+            helper.make_tensor_value_info("q", TensorProto.FLOAT, spec),
+            helper.make_tensor_value_info("bias", TensorProto.FLOAT, spec),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, spec)],
+    )
+    opsets = [helper.make_opsetid("", 26), helper.make_opsetid("ai.onnx.preview", 1)]
+    path = tmp_path / "flex_outer.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=opsets), path)
+    code, out, err = _import_cli([str(path)], capsys)
+    assert code == 1 and out == ""
+    assert (
+        err.strip()
+        .splitlines()[-1]
+        .endswith(
+            "node #0 (FlexAttention): a graph attribute of FlexAttention reads 'bias' of the "
+            "enclosing graph; only If (scf.if), Loop and Scan (scf.for, scf.while) may hold "
+            "graphs that do"
+        )
+    )
 
 
 def _dynamic_quantize_lstm_model(path: Path) -> None:

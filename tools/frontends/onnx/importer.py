@@ -122,6 +122,7 @@ constants.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -134,6 +135,7 @@ from xdsl.dialects.builtin import (
     BytesAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
+    DictionaryAttr,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -260,6 +262,12 @@ def dense_attr(array: np.ndarray, element_type: Attribute) -> DenseIntOrFPElemen
     return DenseIntOrFPElementsAttr(cast(Any, tensor_type), BytesAttr(contiguous.tobytes()))
 
 
+GRAPH_KEY = "onnx_graph"
+"""A GRAPH attribute of a kernel (one the kernel runs itself, such as
+FlexAttention's ``score_mod``) is ``{onnx_graph = "<base64 of the
+serialized GraphProto>"}``."""
+
+
 def encode_attribute(attribute: Any, where: str) -> Attribute:
     """One ONNX ``AttributeProto`` as a builtin attribute."""
     onnx = onnx_module()
@@ -281,12 +289,15 @@ def encode_attribute(attribute: Any, where: str) -> Attribute:
             array = tensor_array(attribute.t, f"{where}: attribute '{attribute.name}'")
             element = element_type_for(attribute.t.data_type, f"{where}.{attribute.name}")
             return dense_attr(array, element)
+        case kind.GRAPH:
+            # A graph the kernel runs inside (FlexAttention's score_mod): the
+            # planner never looks in, memplan-run hands it back to ONNX.
+            encoded = base64.b64encode(attribute.g.SerializeToString()).decode("ascii")
+            return DictionaryAttr({GRAPH_KEY: StringAttr(encoded)})
         case _:
             raise OnnxImportError(
                 f"{where}: attribute '{attribute.name}' of type "
-                f"{kind.AttributeType.Name(attribute.type)} is not supported "
-                "(graph-valued attributes are imported only for If and Loop, as scf.if "
-                "and scf.for)"
+                f"{kind.AttributeType.Name(attribute.type)} is not supported"
             )
 
 
@@ -311,6 +322,11 @@ def decode_attribute(name: str, value: Attribute) -> Any:
     if isinstance(value, DenseIntOrFPElementsAttr):
         tensor = onnx.numpy_helper.from_array(np.asarray(dense_array(value), order="C"))
         return make(name, tensor, attr_type=kind.TENSOR)
+    encoded = value.data.get(GRAPH_KEY) if isinstance(value, DictionaryAttr) else None
+    if isinstance(encoded, StringAttr):
+        graph = onnx.GraphProto()
+        graph.ParseFromString(base64.b64decode(encoded.data))
+        return make(name, graph, attr_type=kind.GRAPH)
     raise ValueError(f"attribute {name} = {value} has no ONNX equivalent")
 
 
@@ -767,11 +783,19 @@ class _GraphImporter:
             elif plan.node.op_type == "Scan" and node_domain(plan.node) == "":
                 results = self._emit_scan(plan, path, operands, block, values)
             elif has_subgraph(plan.node):
-                raise OnnxImportError(
-                    f"{where}: {plan.node.op_type} is not supported (of the ops holding "
-                    "graphs, If imports as scf.if, and Loop with a constant trip count "
-                    "and Scan as scf.for)"
-                )
+                # Not control flow: a graph the kernel runs inside itself
+                # (FlexAttention's score_mod), kept as an attribute. Its
+                # bytes are the kernel's own, but a tensor it read from
+                # outside would be an operand the plan does not see.
+                outer = sorted(set(outer_names_read(plan.node)))
+                if outer:
+                    raise OnnxImportError(
+                        f"{where}: a graph attribute of {plan.node.op_type} reads "
+                        + ", ".join(f"'{n}'" for n in outer)
+                        + " of the enclosing graph; only If (scf.if), Loop and Scan "
+                        "(scf.for, scf.while) may hold graphs that do"
+                    )
+                results = self._emit_call(plan, operands, block)
             else:
                 results = self._emit_call(plan, operands, block)
             for name, result in zip(plan.results, results):
@@ -1204,6 +1228,25 @@ class _GraphImporter:
         if more is not None:
             yielded.extend(more(values))
         block.add_op(scf.YieldOp(*yielded))
+
+
+def outer_names_read(node: Any) -> list[str]:
+    """The tensor names the graphs ``node`` holds read from outside them
+    (nested graphs included), in order of reading."""
+    read: list[str] = []
+    for graph in (a.g for a in node.attribute if a.HasField("g")):
+        defined = {
+            *(i.name for i in graph.input),
+            *(i.name for i in graph.initializer),
+            *(o for inner in graph.node for o in inner.output),
+        }
+        names = [
+            *(n for inner in graph.node for n in inner.input if n),
+            *(n for inner in graph.node for n in outer_names_read(inner)),
+            *(o.name for o in graph.output),
+        ]
+        read.extend(n for n in names if n not in defined)
+    return read
 
 
 def custom_origin(graph: Any, name: str) -> str | None:
