@@ -270,7 +270,7 @@ class _ManifestAlloc(ValueSemanticProgram):
             for result in op.results:
                 if isa(result.type, TensorType[Attribute]):
                     Rewriter.replace_value_with_new_type(result, to_memref(result.type))
-        elif isinstance(op, scf.ForOp):
+        elif isinstance(op, scf.ForOp | scf.WhileOp):
             _CarriedTensors(self, op).rewrite()
 
     def _rewrite_call(self, call: func.CallOp) -> None:
@@ -512,31 +512,48 @@ class _ManifestAlloc(ValueSemanticProgram):
 
 
 class _CarriedTensors:
-    """The tensors one `scf.for` carries from an iteration to the next.
+    """The tensors one `scf.for` or `scf.while` carries from an iteration to
+    the next.
 
     Each gets storages allocated before the loop (see `ManifestAllocPass`):
     a first buffer holding the initial value, and a second one only when the
     body cannot write its new value over the previous one. With two, an
     extra iteration argument carries the second buffer and the yield swaps
     them, so no storage is allocated inside the loop for a carried value and
-    one static place per storage is sound.
+    one static place per storage is sound. An `scf.while`'s condition region
+    forwards its arguments unchanged (value-semantic check), so its
+    arguments and the body's are the same buffers; a spare is an extra
+    argument of both, forwarded by the `scf.condition`.
     """
 
-    def __init__(self, run: _ManifestAlloc, loop: scf.ForOp) -> None:
+    def __init__(self, run: _ManifestAlloc, loop: scf.ForOp | scf.WhileOp) -> None:
         self.run = run
         self.loop = loop
-        self.body = loop.body.block
+        if isinstance(loop, scf.ForOp):
+            self.body = loop.body.block
+            self.head: Block | None = None
+        else:
+            self.body = loop.after_region.block
+            self.head = loop.before_region.block
+
+    @property
+    def carried(self) -> Sequence[SSAValue]:
+        """The body's arguments holding the carried values (after the
+        induction variable of an `scf.for`)."""
+        return self.body.args[1:] if self.head is None else self.body.args
 
     def rewrite(self) -> None:
-        loop, body, run = self.loop, self.body, self.run
+        loop, body, run, head = self.loop, self.body, self.run, self.head
         terminator = body.last_op
         block = loop.parent_block()
         assert isinstance(terminator, scf.YieldOp) and block is not None
-        for result, carried in zip(loop.res, body.args[1:]):
+        for k, result in enumerate(loop.res):
             if isa(result.type, TensorType[Attribute]):
-                Rewriter.replace_value_with_new_type(carried, to_memref(result.type))
+                Rewriter.replace_value_with_new_type(self.carried[k], to_memref(result.type))
+                if head is not None:
+                    Rewriter.replace_value_with_new_type(head.args[k], to_memref(result.type))
         before: list[Operation] = []
-        inits = list(loop.iter_args)
+        inits = list(loop.iter_args if isinstance(loop, scf.ForOp) else loop.arguments)
         yielded: list[SSAValue] = list(terminator.arguments)
         spare_inits: list[SSAValue] = []
         swapped: list[SSAValue] = []
@@ -545,7 +562,7 @@ class _CarriedTensors:
             if not isa(result.type, TensorType[Attribute]):
                 continue
             memref_type = to_memref(result.type)
-            carried = body.args[k + 1]
+            carried = self.carried[k]
             name = result.name_hint or carried.name_hint or f"carried{k}"
             if not self._takes_over(inits[k], memref_type, taken):
                 storage, first = run._new_tensor(
@@ -566,6 +583,8 @@ class _CarriedTensors:
             spare_inits.append(second.tensor)
             spare = body.insert_arg(memref_type, len(body.args))
             spare.name_hint = f"{carried.name_hint or name}_spare"
+            if head is not None:
+                head.insert_arg(memref_type, len(head.args)).name_hint = spare.name_hint
             swapped.append(carried)
             if producer is not None:
                 run.destinations[new] = spare
@@ -573,9 +592,23 @@ class _CarriedTensors:
                 Rewriter.insert_op(memref.CopyOp(new, spare), InsertPoint.before(terminator))
                 yielded[k] = spare
         Rewriter.replace_op(terminator, scf.YieldOp(*yielded, *swapped))
-        new_loop = scf.ForOp(
-            loop.lb, loop.ub, loop.step, [*inits, *spare_inits], loop.detach_region(loop.body)
-        )
+        new_loop: scf.ForOp | scf.WhileOp
+        if isinstance(loop, scf.ForOp):
+            new_loop = scf.ForOp(
+                loop.lb, loop.ub, loop.step, [*inits, *spare_inits], loop.detach_region(loop.body)
+            )
+        else:
+            assert head is not None
+            condition = head.last_op
+            assert isinstance(condition, scf.ConditionOp)
+            # It forwarded the head's arguments; now the spares too.
+            Rewriter.replace_op(condition, scf.ConditionOp(condition.condition, *head.args))
+            regions = (loop.before_region, loop.after_region)
+            new_loop = scf.WhileOp(
+                [*inits, *spare_inits],
+                list(head.arg_types),
+                *(loop.detach_region(region) for region in regions),
+            )
         Rewriter.insert_op([*before, new_loop], InsertPoint.before(loop))
         for old, new_result in zip(loop.res, new_loop.res):
             new_result.name_hint = old.name_hint
@@ -729,8 +762,9 @@ class ManifestAllocPass(ModulePass):
     type become memref results: each branch yields its own storage's tensor,
     which then escapes its region.
 
-    Tensors carried by an `scf.for` (iteration arguments, which must have
-    static shapes) live in storages allocated before the loop, because a
+    Tensors carried by an `scf.for` or an `scf.while` (iteration arguments,
+    which must have static shapes) live in storages allocated before the loop,
+    because a
     storage allocated in the body and yielded would need two instances alive
     at once (the next iteration's and the one it reads), which one static
     place cannot hold. Per carried tensor (iteration argument `%old`, yielded
@@ -756,9 +790,14 @@ class ManifestAllocPass(ModulePass):
       the yield gives the second buffer as the new value and the first as
       the next spare: double buffering, no copy per iteration.
 
-    The extra results of the loop (the spares) are unused. `scf.while`
-    iteration arguments and tensors passed through `cf` branches to block
-    arguments are rejected.
+    The extra results of the loop (the spares) are unused. An `scf.while`
+    carrying tensors must have a condition region that only decides: its
+    `scf.condition` forwards that region's arguments unchanged and in order
+    (as ONNX's `Loop` and TFLite's `WHILE` import), so the two regions'
+    arguments are one set of buffers; a spare is then an extra argument of
+    both, forwarded by the `scf.condition`. Any other `scf.condition` of a
+    loop carrying tensors, and tensors passed through `cf` branches to block
+    arguments, are rejected.
 
     The pass fails with a diagnostic naming the call, the value and the type
     for: a call to an unknown symbol; a call with tensors to a function with a
@@ -770,7 +809,7 @@ class ManifestAllocPass(ModulePass):
     tensor nor a scalar; a zero-byte result; a dynamic result without
     `memory.shape_fn`, or a shape function whose signature does not fit;
     conflicting devices; an invalid view kernel; a non-`dense` tensor constant;
-    a tensor carried by an `scf.for` with a dynamic shape; and any other op that produces or consumes a tensor. All checks run before
+    a tensor carried by an `scf.for`/`scf.while` with a dynamic shape; and any other op that produces or consumes a tensor. All checks run before
     the first rewrite, so the diagnostic shows the input IR.
 
     In place: a kernel declaration may carry `memory.inplace = array<i64: r,

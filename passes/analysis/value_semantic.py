@@ -430,10 +430,13 @@ class ValueSemanticProgram:
             for result in op.results:
                 if is_tensor(result.type):
                     _check_ranked(op, f"scf.if result {describe(result)}", result.type)
-        elif isinstance(op, scf.ForOp):
+        elif isinstance(op, scf.ForOp | scf.WhileOp):
             self._check_carried(op)
+        elif isinstance(op, scf.ConditionOp) and isinstance(op.parent_op(), scf.WhileOp):
+            self._check_condition(op)
         elif isinstance(op, func.ReturnOp) or (
-            isinstance(op, scf.YieldOp) and isinstance(op.parent_op(), scf.IfOp | scf.ForOp)
+            isinstance(op, scf.YieldOp)
+            and isinstance(op.parent_op(), scf.IfOp | scf.ForOp | scf.WhileOp)
         ):
             return
         else:
@@ -453,12 +456,14 @@ class ValueSemanticProgram:
         _check_ranked(op, where, op.source.type)
 
     @staticmethod
-    def _check_carried(loop: scf.ForOp) -> None:
-        """Tensors carried by an `scf.for`: ranked, static shape, fixed-width elements."""
+    def _check_carried(loop: scf.ForOp | scf.WhileOp) -> None:
+        """Tensors carried by an `scf.for` / `scf.while`: ranked, static
+        shape, fixed-width elements (a while's block arguments are the
+        carried values' types, which its results repeat)."""
         for result in loop.results:
             if not is_tensor(result.type):
                 continue
-            where = f"scf.for carried tensor {describe(result)}"
+            where = f"{loop.name} carried tensor {describe(result)}"
             carried = _check_ranked(loop, where, result.type)
             if not carried.has_static_shape():
                 fail_pass(
@@ -467,6 +472,31 @@ class ValueSemanticProgram:
                     "(its storages are allocated once, before the loop)",
                 )
             _check_fixed_width(loop, where, carried)
+
+    @staticmethod
+    def _check_condition(condition: scf.ConditionOp) -> None:
+        """An `scf.while` whose first region only decides: its
+        `scf.condition` forwards that region's arguments, unchanged and in
+        order, so the values carried are one set of buffers (as in an
+        `scf.for`)."""
+        loop = condition.parent_op()
+        block = condition.parent_block()
+        assert isinstance(loop, scf.WhileOp) and block is not None
+        if not any(is_tensor(t) for t in (*loop.result_types, *block.arg_types)):
+            return
+        after = loop.after_region.block
+        if (
+            list(condition.args) != list(block.args)
+            or list(loop.result_types) != list(block.arg_types)
+            or list(after.arg_types) != list(block.arg_types)
+            or [o.type for o in loop.arguments] != list(block.arg_types)
+        ):
+            fail_pass(
+                condition,
+                "scf.condition must forward the arguments of its scf.while's first region "
+                "unchanged and in order when the loop carries tensors (the condition "
+                "region only decides; the body computes the next values)",
+            )
 
     def _reject_tensors(self, op: Operation) -> None:
         for index, operand in enumerate(op.operands):
@@ -485,15 +515,15 @@ class ValueSemanticProgram:
             fail_pass(
                 op,
                 f"{op.name} carries tensor {what} of type {type_} across iterations: "
-                "only scf.for carries tensors (its storages are allocated before the "
-                "loop)",
+                "only scf.for and scf.while carry tensors (their storages are allocated "
+                "before the loop)",
             )
         fail_pass(
             op,
             f"{op.name}: {what} has tensor type {type_}; manifest-alloc handles "
             "tensors only in func.call of kernel declarations, arith.constant, "
             "tensor.dim, tensor.extract, tensor.from_elements, scf.if, scf.for, "
-            "scf.yield and func.return",
+            "scf.while, scf.condition, scf.yield and func.return",
         )
 
     def _check_call(self, call: func.CallOp) -> None:
