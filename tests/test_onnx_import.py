@@ -438,6 +438,7 @@ def _loop_model(
     condition: str = "go",
     trips: int = 3,
     inner: onnx.NodeProto | None = None,
+    trip_count: str = "trips",
 ) -> onnx.ModelProto:
     """``y = Loop(trips, condition, x)`` carrying ``v: f32[2]`` through
     ``body_nodes`` (``v_in`` -> ``v_out``), the body's condition output
@@ -456,7 +457,7 @@ def _loop_model(
         ],
     )
     graph = helper.make_graph(
-        [helper.make_node("Loop", ["trips", condition, "x"], ["y"], name="loop", body=body)],
+        [helper.make_node("Loop", [trip_count, condition, "x"], ["y"], name="loop", body=body)],
         "loop",
         [
             helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
@@ -524,8 +525,48 @@ def test_nested_loops_run(tmp_path: Path) -> None:
     assert re.search(r"\ny +float32\[2\] +bit-identical +max \|diff\| 0\n", report)
 
 
+def _fibonacci_loop_model() -> onnx.ModelProto:
+    """``Loop(n, go, a, b)`` with ``n`` a graph input and ``go`` a constant
+    true: ``(a, b) -> (b, a + b)``, ``b`` passed on through an ``Identity``
+    (a view). (An empty condition would do for ONNX, but its reference
+    evaluator then runs no iteration.)"""
+    body = helper.make_graph(
+        [
+            helper.make_node("Identity", ["b_in"], ["a_out"]),
+            helper.make_node("Add", ["a_in", "b_in"], ["b_out"]),
+        ],
+        "body",
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("a_in", TensorProto.FLOAT, [2]),
+            helper.make_tensor_value_info("b_in", TensorProto.FLOAT, [2]),
+        ],
+        [
+            helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("a_out", TensorProto.FLOAT, [2]),
+            helper.make_tensor_value_info("b_out", TensorProto.FLOAT, [2]),
+        ],
+    )
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["n", "go", "a", "b"], ["y", "z"], name="loop", body=body)],
+        "fibonacci",
+        [
+            helper.make_tensor_value_info("n", TensorProto.INT64, []),
+            helper.make_tensor_value_info("a", TensorProto.FLOAT, [2]),
+            helper.make_tensor_value_info("b", TensorProto.FLOAT, [2]),
+        ],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, [2]),
+            helper.make_tensor_value_info("z", TensorProto.FLOAT, [2]),
+        ],
+        initializer=[onnx.numpy_helper.from_array(np.array(True), "go")],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
 @pytest.mark.parametrize(
-    ("model", "message"),
+    ("model", "inputs"),
     [
         (
             _loop_model(
@@ -535,26 +576,130 @@ def test_nested_loops_run(tmp_path: Path) -> None:
                 ],
                 keep_going="more",
             ),
-            r"node 'loop' \(Loop\): the body computes its condition 'more' at run time; "
-            "a Loop that may stop early would need scf.while",
+            {"x": np.array([0.5, -2.0], np.float32), "c": np.array(True)},
         ),
         (
             _loop_model([helper.make_node("Neg", ["v_in"], ["v_out"])], condition="c"),
-            r"node 'loop' \(Loop\): its condition 'c' is computed at run time; only a Loop "
-            "that runs its whole trip count imports",
+            {"x": np.array([0.5, -2.0], np.float32), "c": np.array(True)},
         ),
+        (
+            _loop_model([helper.make_node("Neg", ["v_in"], ["v_out"])], condition="c"),
+            {"x": np.array([0.5, -2.0], np.float32), "c": np.array(False)},
+        ),
+        (
+            _fibonacci_loop_model(),
+            {
+                "n": np.array(5, np.int64),
+                "a": np.array([0.0, 1.0], np.float32),
+                "b": np.array([1.0, 0.5], np.float32),
+            },
+        ),
+    ],
+    ids=["stops-early", "runtime-condition-true", "runtime-condition-false", "runtime-trips"],
+)
+def test_loop_decided_at_run_time_runs_as_scf_while(
+    model: onnx.ModelProto,
+    inputs: dict[str, np.ndarray],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A Loop whose body computes its condition, whose condition is a graph
+    input or whose trip count is one imports as scf.while (i < M and cond
+    decided in its first region), plans with memplan-opt, and memplan-run
+    gives planned bit-identical to unplanned and to ONNX's reference
+    evaluator."""
+    from onnx.reference import ReferenceEvaluator
+
+    from memplan.tools.memplan_run import main as run_main
+
+    path = tmp_path / "loop.onnx"
+    path.write_bytes(model.SerializeToString())
+    imported = tmp_path / "loop.mlir"
+    code, _, err = _import_cli([str(path), "-o", str(imported)], capsys)
+    assert code == 0, err
+    text = imported.read_text()
+    assert "scf.while" in text and "scf.condition(" in text and "scf.for" not in text
+    assert memplan_opt_main([str(imported), "--plan", "-o", str(tmp_path / "planned.mlir")]) == 0
+    np.savez(tmp_path / "inputs.npz", **cast(dict[str, Any], inputs))
+    saved = tmp_path / "outputs.npz"
+    argv = [str(path), "--inputs", str(tmp_path / "inputs.npz"), "-o", str(saved)]
+    assert run_main([*argv, "--atol", "0", "--rtol", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "bit-identical" in out and "result: OK" in out
+    expected = ReferenceEvaluator(model).run(None, inputs)
+    for output, want in zip(model.graph.output, expected):
+        np.testing.assert_array_equal(np.load(saved)[output.name], want)
+
+
+def test_fibonacci_loop_double_buffers_what_it_swaps(tmp_path: Path) -> None:
+    """(a, b) -> (b, a + b) through scf.while: b's new value is written while
+    the old one is read (a spare, forwarded by scf.condition), a's is a view
+    of b copied into its spare; the trip count is read with memref.load."""
+    module = importer.import_model(_fibonacci_loop_model())
+    source = tmp_path / "fibonacci.mlir"
+    source.write_text(str(module))
+    planned = tmp_path / "planned.mlir"
+    assert memplan_opt_main([str(source), "--plan", "-o", str(planned)]) == 0
+    text = planned.read_text()
+    assert "%n_scalar = memref.load %n[] : memref<i64>" in text
+    assert "%runs_again = arith.andi %below_trip_count, %keep_going : i1" in text
+    assert (
+        "scf.condition(%runs_again) %a_in, %b_in, %iteration, %keep_going, "
+        "%a_in_spare, %b_in_spare :" in text
+    )
+    assert (
+        "memory.invoke @onnx.Add ins(%a_in_1, %b_in_1 : memref<2xf32>, memref<2xf32>) "
+        "outs(%b_in_spare_1 : memref<2xf32>)" in text
+    )
+    assert '"memref.copy"(%a_out, %a_in_spare_1)' in text
+    assert (
+        "scf.yield %a_in_spare_1, %b_in_spare_1, %next_iteration, %keep_going_1, %a_in_1, %b_in_1 :"
+        in text
+    )
+
+
+@pytest.mark.parametrize(
+    ("model", "message"),
+    [
         (
             _loop_model([helper.make_node("Concat", ["v_in", "v_in"], ["v_out"], axis=0)]),
             r"tensor 'y' \(output of node 'loop' \(Loop\)\) has an unknown rank after shape "
             r"inference; it starts as tensor<2xf32> and the body gives 'v_out' \[4\]; a "
             "carried value needs one static shape",
         ),
+        (
+            _loop_model(
+                [helper.make_node("Neg", ["v_in"], ["v_out"])], condition="", trip_count=""
+            ),
+            r"node 'loop' \(Loop\): it has neither a trip count nor a condition and the "
+            r"body's condition 'cond_in' is ignored: it never stops",
+        ),
     ],
-    ids=["stops-early", "runtime-condition", "growing-carried-value"],
+    ids=["growing-carried-value", "never-stops"],
 )
 def test_unsupported_loop_is_a_clear_error(model: onnx.ModelProto, message: str) -> None:
     with pytest.raises(importer.OnnxImportError, match=message):
         importer.import_model(model)
+
+
+def test_scan_output_of_a_loop_decided_at_run_time_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ONNX's test_loop11: its trip count is a graph input, so its scan
+    output's length depends on data: one line saying so."""
+    path = tmp_path / "loop11.onnx"
+    path.write_bytes(_conformance_cases()["test_loop11"].model.SerializeToString())
+    code, out, err = _import_cli([str(path)], capsys)
+    assert code == 1 and out == ""
+    assert (
+        err.strip()
+        .splitlines()[-1]
+        .endswith(
+            "node #0 (Loop): its trip count 'trip_count' is computed at run time, so its scan "
+            "output 'scan_out' (a row per iteration) has a length that depends on data, with no "
+            "bound"
+        )
+    )
 
 
 def test_loop_that_never_runs(tmp_path: Path) -> None:

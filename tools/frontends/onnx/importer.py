@@ -75,8 +75,24 @@ Choices where ONNX leaves room:
   ``[trips, ...]`` tensor starting at zeros, and the body writes its row
   ``i`` with an in-place ``ScatterND`` (index ``tensor<1x1xi64>`` from the
   iteration number, the row an ``Unsqueeze`` view of the value): one buffer,
-  no copy per iteration. Loops that need ``scf.while`` (a run-time trip
-  count or condition) are rejected.
+  no copy per iteration.
+* A ``Loop`` whose trip count or condition is known only at run time (or
+  whose body computes its condition) becomes `scf.while`, as the TFLite
+  importer makes ``WHILE``: it carries the tensors, then the iteration
+  number (`i64`) and the condition (`i1`); its first region decides ``i <
+  M and cond`` with `arith.cmpi` / `arith.andi` (the trip count and the
+  condition read with `tensor.extract`, or constants when they fold) and
+  forwards its arguments, its second runs the body and yields the next
+  values, ``i + 1`` and the body's condition. Without a condition input the
+  body's condition is ignored (ONNX's rule); without either input the loop
+  never stops and is rejected. A scan output of such a loop has one row per
+  iteration, a length that depends on data with no bound: rejected.
+* A node holding a graph that is not control flow (FlexAttention's
+  ``score_mod``, run inside the kernel) is an ordinary kernel call; each
+  GRAPH attribute is kept as ``{onnx_graph = "<base64 GraphProto>"}``,
+  which ``decode_attribute`` (and so memplan-run) hands back to ONNX. One
+  whose graph reads a tensor of the enclosing graph (an operand the plan
+  would not see) is rejected.
 * ``Scan`` (opset 9+, with every scan axis 0 and every direction forward;
   others are rejected naming the attribute) becomes the same `scf.for`, its
   trip count the scan inputs' first dim: the state variables are carried,
@@ -484,6 +500,7 @@ class _ForLoop:
     where: str
     node: Any
     trips: int
+    """Its trip count (``-1`` for a ``Loop`` that becomes `scf.while`)."""
     body: Any
     body_path: GraphPath
     carried_inputs: list[str]
@@ -908,28 +925,11 @@ class _GraphImporter:
         block: Block,
         values: dict[str, SSAValue],
     ) -> Sequence[SSAValue]:
-        """``Loop`` with a constant trip count as `scf.for` (``_emit_for``)."""
+        """``Loop`` as `scf.for` (``_emit_for``) when its trip count folds
+        and it runs them all, else as `scf.while` (``_emit_while``)."""
         node = plan.node
         where = describe_node(node, plan.index)
         constants = self.folded.values
-        trips = constant_trip_count(node, self.folded)
-        trip_name = node.input[0] if node.input else ""
-        if trips is None and trip_name not in constants:
-            what = f"'{trip_name}' is computed at run time" if trip_name else "is not given"
-            raise OnnxImportError(
-                f"{where}: its trip count {what}; only a Loop with a constant trip count "
-                "imports (as scf.for): a trip count known at run time only, or a loop "
-                "that runs until a condition, would need scf.while, which memplan does "
-                "not import"
-            )
-        if trips is None:
-            raise OnnxImportError(
-                f"{where}: its condition '{node.input[1]}' is computed at run time; only a "
-                "Loop that runs its whole trip count imports (as scf.for)"
-            )
-        if not 0 <= trips <= MAX_LOOP_TRIPS:
-            what = "negative" if trips < 0 else f"beyond {MAX_LOOP_TRIPS} iterations"
-            raise OnnxImportError(f"{where}: its trip count {trips} is {what}")
         [body] = [a.g for a in node.attribute if a.name == "body" and a.HasField("g")] or [None]
         carried = len(initial)
         if body is None or len(body.input) != carried + 2 or len(body.output) < carried + 1:
@@ -939,30 +939,201 @@ class _GraphImporter:
                 "outputs"
             )
         keep_going = body.output[0].name
-        if keep_going != body.input[1].name and not (
+        trips = constant_trip_count(node, self.folded)
+        runs_all = keep_going == body.input[1].name or (
             keep_going in constants and bool(np.asarray(constants[keep_going]).all())
-        ):
-            raise OnnxImportError(
-                f"{where}: the body computes its condition '{keep_going}' at run time; "
-                "a Loop that may stop early would need scf.while, which memplan does not "
-                "import"
-            )
-        return self._emit_for(
-            _ForLoop(
-                where=where,
-                node=node,
-                trips=trips,
-                body=body,
-                body_path=(*path, plan.index, "body"),
-                carried_inputs=[i.name for i in body.input[2:]],
-                carried_outputs=[o.name for o in body.output[1 : carried + 1]],
-                scan_outputs=[o.name for o in body.output[carried + 1 :]],
-                iteration=body.input[0].name,
-            ),
-            initial,
-            block,
-            values,
         )
+        loop = _ForLoop(
+            where=where,
+            node=node,
+            trips=-1 if trips is None else trips,
+            body=body,
+            body_path=(*path, plan.index, "body"),
+            carried_inputs=[i.name for i in body.input[2:]],
+            carried_outputs=[o.name for o in body.output[1 : carried + 1]],
+            scan_outputs=[o.name for o in body.output[carried + 1 :]],
+            iteration=body.input[0].name,
+        )
+        if trips is None or (not runs_all and trips > 0):
+            return self._emit_while(loop, initial, block, values)
+        if not 0 <= trips <= MAX_LOOP_TRIPS:
+            what = "negative" if trips < 0 else f"beyond {MAX_LOOP_TRIPS} iterations"
+            raise OnnxImportError(f"{where}: its trip count {trips} is {what}")
+        return self._emit_for(loop, initial, block, values)
+
+    def _scalar_of(
+        self, name: str, what: str, block: Block, values: dict[str, SSAValue]
+    ) -> SSAValue:
+        """The one element of tensor ``name`` (a ``Loop``'s trip count or
+        condition) as a scalar: a constant when it folds, else
+        `tensor.extract` of its value."""
+        info = self.info_of(name, what)
+        if int(np.prod(info.shape, dtype=np.int64)) != 1:
+            raise OnnxImportError(
+                f"tensor '{name}' ({what}) is {info.tensor_type}; it needs one element"
+            )
+        constant = self.folded.values.get(name)
+        if constant is not None:
+            value = np.asarray(constant).reshape(-1)[0]
+            scalar = arith.ConstantOp(IntegerAttr(int(value), info.element_type))
+            scalar.result.name_hint = sanitize_name(name)
+            block.add_op(scalar)
+            return scalar.result
+        indices: list[SSAValue] = []
+        if info.shape:
+            zero = arith.ConstantOp(IntegerAttr(0, IndexType()))
+            block.add_op(zero)
+            indices = [zero.result] * len(info.shape)
+        extract = tensor.ExtractOp(values[name], indices, info.element_type)
+        extract.result.name_hint = sanitize_name(name) + "_scalar"
+        block.add_op(extract)
+        return extract.result
+
+    def _emit_while(
+        self,
+        loop: _ForLoop,
+        initial: Sequence[SSAValue],
+        block: Block,
+        values: dict[str, SSAValue],
+    ) -> Sequence[SSAValue]:
+        """A ``Loop`` whose trip count or condition is known only at run time
+        as `scf.while`, as the TFLite importer makes ``WHILE``: it carries
+        the tensors of ``loop``, then the iteration number (`i64`) and the
+        condition (`i1`). The first region decides, ``i < M and cond``
+        (`arith.cmpi`, `arith.andi`) and forwards its arguments; the second
+        runs the body, its iteration number and condition inputs
+        `tensor.from_elements` of the scalars, and yields the next values,
+        ``i + 1`` and its condition output (`tensor.extract`)."""
+        where, node, body = loop.where, loop.node, loop.body
+        trip_name = node.input[0] if node.input else ""
+        condition_name = node.input[1] if len(node.input) > 1 else ""
+        if loop.scan_outputs:
+            decided = (
+                f"its trip count '{trip_name}' is computed at run time"
+                if trip_name and trip_name not in self.folded.values
+                else f"the body computes its condition '{body.output[0].name}' at run time"
+            )
+            raise OnnxImportError(
+                f"{where}: {decided}, so its scan output '{loop.scan_outputs[0]}' (a row "
+                "per iteration) has a length that depends on data, with no bound"
+            )
+        if not trip_name and not condition_name:
+            raise OnnxImportError(
+                f"{where}: it has neither a trip count nor a condition and the body's "
+                f"condition '{body.output[0].name}' is ignored: it never stops"
+            )
+        result_types = self._carried_types(loop, initial)
+        carried = len(result_types)
+        trip_count = (
+            self._scalar_of(trip_name, f"trip count of {where}", block, values)
+            if trip_name
+            else None
+        )
+        if condition_name:
+            go = self._scalar_of(condition_name, f"condition of {where}", block, values)
+        else:
+            true = arith.ConstantOp(IntegerAttr(1, i1))
+            true.result.name_hint = "no_condition"
+            block.add_op(true)
+            go = true.result
+        zero = arith.ConstantOp(IntegerAttr(0, i64))
+        zero.result.name_hint = "iteration0"
+        block.add_op(zero)
+        types = [*result_types, i64, i1]
+
+        head = Block(arg_types=types)
+        for name, argument in zip(loop.carried_inputs, head.args):
+            argument.name_hint = sanitize_name(name)
+        head.args[carried].name_hint = "iteration"
+        head.args[carried + 1].name_hint = "keep_going"
+        decision: SSAValue = head.args[carried + 1]
+        if trip_count is not None:
+            below = arith.CmpiOp(head.args[carried], trip_count, "slt")
+            below.result.name_hint = "below_trip_count"
+            head.add_op(below)
+            decision = below.result
+            if condition_name:
+                both = arith.AndIOp(below.result, head.args[carried + 1])
+                both.result.name_hint = "runs_again"
+                head.add_op(both)
+                decision = both.result
+        head.add_op(scf.ConditionOp(decision, *head.args))
+
+        body_block = Block(arg_types=types)
+        body_values = dict(values)
+        for name, argument in zip(loop.carried_inputs, body_block.args):
+            argument.name_hint = sanitize_name(name)
+            body_values[name] = argument
+        iteration = body_block.args[carried]
+        iteration.name_hint = "iteration"
+        flag = body_block.args[carried + 1]
+        flag.name_hint = "keep_going"
+        live = live_nodes(body, loop.body_path, self.folded)
+        read = [*(n for _, inner in live for n in inner.input), *names_read_inside(live)]
+        keep_going = body.output[0].name
+        for name, scalar, role in (
+            (body.input[0].name, iteration, "iteration number"),
+            (body.input[1].name, flag, "condition"),
+        ):
+            if name in read:
+                info = self.info_of(name, f"{role} of {where}")
+                number = tensor.FromElementsOp(scalar, result_type=info.tensor_type)
+                number.result.name_hint = sanitize_name(name)
+                body_block.add_op(number)
+                body_values[name] = number.result
+
+        def next_counters(body_values: dict[str, SSAValue]) -> list[SSAValue]:
+            one = arith.ConstantOp(IntegerAttr(1, i64))
+            one.result.name_hint = "one"
+            following = arith.AddiOp(iteration, one.result)
+            following.result.name_hint = "next_iteration"
+            body_block.add_ops([one, following])
+            if not condition_name or keep_going == body.input[1].name:
+                # Without a condition input the body's condition is ignored.
+                return [following.result, flag]
+            return [
+                following.result,
+                self._scalar_of(
+                    keep_going, f"condition output of {where}", body_block, body_values
+                ),
+            ]
+
+        self._emit_region(
+            body,
+            loop.body_path,
+            body_block,
+            body_values,
+            list(zip(loop.carried_outputs, result_types)),
+            f"{where}: body",
+            "the carried value",
+            [*loop.carried_outputs, *([keep_going] if condition_name else [])],
+            next_counters,
+        )
+        while_op = scf.WhileOp([*initial, zero.result, go], types, Region(head), Region(body_block))
+        block.add_op(while_op)
+        return while_op.results[:carried]
+
+    def _carried_types(self, loop: _ForLoop, initial: Sequence[SSAValue]) -> list[Attribute]:
+        """The types of the values ``loop`` carries: each its initial value's
+        (the node's output must agree)."""
+        where, node = loop.where, loop.node
+        result_types: list[Attribute] = []
+        for k, name in enumerate(node.output[: len(loop.carried_inputs)]):
+            body_output = loop.carried_outputs[k]
+            advice = (
+                f"it starts as {initial[k].type} and the body gives "
+                f"'{body_output}' {type_text(self.types.get(body_output))}; a carried "
+                "value needs one static shape"
+            )
+            result_type = self.info_of(name, f"output of {where}", advice).tensor_type
+            if result_type != initial[k].type:
+                raise OnnxImportError(
+                    f"{where}: carried value '{name}' is {result_type} after the loop but "
+                    f"starts as '{node.input[len(node.input) - len(initial) + k]}' "
+                    f"{initial[k].type}; a carried value needs one static shape"
+                )
+            result_types.append(result_type)
+        return result_types
 
     def _emit_scan(
         self,
@@ -1046,22 +1217,7 @@ class _GraphImporter:
         """
         where, node, body, trips = loop.where, loop.node, loop.body, loop.trips
         carried = len(loop.carried_inputs)
-        result_types: list[Attribute] = []
-        for k, name in enumerate(node.output[:carried]):
-            body_output = loop.carried_outputs[k]
-            advice = (
-                f"it starts as {initial[k].type} and the body gives "
-                f"'{body_output}' {type_text(self.types.get(body_output))}; a carried "
-                "value needs one static shape"
-            )
-            result_type = self.info_of(name, f"output of {where}", advice).tensor_type
-            if result_type != initial[k].type:
-                raise OnnxImportError(
-                    f"{where}: carried value '{name}' is {result_type} after the loop but "
-                    f"starts as '{node.input[len(node.input) - len(initial) + k]}' "
-                    f"{initial[k].type}; a carried value needs one static shape"
-                )
-            result_types.append(result_type)
+        result_types = self._carried_types(loop, initial)
         scans = loop.scan_outputs
         scan_infos = [self.info_of(n, f"scan output of {where}") for n in scans]
         stacked = [TensorInfo(info.element_type, (trips, *info.shape)) for info in scan_infos]
