@@ -1240,12 +1240,13 @@ def test_control_flow_conformance_cases_run(name: str, tmp_path: Path) -> None:
 
 
 def _conformance_case_through_the_command_lines(
-    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], reference: bool = True
 ) -> str:
     """Conformance case ``name`` through memplan-import-onnx, memplan-opt
     --plan and memplan-run on its own inputs: planned bit-identical to
     unplanned, and the outputs those ONNX publishes (float outputs within
-    1e-5). Returns the imported IR."""
+    1e-5). ``reference``: memplan-run also runs ONNX's reference evaluator.
+    Returns the imported IR."""
     from memplan.tools.memplan_run import main as run_main
 
     case = _conformance_cases()[name]
@@ -1264,7 +1265,7 @@ def _conformance_case_through_the_command_lines(
     np.savez(arrays, **{n: _array(v) for n, v in zip(names, inputs)})
     saved = tmp_path / "outputs.npz"
     argv = [str(model), "--inputs", str(arrays), "-o", str(saved), "--atol", "0", "--rtol", "0"]
-    code = run_main(argv)
+    code = run_main(argv if reference else [*argv, "--no-reference"])
     out = capsys.readouterr().out
     assert code == 0, out
     assert "bit-identical" in out and "result: OK" in out
@@ -1295,6 +1296,40 @@ def test_kernels_holding_graphs_import_plan_and_run(
     text = _conformance_case_through_the_command_lines(name, tmp_path, capsys)
     assert "func.call @onnx.ai.onnx.preview.FlexAttention" in text
     assert re.search(r"memory\.onnx\.\w+_mod = \{onnx_graph = \"[A-Za-z0-9+/=]+\"\}", text)
+
+
+def test_scan_before_opset_9_runs_per_batch_row(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ONNX's test_scan_sum (opset 8: a batch dim first): an scf.for over
+    the batch rows around the opset-9 scf.for, each row's results written
+    into the outputs by ScatterND. ONNX's reference evaluator runs only
+    opset-9 Scan, so the published outputs are the reference; without
+    --no-reference memplan-run says its evaluator failed, in one line."""
+    from memplan.tools.memplan_run import main as run_main
+
+    text = _conformance_case_through_the_command_lines(
+        "test_scan_sum", tmp_path, capsys, reference=False
+    )
+    assert "scf.for %batch = %c0 to %batch_size step %c1" in text
+    assert "scf.for %iteration = %c0_1 to %trips step %c1_1" in text
+    assert run_main([str(tmp_path / "test_scan_sum.onnx")]) == 1
+    [line] = capsys.readouterr().err.splitlines()[-1:]
+    assert line.startswith("memplan-run: error: reference run: ")
+    assert line.endswith("(ONNX's reference evaluator failed; --no-reference skips it)")
+
+
+def test_batched_scan_with_sequence_lengths_is_refused() -> None:
+    model = onnx.ModelProto()
+    model.CopyFrom(_conformance_cases()["test_scan_sum"].model)
+    model.graph.node[0].input[0] = "lengths"
+    model.graph.input.append(helper.make_tensor_value_info("lengths", TensorProto.INT32, [1]))
+    with pytest.raises(
+        importer.OnnxImportError,
+        match=r"node #0 \(Scan\): sequence_lens 'lengths' is not supported \(every batch row "
+        r"must scan the whole sequence\)",
+    ):
+        importer.import_model(model)
 
 
 def test_a_graph_attribute_reading_the_enclosing_graph_is_refused(

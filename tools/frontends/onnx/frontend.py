@@ -125,7 +125,9 @@ def reference_run(
         evaluator = reference_evaluator(model)
         results = evaluator.run(None, {**dict(zip(names, arguments)), **(bound_feeds or {})})
     except Exception as error:  # noqa: BLE001 - the reference's own failures
-        raise FrontendError(f"reference run: {error}") from error
+        raise FrontendError(
+            f"reference run: {error} (ONNX's reference evaluator failed; --no-reference skips it)"
+        ) from error
     return [np.asarray(r) for r in results]
 
 

@@ -97,7 +97,11 @@ Choices where ONNX leaves room:
   others are rejected naming the attribute) becomes the same `scf.for`, its
   trip count the scan inputs' first dim: the state variables are carried,
   iteration ``i`` reads row ``i`` of each scan input with ``Gather`` (axis
-  0), and the scan outputs stack as for ``Loop``.
+  0), and the scan outputs stack as for ``Loop``. Before opset 9 ``Scan``
+  has a batch dim first on every input and output: an outer `scf.for` over
+  the batch rows runs that loop on row ``b`` of each input (``Gather``) and
+  writes its results into row ``b`` of the outputs (``ScatterND`` in
+  place); ``sequence_lens`` and reverse ``directions`` are rejected.
 * Dynamic results: each call records its results' shapes at the bounds
   in `memory.max_shapes`; each kernel with a dynamic result names a shape
   function (`memory.shape_fn = @<kernel>.shape`). For a view it has a
@@ -140,7 +144,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -513,6 +517,9 @@ class _ForLoop:
     """The body input holding the iteration number (``Loop``)."""
     slices: list[tuple[str, SSAValue]] = field(default_factory=list[tuple[str, SSAValue]])
     """(body input, tensor): row `i` of the tensor in iteration `i` (``Scan``)."""
+    batched: bool = False
+    """The node's outputs have a batch dim first (``Scan`` before opset 9),
+    which the loop's values have not."""
 
 
 def import_model(
@@ -1125,7 +1132,10 @@ class _GraphImporter:
                 f"'{body_output}' {type_text(self.types.get(body_output))}; a carried "
                 "value needs one static shape"
             )
-            result_type = self.info_of(name, f"output of {where}", advice).tensor_type
+            info = self.info_of(name, f"output of {where}", advice)
+            if loop.batched:
+                info = TensorInfo(info.element_type, info.shape[1:])
+            result_type = info.tensor_type
             if result_type != initial[k].type:
                 raise OnnxImportError(
                     f"{where}: carried value '{name}' is {result_type} after the loop but "
@@ -1143,22 +1153,31 @@ class _GraphImporter:
         block: Block,
         values: dict[str, SSAValue],
     ) -> Sequence[SSAValue]:
-        """``Scan`` (opset 9+, every axis 0 and every direction forward) as
-        `scf.for` over the scan inputs' first dim: the state variables are
-        carried, iteration `i` reads row `i` of each scan input (`Gather`)."""
+        """``Scan`` (every axis 0 and every direction forward) as `scf.for`
+        over the scan inputs' first dim: the state variables are carried,
+        iteration `i` reads row `i` of each scan input (`Gather`). Before
+        opset 9 every input and output has a batch dim first: an outer
+        `scf.for` over it runs that loop on each batch row
+        (``_emit_batched``)."""
         node = plan.node
         where = describe_node(node, plan.index)
-        if plan.opset < 9:
-            raise OnnxImportError(
-                f"{where}: Scan before opset 9 (with a batch dim) is not supported"
-            )
+        batched = plan.opset < 9
         attributes = {a.name: a for a in node.attribute}
         scan_count = attributes["num_scan_inputs"].i if "num_scan_inputs" in attributes else 0
+        if batched and node.input and node.input[0]:
+            raise OnnxImportError(
+                f"{where}: sequence_lens '{node.input[0]}' is not supported (every batch row "
+                "must scan the whole sequence)"
+            )
         for name in (
-            "scan_input_axes",
-            "scan_input_directions",
-            "scan_output_axes",
-            "scan_output_directions",
+            ("directions",)
+            if batched
+            else (
+                "scan_input_axes",
+                "scan_input_directions",
+                "scan_output_axes",
+                "scan_output_directions",
+            )
         ):
             if name in attributes and any(attributes[name].ints):
                 raise OnnxImportError(
@@ -1172,32 +1191,126 @@ class _GraphImporter:
                 f"{where} must hold a body graph with one input per state variable and "
                 "scan input, and at least one scan input"
             )
-        lengths = {
-            name: self.info_of(name, f"scan input of {where}").shape[:1]
-            for name in node.input[states:]
+        axis = 1 if batched else 0
+        shapes = {
+            name: self.info_of(name, f"scan input of {where}").shape
+            for name in list(node.input)[len(node.input) - scan_count :]
         }
+        lengths = {name: shape[axis : axis + 1] for name, shape in shapes.items()}
         if len(set(lengths.values())) != 1 or () in lengths.values():
             raise OnnxImportError(
-                f"{where}: its scan inputs need one static length along axis 0, got "
+                f"{where}: its scan inputs need one static length along axis {axis}, got "
                 + ", ".join(f"'{n}' {list(d)}" for n, d in lengths.items())
             )
         [(trips,)] = set(lengths.values())
-        return self._emit_for(
-            _ForLoop(
-                where=where,
-                node=node,
-                trips=trips,
-                body=body,
-                body_path=(*path, plan.index, "body"),
-                carried_inputs=[i.name for i in body.input[:states]],
-                carried_outputs=[o.name for o in body.output[:states]],
-                scan_outputs=[o.name for o in body.output[states:]],
-                slices=list(zip((i.name for i in body.input[states:]), operands[states:])),
-            ),
-            operands[:states],
-            block,
-            values,
+        loop = _ForLoop(
+            where=where,
+            node=node,
+            trips=trips,
+            body=body,
+            body_path=(*path, plan.index, "body"),
+            carried_inputs=[i.name for i in body.input[:states]],
+            carried_outputs=[o.name for o in body.output[:states]],
+            scan_outputs=[o.name for o in body.output[states:]],
+            slices=list(zip((i.name for i in body.input[states:]), operands[states:])),
+            batched=batched,
         )
+        if not batched:
+            return self._emit_for(loop, operands[:states], block, values)
+        return self._emit_batched(loop, operands, block, values)
+
+    def _emit_batched(
+        self,
+        loop: _ForLoop,
+        operands: Sequence[SSAValue],
+        block: Block,
+        values: dict[str, SSAValue],
+    ) -> Sequence[SSAValue]:
+        """A ``Scan`` before opset 9 as an `scf.for` over the batch dim: row
+        `b` of each state and scan input (`Gather`) goes through the
+        opset-9 loop (``_emit_for``), and its final states and scan outputs
+        are written into row `b` of the node's outputs, carried as
+        ``[batch, ...]`` tensors starting at zeros (an in-place
+        `ScatterND` each, as ``Loop`` stacks its scan outputs)."""
+        where, node = loop.where, loop.node
+        states = len(loop.carried_inputs)
+        infos = [self.info_of(name, f"output of {where}") for name in node.output]
+        batch = {info.shape[0] for info in infos if info.shape} | {
+            cast(TensorType[Attribute], o.type).get_shape()[0] for o in operands
+        }
+        if len(batch) != 1 or any(not info.shape for info in infos):
+            raise OnnxImportError(
+                f"{where}: its inputs and outputs need one static batch dim first, got "
+                + ", ".join(sorted(str(b) for b in batch))
+            )
+        [rows] = batch
+        outer = Block(arg_types=[IndexType(), *(info.tensor_type for info in infos)])
+        outer.args[0].name_hint = "batch"
+        initial: list[SSAValue] = []
+        for name, info, argument in zip(node.output, infos, outer.args[1:]):
+            zeros = arith.ConstantOp(
+                DenseIntOrFPElementsAttr(
+                    info.tensor_type,
+                    BytesAttr(np.zeros(1, numpy_dtype(info.element_type)).tobytes()),
+                )
+            )
+            zeros.result.name_hint = sanitize_name(name) + "_zeros"
+            block.add_op(zeros)
+            initial.append(zeros.result)
+            argument.name_hint = sanitize_name(name) + "_in"
+        row = arith.IndexCastOp(outer.args[0], i64)
+        row.result.name_hint = "batch_i64"
+        index = tensor.FromElementsOp(row.result, result_type=TensorType(i64, []))
+        index.result.name_hint = "batch_row"
+        outer.add_ops([row, index])
+        rows_of: list[SSAValue] = []
+        for k, operand in enumerate(operands):
+            shape = cast(TensorType[Attribute], operand.type).get_shape()[1:]
+            element = cast(TensorType[Attribute], operand.type).element_type
+            taken = self._call(
+                helper_node("Gather", ["", ""], f"{node.name}/batch{k}", axis=0),
+                [operand, index.result],
+                TensorType(element, shape),
+                outer,
+            )
+            taken.name_hint = (operand.name_hint or f"input{k}") + "_row"
+            rows_of.append(taken)
+        per_row = replace(
+            loop,
+            slices=[(name, taken) for (name, _), taken in zip(loop.slices, rows_of[states:])],
+        )
+        results = self._emit_for(per_row, rows_of[:states], outer, dict(values))
+        write_at = tensor.FromElementsOp(row.result, result_type=TensorType(i64, [1, 1]))
+        write_at.result.name_hint = "batch_index"
+        outer.add_op(write_at)
+        written: list[SSAValue] = []
+        for k, (name, result, stack) in enumerate(zip(node.output, results, outer.args[1:])):
+            result_type = cast(TensorType[Attribute], result.type)
+            unsqueezed = self._call(
+                helper_node("Unsqueeze", [name], f"{node.name}/out{k}/row"),
+                [result],
+                TensorType(result_type.element_type, [1, *result_type.get_shape()]),
+                outer,
+                view=True,
+            )
+            unsqueezed.name_hint = sanitize_name(name) + "_row"
+            written.append(
+                self._call(
+                    helper_node("ScatterND", ["", "", ""], f"{node.name}/out{k}/write"),
+                    [stack, write_at.result, unsqueezed],
+                    stack.type,
+                    outer,
+                )
+            )
+            written[-1].name_hint = sanitize_name(name) + "_next"
+        outer.add_op(scf.YieldOp(*written))
+        bounds = [arith.ConstantOp(IntegerAttr(n, IndexType())) for n in (0, rows, 1)]
+        for bound, name in zip(bounds, ("c0", "batch_size", "c1")):
+            bound.result.name_hint = name
+        block.add_ops(bounds)
+        for_op = scf.ForOp(*bounds, initial, Region(outer))
+        block.add_op(for_op)
+        return for_op.results
 
     def _emit_for(
         self,
@@ -1223,6 +1336,8 @@ class _GraphImporter:
         stacked = [TensorInfo(info.element_type, (trips, *info.shape)) for info in scan_infos]
         for name, info in zip(node.output[carried:], stacked):
             declared = self.info_of(name, f"output of {where}")
+            if loop.batched:
+                declared = TensorInfo(declared.element_type, declared.shape[1:])
             if declared.shape != info.shape:
                 raise OnnxImportError(
                     f"{where}: scan output '{name}' is {declared.tensor_type}, but "
