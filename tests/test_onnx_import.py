@@ -1262,7 +1262,7 @@ def _conformance_case_through_the_command_lines(
     )
     names = [i.name for i in case.model.graph.input]
     arrays = tmp_path / "inputs.npz"
-    np.savez(arrays, **{n: _array(v) for n, v in zip(names, inputs)})
+    np.savez(arrays, **cast(dict[str, Any], {n: _array(v) for n, v in zip(names, inputs)}))
     saved = tmp_path / "outputs.npz"
     argv = [str(model), "--inputs", str(arrays), "-o", str(saved), "--atol", "0", "--rtol", "0"]
     code = run_main(argv if reference else [*argv, "--no-reference"])

@@ -979,10 +979,16 @@ class _GraphImporter:
             raise OnnxImportError(
                 f"tensor '{name}' ({what}) is {info.tensor_type}; it needs one element"
             )
+        element = info.element_type
+        if not isinstance(element, IntegerType):
+            raise OnnxImportError(
+                f"tensor '{name}' ({what}) is {info.tensor_type}; it needs an integer or "
+                "bool element"
+            )
         constant = self.folded.values.get(name)
         if constant is not None:
             value = np.asarray(constant).reshape(-1)[0]
-            scalar = arith.ConstantOp(IntegerAttr(int(value), info.element_type))
+            scalar = arith.ConstantOp(IntegerAttr(int(value), element))
             scalar.result.name_hint = sanitize_name(name)
             block.add_op(scalar)
             return scalar.result
@@ -1308,7 +1314,8 @@ class _GraphImporter:
         for bound, name in zip(bounds, ("c0", "batch_size", "c1")):
             bound.result.name_hint = name
         block.add_ops(bounds)
-        for_op = scf.ForOp(*bounds, initial, Region(outer))
+        start, stop, step = bounds
+        for_op = scf.ForOp(start, stop, step, initial, Region(outer))
         block.add_op(for_op)
         return for_op.results
 
