@@ -1319,6 +1319,37 @@ def test_scan_before_opset_9_runs_per_batch_row(
     assert line.endswith("(ONNX's reference evaluator failed; --no-reference skips it)")
 
 
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        (
+            "test_hannwindow_expanded",
+            "tensor 'HannWindow_test_hannwindow_expanded_function_Range' (output of node #16 "
+            "(Range)) has symbolic dim 'unk__0' at axis 0; every graph input has a static "
+            "shape, so its size depends on the values of integer input 'x' (--input-value "
+            "x=V[,V...] binds one)",
+        ),
+        (
+            "test_unique_sorted_with_axis",
+            "tensor 'Y' (output of node #0 (Unique)) has symbolic dim 'unk__0' at axis 0; "
+            "every graph input has a static shape, so its size depends on the data, with no "
+            "bound memplan knows",
+        ),
+    ],
+)
+def test_shapes_that_depend_on_data_are_refused_with_the_reason(
+    name: str, reason: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With every graph input static, a dim inference leaves open follows
+    from values: an integer input's (a size, axes) that --input-value can
+    bind, or the data's."""
+    path = tmp_path / f"{name}.onnx"
+    path.write_bytes(_conformance_cases()[name].model.SerializeToString())
+    code, out, err = _import_cli([str(path)], capsys)
+    assert code == 1 and out == ""
+    assert err.strip().splitlines()[-1].endswith(reason)
+
+
 def test_batched_scan_with_sequence_lengths_is_refused() -> None:
     model = onnx.ModelProto()
     model.CopyFrom(_conformance_cases()["test_scan_sum"].model)

@@ -628,6 +628,11 @@ def import_model_and_constants(
             bound_type=bound_types.get(graph_input.name) if bounded else None,
         )
     inferred = infer_types(model, folded)
+    static_inputs = all(
+        d.HasField("dim_value") and d.dim_value >= 0
+        for i in inputs
+        for d in i.type.tensor_type.shape.dim
+    )
     deciding = inputs_deciding_ifs(model, folded)
     # An untaken branch may fail inference (silero-vad's 8 kHz branch on a
     # 16 kHz chunk): name the inputs whose value would drop it.
@@ -669,6 +674,26 @@ def import_model_and_constants(
         except OnnxImportError:
             origin = custom_origin(graph, name) if advice is None else None
             if origin is None:
+                if advice is None and not upper_bounds and static_inputs:
+                    # Nothing to fix in the inputs' shapes: the dims follow
+                    # from values (sizes, axes given as inputs) or from data.
+                    # Sizes and axes given at run time are integer inputs.
+                    integral = {i.name for i in inputs if i.type.tensor_type.elem_type in INTEGERS}
+                    deciding = inputs_computing(graph, name, integral)
+                    tensor_info(
+                        name,
+                        inferred.types.get(name),
+                        what,
+                        inferred.problem,
+                        "every graph input has a static shape, so its size depends on "
+                        + (
+                            "the values of integer input "
+                            + ", ".join(f"'{n}'" for n in deciding)
+                            + f" (--input-value {deciding[0]}=V[,V...] binds one)"
+                            if deciding
+                            else "the data, with no bound memplan knows"
+                        ),
+                    )
                 raise
             # The shape is lost at an op ONNX cannot infer, not at the inputs.
             return tensor_info(
@@ -1525,6 +1550,26 @@ def outer_names_read(node: Any) -> list[str]:
         ]
         read.extend(n for n in names if n not in defined)
     return read
+
+
+INTEGERS = frozenset({2, 3, 4, 5, 6, 7, 12, 13})
+"""ONNX's integer element types (UINT8, INT8, UINT16, INT16, INT32, INT64,
+UINT32, UINT64)."""
+
+
+def inputs_computing(graph: Any, name: str, inputs: set[str]) -> list[str]:
+    """The names of ``inputs`` (graph inputs) that tensor ``name`` of
+    ``graph`` is computed from, sorted."""
+    producer = {output: node for node in graph.node for output in node.output if output}
+    pending, seen = [name], set[str]()
+    while pending:
+        current = pending.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        if current in producer:
+            pending.extend(n for n in producer[current].input if n)
+    return sorted(seen & inputs)
 
 
 def custom_origin(graph: Any, name: str) -> str | None:
