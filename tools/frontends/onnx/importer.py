@@ -1144,7 +1144,10 @@ class _GraphImporter:
             list(zip(loop.carried_outputs, result_types)),
             f"{where}: body",
             "the carried value",
-            [*loop.carried_outputs, *([keep_going] if condition_name else [])],
+            [
+                *loop.carried_outputs,
+                *([keep_going] if condition_name and keep_going not in self.folded.values else []),
+            ],
             next_counters,
         )
         while_op = scf.WhileOp([*initial, zero.result, go], types, Region(head), Region(body_block))
