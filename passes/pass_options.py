@@ -124,7 +124,8 @@ class PlanningPassOptions:
     - ``budget``: search nodes of the whole pass, shared by the problems it
       solves (``PlanOptions.budget``);
     - ``timeout``: an opt-in wall-clock limit in seconds, shared the same way;
-    - ``seed``: ``hill-climb``'s random moves;
+    - ``seed``: ``hill-climb``'s random moves and ``exact``'s shuffled
+      preorders (restarts at a capacity above the bound);
     - ``iterations``: ``hill-climb``'s perturbations;
     - ``minimize``: false stops ``exact``/``auto`` at the first plan that fits;
     - ``exact_max_buffers``: ``auto`` runs ``exact`` only on pools of at most

@@ -193,7 +193,8 @@ class UsmpPass(PlanningPassOptions, ModulePass):
     - `timeout` (seconds, no default): also stop the searches after this
       much wall-clock time, shared like the budget (an opt-in; the plan
       then depends on machine speed and load).
-    - `seed` (default 0): seed of `hill-climb`'s random moves;
+    - `seed` (default 0): seed of `hill-climb`'s random moves and of `exact`'s
+      shuffled preorders when it restarts at a capacity above the bound;
       `iterations`, `minimize`, `exact-max-buffers`: the other knobs of the
       algorithms (`PlanOptions`), shared with `coalesce` and `plan`
       (`passes.pass_options.PlanningPassOptions`).
