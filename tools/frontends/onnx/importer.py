@@ -1282,15 +1282,7 @@ class _GraphImporter:
         outer.args[0].name_hint = "batch"
         initial: list[SSAValue] = []
         for name, info, argument in zip(node.output, infos, outer.args[1:]):
-            zeros = arith.ConstantOp(
-                DenseIntOrFPElementsAttr(
-                    info.tensor_type,
-                    BytesAttr(np.zeros(1, numpy_dtype(info.element_type)).tobytes()),
-                )
-            )
-            zeros.result.name_hint = sanitize_name(name) + "_zeros"
-            block.add_op(zeros)
-            initial.append(zeros.result)
+            initial.append(_zeros(block, name, info))
             argument.name_hint = sanitize_name(name) + "_in"
         row = arith.IndexCastOp(outer.args[0], i64)
         row.result.name_hint = "batch_i64"
@@ -1380,15 +1372,7 @@ class _GraphImporter:
                 )
         initial = list(initial)
         for name, info in zip(node.output[carried:], stacked):
-            zeros = arith.ConstantOp(
-                DenseIntOrFPElementsAttr(
-                    info.tensor_type,
-                    BytesAttr(np.zeros(1, numpy_dtype(info.element_type)).tobytes()),
-                )
-            )
-            zeros.result.name_hint = sanitize_name(name) + "_zeros"
-            block.add_op(zeros)
-            initial.append(zeros.result)
+            initial.append(_zeros(block, name, info))
         carried_types = [*result_types, *(info.tensor_type for info in stacked)]
         body_block = Block(arg_types=[IndexType(), *carried_types])
         body_values = dict(values)
@@ -1686,3 +1670,17 @@ def input_shapes_from(specs: Iterable[str]) -> dict[str, tuple[int, ...]]:
         name, dims = parse_input_shape(spec)
         shapes[name] = dims
     return shapes
+
+
+def _zeros(block: Block, name: str, info: TensorInfo) -> SSAValue:
+    """A splat zero of ``info``'s type appended to ``block``, named after
+    ``name``: the initial value of a stacked (scan) output."""
+    zeros = arith.ConstantOp(
+        DenseIntOrFPElementsAttr(
+            info.tensor_type,
+            BytesAttr(np.zeros(1, numpy_dtype(info.element_type)).tobytes()),
+        )
+    )
+    zeros.result.name_hint = sanitize_name(name) + "_zeros"
+    block.add_op(zeros)
+    return zeros.result
