@@ -1280,6 +1280,44 @@ def _conformance_case_through_the_command_lines(
 @pytest.mark.parametrize(
     "name",
     [
+        "test_unique_sorted_without_axis",
+        "test_unique_not_sorted_without_axis",
+        "test_unique_sorted_with_axis",
+        "test_unique_sorted_with_axis_3d",
+        "test_unique_sorted_with_negative_axis",
+        "test_unique_length_1",
+    ],
+)
+def test_unique_outputs_are_dynamic_within_their_bound(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Unique's unique count depends on the data but is at most the input's
+    element count (no axis) or its dim along the axis: Y, indices and counts
+    are dynamic dims planned at that bound, inverse_indices is static, and
+    the conformance case runs on its own inputs (its outputs below their
+    bounds) as ONNX publishes them."""
+    case = _conformance_cases()[name]
+    [node] = case.model.graph.node
+    [x] = case.model.graph.input
+    shape = [d.dim_value for d in x.type.tensor_type.shape.dim]
+    axis = next((a.i for a in node.attribute if a.name == "axis"), None)
+    bound = int(np.prod(shape)) if axis is None else shape[axis]
+    y_bound = (
+        [bound]
+        if axis is None
+        else [*shape[: axis % len(shape)], bound, *shape[axis % len(shape) + 1 :]]
+    )
+    text = _conformance_case_through_the_command_lines(name, tmp_path, capsys)
+    max_shapes = ", ".join(
+        f"array<i64: {', '.join(map(str, dims))}>" for dims in [y_bound, [bound], [bound], [bound]]
+    )
+    assert f"memory.max_shapes = [{max_shapes}]" in text
+    assert f"tensor<{bound}xi64>, tensor<?xi64>)" in text
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
         "test_flexattention_causal_mask",
         "test_flexattention_prob_mod",
         "test_flexattention_relative_positional",
@@ -1329,12 +1367,6 @@ def test_scan_before_opset_9_runs_per_batch_row(
             "shape, so its size depends on the values of integer input 'x' (--input-value "
             "x=V[,V...] binds one)",
         ),
-        (
-            "test_unique_sorted_with_axis",
-            "tensor 'Y' (output of node #0 (Unique)) has symbolic dim 'unk__0' at axis 0; "
-            "every graph input has a static shape, so its size depends on the data, with no "
-            "bound memplan knows",
-        ),
     ],
 )
 def test_shapes_that_depend_on_data_are_refused_with_the_reason(
@@ -1348,6 +1380,67 @@ def test_shapes_that_depend_on_data_are_refused_with_the_reason(
     code, out, err = _import_cli([str(path)], capsys)
     assert code == 1 and out == ""
     assert err.strip().splitlines()[-1].endswith(reason)
+
+
+def test_unique_of_a_bounded_input_runs_at_each_size(tmp_path: Path) -> None:
+    """Under --upper-bound the input of Unique is dynamic too: every output
+    (inverse_indices with it) is bounded by the input's bound, and the
+    model runs planned == unplanned at sizes 1, 3 and 6."""
+    from memplan.tools.memplan_run import run_onnx
+
+    names = ["y", "indices", "inverse", "counts"]
+    graph = helper.make_graph(
+        [helper.make_node("Unique", ["x"], names, sorted=1)],
+        "unique",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"])],
+        [
+            helper.make_tensor_value_info(
+                n, TensorProto.FLOAT if n == "y" else TensorProto.INT64, None
+            )
+            for n in names
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    text = str(importer.import_model(model, upper_bounds={"n": 6}))
+    assert (
+        "memory.max_shapes = [array<i64: 6>, array<i64: 6>, array<i64: 6>, array<i64: 6>]" in text
+    )
+    path = tmp_path / "unique.onnx"
+    path.write_bytes(model.SerializeToString())
+    runs = run_onnx(str(path), "manifest-alloc,insert-kills,usmp", upper_bounds={"n": 6})
+    assert [label for label, _ in runs] == ["n=1", "n=3", "n=6"]
+    for label, report in runs:
+        assert report.ok, (label, report.format())
+
+
+def test_shape_from_the_data_with_no_bound_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A shape made from a float input's values (Cast, ConstantOfShape) has
+    no bound (unlike Unique's count): the import is refused, saying so."""
+    graph = helper.make_graph(
+        [
+            helper.make_node("Cast", ["x"], ["shape"], to=TensorProto.INT64),
+            helper.make_node("ConstantOfShape", ["shape"], ["y"]),
+        ],
+        "from_data",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    path = tmp_path / "from_data.onnx"
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    path.write_bytes(model.SerializeToString())
+    code, out, err = _import_cli([str(path)], capsys)
+    assert code == 1 and out == ""
+    assert (
+        err.strip()
+        .splitlines()[-1]
+        .endswith(
+            "tensor 'y' (output of node #1 (ConstantOfShape)) has symbolic dim 'unk__0' at axis 0; "
+            "every graph input has a static shape, so its size depends on the data, with no bound "
+            "memplan knows"
+        )
+    )
 
 
 def test_batched_scan_with_sequence_lengths_is_refused() -> None:

@@ -38,6 +38,10 @@ What the importer does, in order (steps 1 to 3 in ``model.py``):
    dims of the graph inputs; ``INPUT:AXIS=N`` names a dim without a symbol) a dim may stay dynamic when a second inference,
    with each bounded symbol at its bound, gives it a static size: that size
    is its bound (sizes are assumed to grow with the symbols; a run checks).
+   A size that depends on data but has a bound is dynamic with that bound,
+   static inputs or not: ``Unique``'s unique count (``Y`` along ``axis`` or
+   flat, ``indices``, ``counts``) is at most its input's dim along ``axis``
+   (its element count without one); its ``inverse_indices`` is static.
 4. Emits IR. Each distinct (op type, domain, attributes, operand types)
    signature gets one kernel declaration
    `func.func private @onnx.Conv(...) -> ...` carrying `memory.onnx.op_type`,
@@ -191,6 +195,7 @@ from memplan.tools.frontends.onnx.model import (
     check_model,
     check_reshapes,
     constant_trip_count,
+    data_bound_types,
     describe_node,
     element_type_for,
     fold_constants,
@@ -628,6 +633,8 @@ def import_model_and_constants(
             bound_type=bound_types.get(graph_input.name) if bounded else None,
         )
     inferred = infer_types(model, folded)
+    # Outputs sized by data within a bound (Unique's) are dynamic dims too.
+    data_bound_types(model, inferred.types, bound_types)
     static_inputs = all(
         d.HasField("dim_value") and d.dim_value >= 0
         for i in inputs

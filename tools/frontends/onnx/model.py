@@ -1039,6 +1039,49 @@ def _static_dims(type_proto: Any | None) -> tuple[int, tuple[int, ...]] | None:
     return type_proto.tensor_type.elem_type, tuple(d.dim_value for d in dims)
 
 
+def data_bound_types(model: Any, types: dict[str, Any], bound_types: dict[str, Any]) -> None:
+    """Give the outputs whose size depends on data but has a bound their
+    types at that bound in ``bound_types``: ``Unique``'s unique count is at
+    most its input's element count (no ``axis``) or its input's dim along
+    ``axis``, so ``Y`` (that count along the axis, or flat), ``indices`` and
+    ``counts`` (that count) are dynamic with that bound. Its
+    ``inverse_indices`` has one entry per element (or slice along ``axis``):
+    static in ``types`` when the input is, else bounded with it. Input
+    shapes come from ``types``, else ``bound_types`` (inputs at their upper
+    bounds)."""
+    onnx = onnx_module()
+    for _, graph in [((), model.graph), *subgraphs(model.graph)]:
+        for node in graph.node:
+            if node.op_type != "Unique" or node_domain(node) or not node.input:
+                continue
+            static = _static_dims(types.get(node.input[0]))
+            source = static or _static_dims(bound_types.get(node.input[0]))
+            if source is None:
+                continue
+            element, shape = source
+            axis = next((a.i for a in node.attribute if a.name == "axis"), None)
+            if axis is not None and not -len(shape) <= axis < len(shape):
+                continue  # invalid: ONNX's checker or inference says why
+            if axis is None:
+                count = int(np.prod(shape, dtype=np.int64))
+                unique_shape: tuple[int, ...] = (count,)
+            else:
+                axis %= len(shape)
+                count = shape[axis]
+                unique_shape = (*shape[:axis], count, *shape[axis + 1 :])
+            outputs = [*node.output, "", "", "", ""]
+            int64 = onnx.TensorProto.INT64
+            for name, dims, elem in [
+                (outputs[0], unique_shape, element),
+                (outputs[1], (count,), int64),
+                (outputs[2], (count,), int64),
+                (outputs[3], (count,), int64),
+            ]:
+                if name:
+                    type_proto = onnx.helper.make_tensor_type_proto(elem, list(dims))
+                    (types if name == outputs[2] and static else bound_types)[name] = type_proto
+
+
 def _infer_once(model: Any, folded: FoldedConstants, declared: Mapping[str, Any]) -> InferredTypes:
     onnx = onnx_module()
     helper = onnx.helper
