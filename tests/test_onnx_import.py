@@ -1443,6 +1443,20 @@ def test_shape_from_the_data_with_no_bound_is_refused(
     )
 
 
+def test_a_sequence_result_is_refused_for_its_type_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A sequence is refused for being a sequence: no advice about sizes
+    that depend on data (the inputs are static, but no size is at issue)."""
+    case = _conformance_cases()["test_split_to_sequence_nokeepdims"]
+    path = tmp_path / "model.onnx"
+    path.write_bytes(case.model.SerializeToString())
+    code, out, err = _import_cli([str(path)], capsys)
+    assert code == 1 and out == ""
+    assert "has a sequence_type type after shape inference" in err
+    assert "depends on" not in err and "--input-value" not in err
+
+
 def test_batched_scan_with_sequence_lengths_is_refused() -> None:
     model = onnx.ModelProto()
     model.CopyFrom(_conformance_cases()["test_scan_sum"].model)

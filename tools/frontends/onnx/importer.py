@@ -681,7 +681,14 @@ def import_model_and_constants(
         except OnnxImportError:
             origin = custom_origin(graph, name) if advice is None else None
             if origin is None:
-                if advice is None and not upper_bounds and static_inputs:
+                found = inferred.types.get(name)
+                if (
+                    advice is None
+                    and not upper_bounds
+                    and static_inputs
+                    and found is not None
+                    and found.HasField("tensor_type")  # not a sequence, optional or map
+                ):
                     # Nothing to fix in the inputs' shapes: the dims follow
                     # from values (sizes, axes given as inputs) or from data.
                     # Sizes and axes given at run time are integer inputs.
