@@ -64,6 +64,56 @@ class GreedyResult:
         return (len(self.unplaced), sum(self.used))
 
 
+class _NeighbourLists:
+    """One pool's placed buffers in a ``PrefixMaxTree`` over start order: the
+    lowest gap from the list of time-overlapping neighbours (``scf.if``
+    branches that exclude each other skipped)."""
+
+    def __init__(self, placer: GreedyPlacer, offsets: list[int]) -> None:
+        self.placer = placer
+        self.offsets = offsets
+        self.tree = PrefixMaxTree(placer.count)
+
+    def lowest_gap(self, index: int, alignment: int) -> int:
+        placer, offsets, sizes = self.placer, self.offsets, self.placer.sizes
+        order = placer.start_order
+        branched = placer.branch_maps[index] is not None
+        neighbours: list[tuple[int, int]] = []
+        for slot in self.tree.report(order.limit(placer.ends[index]), placer.starts[index]):
+            other = order.item_at[slot]
+            if branched and placer.exclusive(index, other):
+                continue
+            low = offsets[other]
+            neighbours.append((low, low + sizes[other]))
+        return lowest_gap(neighbours, sizes[index], alignment)
+
+    def add(self, index: int, offset: int) -> None:
+        self.tree.set(self.placer.start_order.slot[index], self.placer.ends[index])
+
+
+class _MergedRanges:
+    """One pool's placed buffers in an ``OccupancyTree`` (``GreedyPlacer._dense``)."""
+
+    def __init__(self, placer: GreedyPlacer) -> None:
+        self.placer = placer
+        self.tree = OccupancyTree(placer.starts, placer.ends)
+
+    def lowest_gap(self, index: int, alignment: int) -> int:
+        placer = self.placer
+        return self.tree.lowest_gap(
+            placer.starts[index], placer.ends[index], placer.sizes[index], alignment
+        )
+
+    def add(self, index: int, offset: int) -> None:
+        placer = self.placer
+        self.tree.add(
+            placer.starts[index], placer.ends[index], offset, offset + placer.sizes[index]
+        )
+
+
+_Occupancy = _NeighbourLists | _MergedRanges
+
+
 class GreedyPlacer:
     """Precomputed facts about a problem, to place its buffers in any order fast."""
 
@@ -129,20 +179,22 @@ class GreedyPlacer:
 
     def place(self, order: Sequence[int]) -> GreedyResult:
         """Place the buffers of ``order`` (indices; pinned ones are skipped) in turn."""
-        if self.by_occupancy:
-            return self._place_by_occupancy(order)
         count = self.count
-        sizes, starts, ends = self.sizes, self.starts, self.ends
+        sizes = self.sizes
         capacities = self.capacities
-        slot_of = self.start_order.slot
-        item_at = self.start_order.item_at
-        limit_of = self.start_order.limit
-        branch_maps = self.branch_maps
         offsets = [-1] * count
         pools = [-1] * count
         used = [0] * len(capacities)
-        trees: dict[int, PrefixMaxTree] = {}
+        occupancies: dict[int, _Occupancy] = {}
         unplaced: list[int] = []
+
+        def occupancy_of(pool: int) -> _Occupancy:
+            occupancy = occupancies.get(pool)
+            if occupancy is None:
+                occupancy = occupancies[pool] = (
+                    _MergedRanges(self) if self.by_occupancy else _NeighbourLists(self, offsets)
+                )
+            return occupancy
 
         for index in self.pinned:
             candidates = self.candidates[index]
@@ -155,28 +207,15 @@ class GreedyPlacer:
             offsets[index] = offset
             pools[index] = pool
             used[pool] = max(used[pool], offset + sizes[index])
-            tree = trees.get(pool) or trees.setdefault(pool, PrefixMaxTree(count))
-            tree.set(slot_of[index], ends[index])
+            occupancy_of(pool).add(index, offset)
 
         for index in order:
             if offsets[index] >= 0:
                 continue
             size = sizes[index]
-            start = starts[index]
-            limit = limit_of(ends[index])
-            branched = branch_maps[index] is not None
             for pool, alignment in self.candidates[index]:
-                tree = trees.get(pool)
-                if tree is None:
-                    tree = trees[pool] = PrefixMaxTree(count)
-                neighbours: list[tuple[int, int]] = []
-                for slot in tree.report(limit, start):
-                    other = item_at[slot]
-                    if branched and self.exclusive(index, other):
-                        continue
-                    low = offsets[other]
-                    neighbours.append((low, low + sizes[other]))
-                offset = lowest_gap(neighbours, size, alignment)
+                occupancy = occupancy_of(pool)
+                offset = occupancy.lowest_gap(index, alignment)
                 capacity = capacities[pool]
                 if capacity is not None and offset + size > capacity:
                     continue  # fall back to the next candidate pool
@@ -184,59 +223,7 @@ class GreedyPlacer:
                 pools[index] = pool
                 if offset + size > used[pool]:
                     used[pool] = offset + size
-                tree.set(slot_of[index], ends[index])
-                break
-            else:
-                unplaced.append(index)
-        return GreedyResult(offsets, pools, used, unplaced)
-
-    def _place_by_occupancy(self, order: Sequence[int]) -> GreedyResult:
-        """``place`` through an ``OccupancyTree`` per pool (see ``_dense``)."""
-        count = self.count
-        sizes, starts, ends = self.sizes, self.starts, self.ends
-        capacities = self.capacities
-        offsets = [-1] * count
-        pools = [-1] * count
-        used = [0] * len(capacities)
-        trees: dict[int, OccupancyTree] = {}
-        unplaced: list[int] = []
-
-        def tree_of(pool: int) -> OccupancyTree:
-            tree = trees.get(pool)
-            if tree is None:
-                tree = trees[pool] = OccupancyTree(starts, ends)
-            return tree
-
-        for index in self.pinned:
-            candidates = self.candidates[index]
-            if not candidates:
-                unplaced.append(index)
-                continue
-            pool = candidates[0][0]
-            offset = self.problem.buffers[index].pinned_offset
-            assert offset is not None
-            offsets[index] = offset
-            pools[index] = pool
-            used[pool] = max(used[pool], offset + sizes[index])
-            tree_of(pool).add(starts[index], ends[index], offset, offset + sizes[index])
-
-        for index in order:
-            if offsets[index] >= 0:
-                continue
-            size = sizes[index]
-            start = starts[index]
-            end = ends[index]
-            for pool, alignment in self.candidates[index]:
-                tree = tree_of(pool)
-                offset = tree.lowest_gap(start, end, size, alignment)
-                capacity = capacities[pool]
-                if capacity is not None and offset + size > capacity:
-                    continue  # fall back to the next candidate pool
-                offsets[index] = offset
-                pools[index] = pool
-                if offset + size > used[pool]:
-                    used[pool] = offset + size
-                tree.add(start, end, offset, offset + size)
+                occupancy.add(index, offset)
                 break
             else:
                 unplaced.append(index)
