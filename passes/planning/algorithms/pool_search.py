@@ -670,6 +670,21 @@ class Decision:
         self.slice_left = 0  # nodes left in the current run's slice
         self.visited = 0
 
+    def _select(self) -> int:
+        """The run to step next, its slice (``slice_left``) set: round robin
+        over the preorders, the slices doubling every round."""
+        if self.slice_left <= 0:
+            if self.turn == 0:
+                self.round_limit *= 2
+            self.slice_left = self.round_limit
+        return self.turn
+
+    def _spent(self, used: int) -> None:
+        """``used`` nodes of the current slice are gone."""
+        self.slice_left -= used
+        if self.slice_left <= 0:
+            self.turn = (self.turn + 1) % len(self.runs)
+
     def advance(
         self, budget: Budget | None = None, max_nodes: int | None = None
     ) -> tuple[SearchStatus, list[int]]:
@@ -691,26 +706,22 @@ class Decision:
         sys.setrecursionlimit(max(old_limit, 4 * search.count + 1000))
         try:
             while spent < allowed:
-                if self.slice_left <= 0:
-                    if self.turn == 0:
-                        self.round_limit *= 2
-                    self.slice_left = self.round_limit
-                run, steps = self.runs[self.turn]
+                index = self._select()
+                run, steps = self.runs[index]
                 give = min(self.slice_left, allowed - spent)
                 # A paused run resumes inside the node it paused before: that
                 # node counts as one of its ``give``.
-                run.nodes = give - 1 if self.started[self.turn] else give
-                self.started[self.turn] = True
+                run.nodes = give - 1 if self.started[index] else give
+                self.started[index] = True
                 run.deadline = deadline
                 before = run.visited
                 try:
                     next(steps)
                 except StopIteration as finished:
+                    # FOUND, or NOT_FOUND from a complete search: nothing fits.
                     status: SearchStatus = finished.value
-                    if status == SearchStatus.FOUND:
-                        self.result = (SearchStatus.FOUND, list(run.solution))
-                    else:
-                        self.result = (status, [])  # a complete search: nothing fits
+                    solution = list(run.solution) if status == SearchStatus.FOUND else []
+                    self.result = (status, solution)
                     return self.result
                 finally:
                     used = run.visited - before
@@ -719,9 +730,7 @@ class Decision:
                     search.visited += used
                     if budget is not None:
                         budget.charge(used)
-                    self.slice_left -= used
-                    if self.slice_left <= 0:
-                        self.turn = (self.turn + 1) % len(self.runs)
+                    self._spent(used)
         except SearchTimeout:
             # Only the clock raises it: the searches cannot be resumed.
             self.result = (SearchStatus.TIMED_OUT, [])
@@ -759,7 +768,6 @@ class Restarts(Decision):
         self.unit = max(unit, 1)
         self.seed = seed
         self.restart = -1
-        self.restart_left = 0  # nodes left in the current restart
 
     def _next_run(self) -> None:
         search = self.search
@@ -772,58 +780,15 @@ class Restarts(Decision):
         heuristic = preorders[k % len(preorders)]
         self.runs = [search._run(heuristic, self.partitions, jitter, self.capacity)]
         self.started = [False]
-        self.restart_left = self.unit * luby(k + 1)
+        self.slice_left = self.unit * luby(k + 1)  # this restart's nodes
 
-    def advance(
-        self, budget: Budget | None = None, max_nodes: int | None = None
-    ) -> tuple[SearchStatus, list[int]]:
-        """As ``Decision.advance``: the restarts resume where they paused."""
-        if self.result is not None:
-            return self.result
-        allowed = sys.maxsize if max_nodes is None else max_nodes
-        budget_bound = budget is not None and budget.left() <= allowed
-        if budget is not None:
-            allowed = min(allowed, budget.left())
-        deadline = budget.deadline if budget is not None else None
-        search = self.search
-        spent = 0
-        old_limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(old_limit, 4 * search.count + 1000))
-        try:
-            while spent < allowed:
-                if self.restart_left <= 0:
-                    self._next_run()
-                run, steps = self.runs[0]
-                give = min(self.restart_left, allowed - spent)
-                run.nodes = give - 1 if self.started[0] else give
-                self.started[0] = True
-                run.deadline = deadline
-                before = run.visited
-                try:
-                    next(steps)
-                except StopIteration as finished:
-                    status: SearchStatus = finished.value
-                    solution = list(run.solution) if status == SearchStatus.FOUND else []
-                    self.result = (status, solution)
-                    return self.result
-                finally:
-                    used = run.visited - before
-                    spent += used
-                    self.visited += used
-                    search.visited += used
-                    if budget is not None:
-                        budget.charge(used)
-                    self.restart_left -= used
-        except SearchTimeout:
-            self.result = (SearchStatus.TIMED_OUT, [])
-            if budget is not None:
-                budget.clock_ran_out()
-            return self.result
-        finally:
-            sys.setrecursionlimit(old_limit)
-        if budget is not None and not budget.clock_ran_out() and budget_bound:
-            budget.note("budget")
-        return SearchStatus.TIMED_OUT, []
+    def _select(self) -> int:
+        if self.slice_left <= 0:
+            self._next_run()
+        return 0
+
+    def _spent(self, used: int) -> None:
+        self.slice_left -= used
 
 
 JITTER = 0.5
