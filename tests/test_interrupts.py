@@ -205,7 +205,11 @@ def test_a_signal_the_parent_ignores_stays_ignored(inputs: Path) -> None:
     assert (process.returncode, stdout, stderr) == (143, b"", b"memplan-solve: interrupted\n")
 
 
-SWALLOWING_TOOL = """
+# Tools whose first interrupt is lost: cleared by the code it interrupted
+# (as C code that runs Python code and clears its error may), or raised in a
+# finaliser, where Python prints "Exception ignored" and goes on.
+LOSING_TOOLS = {
+    "swallowed": """
 import os, signal, sys, time
 from memplan.tools import launch
 
@@ -214,33 +218,14 @@ def main():
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(30)
     except KeyboardInterrupt:
-        pass  # as C code that runs Python code and clears its error may
+        pass
     print("went on", flush=True)
     time.sleep(30)
     return 0
 
 sys.exit(launch.run("tool", main))
-"""
-
-
-def test_an_interrupt_the_code_swallowed_is_raised_again() -> None:
-    """The handler's exception can be cleared by the code it interrupted;
-    the run still ends as interrupted (the interrupt is raised again), with
-    the first signal's status, instead of going on to the end."""
-    done = subprocess.run(
-        [sys.executable, "-c", SWALLOWING_TOOL],
-        capture_output=True,
-        timeout=60,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
-    assert (done.returncode, done.stdout, done.stderr) == (
-        130,
-        b"went on\n",
-        b"tool: interrupted\n",
-    )
-
-
-UNRAISABLE_TOOL = """
+""",
+    "in-finaliser": """
 import os, signal, sys, time
 from memplan.tools import launch
 
@@ -256,14 +241,17 @@ def main():
     return 0
 
 sys.exit(launch.run("tool", main))
-"""
+""",
+}
 
 
-def test_an_interrupt_in_a_finaliser_is_raised_again_and_not_reported() -> None:
-    """An interrupt raised in ``__del__`` is "Exception ignored" to Python;
-    the run still ends as interrupted, and stderr holds only the one line."""
+@pytest.mark.parametrize("case", list(LOSING_TOOLS))
+def test_a_lost_interrupt_is_raised_again(case: str) -> None:
+    """The run still ends as interrupted (the interrupt is raised again),
+    with the first signal's status and only the one line on stderr, instead
+    of going on to the end."""
     done = subprocess.run(
-        [sys.executable, "-c", UNRAISABLE_TOOL],
+        [sys.executable, "-c", LOSING_TOOLS[case]],
         capture_output=True,
         timeout=60,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
