@@ -711,23 +711,10 @@ class AllocStorageOp(IRDLOperation):
 
 # xDSL 0.74 packs `operandSegmentSizes` again for every op it builds and
 # unpacks it at every access of a named operand (`BaseAttrAccessor`), a
-# tenth of planning a large program; a program has a handful of distinct
-# arrays, kept here by their bytes.
-_SEGMENT_SIZES: dict[bytes, tuple[int, ...]] = {}
+# tenth of planning a large program. A program has a handful of distinct
+# arrays: each named operand keeps where it sits per array (by its bytes),
+# and the builders share one array per layout.
 _SEGMENT_ARRAYS: dict[tuple[int, ...], DenseArrayBase] = {}
-
-
-def _segment_sizes(op: Operation) -> tuple[int, ...]:
-    array = cast(
-        DenseArrayBase[IntegerType], op.properties[AttrSizedOperandSegments.attribute_name]
-    )
-    if array.elt_type is not i32:  # not one xDSL built (a generic-form text): not kept
-        return tuple(int(size) for size in array.get_values())
-    data = array.data.data
-    sizes = _SEGMENT_SIZES.get(data)
-    if sizes is None:
-        sizes = _SEGMENT_SIZES[data] = tuple(int(size) for size in array.get_values())
-    return sizes
 
 
 def _segment_array(sizes: tuple[int, ...]) -> DenseArrayBase:
@@ -737,17 +724,44 @@ def _segment_array(sizes: tuple[int, ...]) -> DenseArrayBase:
     return array
 
 
+class _Positions:
+    """A sequence whose items are their own keys: xDSL's accessor indexing
+    it gives the operand position (an index, a slice or ``None``)."""
+
+    def __getitem__(self, key: int | slice) -> int | slice:
+        return key
+
+
+_POSITIONS = _Positions()
+_UNKNOWN = object()
+
+
 class _DecodedSegmentAccessor:
-    """A named operand of an op whose segment sizes are a property, read
-    through ``_segment_sizes`` (xDSL's accessor does the indexing)."""
+    """A named operand of an op whose segment sizes are a property: its
+    position is worked out once per segment array (xDSL's accessor does the
+    arithmetic) and the op's operands are indexed with it."""
 
     def __init__(self, accessor: BaseAttrAccessor) -> None:
         self.accessor = accessor
+        self._positions: dict[bytes, object] = {}
+
+    def _position(self, array: DenseArrayBase) -> object:
+        sizes = tuple(int(size) for size in array.get_values())
+        return self.accessor.index(sizes, _POSITIONS)  # pyright: ignore[reportArgumentType]
 
     def __get__(self, op: Operation | None, owner: type | None = None) -> object:
         if op is None:
             return self
-        return self.accessor.index(_segment_sizes(op), op.operands)
+        array = cast(
+            DenseArrayBase[IntegerType], op.properties[AttrSizedOperandSegments.attribute_name]
+        )
+        if array.elt_type is i32:
+            position = self._positions.get(array.data.data, _UNKNOWN)
+            if position is _UNKNOWN:
+                position = self._positions[array.data.data] = self._position(array)
+        else:  # not one xDSL built (a generic-form text): not kept
+            position = self._position(array)
+        return None if position is None else op.operands[position]  # pyright: ignore[reportArgumentType, reportCallIssue]
 
     def __set__(self, op: Operation, value: object) -> None:
         self.accessor.__set__(op, value)

@@ -325,6 +325,10 @@ class _FunctionAnalyzer:
         defined in it before that point (or, in a multi-block region, live
         into it) and used at or after it (or live out of it).
         """
+        if op.parent_block() is self.body.first_block and has_one_block(self.body):
+            # Straight-line code at the top of the function runs once: no
+            # previous trip (and every alias is defined after ``op``).
+            return None
         index = self.numbering.index
         current = op
         while current is not self.func:

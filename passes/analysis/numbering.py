@@ -30,7 +30,7 @@ class OpNumbering:
     ``index[op]`` is the op's number; ``end[op]`` is one past the last number
     inside ``op`` (its subtree), so ``[index[op], end[op])`` covers ``op`` and
     everything nested in it. ``block_range[block]`` does the same for a block.
-    Built in one iterative walk, O(ops + blocks).
+    Built in one walk (recursive over nested regions only), O(ops + blocks).
     """
 
     ops: list[Operation] = field(default_factory=list)
@@ -42,33 +42,26 @@ class OpNumbering:
     def of_region(region: Region) -> OpNumbering:
         """Number the ops of ``region`` (a function body), starting at 0."""
         numbering = OpNumbering()
-        # (op, entered) pairs; an op is pushed again as entered=True so that
-        # its subtree end is known when it is popped the second time.
-        stack: list[tuple[Operation | Block, bool]] = [
-            (block, False) for block in reversed(region.blocks)
-        ]
-        counter = 0
-        block_start: dict[Block, int] = {}
-        while stack:
-            node, entered = stack.pop()
-            if isinstance(node, Block):
-                if entered:
-                    numbering.block_range[node] = BlockRange(block_start[node], counter)
-                    continue
-                block_start[node] = counter
-                stack.append((node, True))
-                stack.extend((op, False) for op in reversed(list(node.ops)))
-                continue
-            if entered:
-                numbering.end[node] = counter
-                continue
-            numbering.index[node] = counter
-            numbering.ops.append(node)
-            counter += 1
-            stack.append((node, True))
-            for nested in reversed(node.regions):
-                stack.extend((block, False) for block in reversed(nested.blocks))
+        numbering._number_region(region)
         return numbering
+
+    def _number_region(self, region: Region) -> None:
+        # Recursive over regions only (their nesting depth), iterative over
+        # the ops of a block; an op without regions ends right after itself.
+        index, end, ops = self.index, self.end, self.ops
+        for block in region.blocks:
+            start = len(ops)
+            for op in block.ops:
+                number = len(ops)
+                index[op] = number
+                ops.append(op)
+                if op.regions:
+                    for nested in op.regions:
+                        self._number_region(nested)
+                    end[op] = len(ops)
+                else:
+                    end[op] = number + 1
+            self.block_range[block] = BlockRange(start, len(ops))
 
     def __len__(self) -> int:
         return len(self.ops)

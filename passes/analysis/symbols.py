@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import StringAttr, SymbolRefAttr
-from xdsl.ir import Operation
+from xdsl.ir import Block, Operation
 from xdsl.traits import SymbolTable
 
 from memplan.dialect.regions import symbol_table_of
@@ -21,10 +21,18 @@ class SymbolCache:
 
     def __init__(self) -> None:
         self._tables: dict[Operation, dict[str, Operation]] = {}
+        # The table above an op is the one above its block: one walk up per block.
+        self._table_above: dict[Block, Operation | None] = {}
 
     def lookup(self, op: Operation, ref: SymbolRefAttr) -> Operation | None:
         """The op ``ref`` names, seen from ``op`` (``None`` if nothing does)."""
-        table = symbol_table_of(op)
+        block = op.parent_block()
+        if block is None:
+            table = symbol_table_of(op)
+        elif block in self._table_above:
+            table = self._table_above[block]
+        else:
+            table = self._table_above[block] = symbol_table_of(op)
         if table is None or ref.nested_references.data:
             return SymbolTable.lookup_symbol(op, ref)
         symbols = self._tables.get(table)
