@@ -199,6 +199,28 @@ def test_auto_stops_at_the_lower_bound() -> None:
     assert solution.used(problem)["workspace"] == lower_bound(problem)["workspace"]
 
 
+@settings(max_examples=examples(50), deadline=None)
+@given(
+    lifetimes=st.lists(st.tuples(st.integers(0, 100), st.integers(1, 40)), min_size=1, max_size=60),
+    alignment=st.sampled_from([1, 16, 64]),
+)
+def test_auto_meets_the_bound_of_one_size_without_search(
+    lifetimes: list[tuple[int, int]], alignment: int
+) -> None:
+    # Buffers of one size (a multiple of their alignment): the left-edge
+    # greedy order meets the live-bytes bound, so no search stage runs.
+    problem = Problem(
+        tuple(
+            Buffer(f"b{i}", 64, start, start + length, alignment=alignment)
+            for i, (start, length) in enumerate(lifetimes)
+        )
+    )
+    solution = solve(problem, "auto")
+    assert solution.status == "optimal"
+    assert solution.stats["stage"] == "greedy"
+    assert solution.used(problem)["workspace"] == lower_bound(problem)["workspace"]
+
+
 def test_unknown_algorithm() -> None:
     with pytest.raises(KeyError, match="unknown algorithm 'nope'"):
         solve(Problem(()), "nope")

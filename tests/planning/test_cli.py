@@ -227,3 +227,14 @@ def test_nested_lifetimes_at_their_bound(tmp_path: Path) -> None:
         result = run(str(path), "--capacity", str(capacity), "-o", str(out), "--validate")
         assert result.returncode == 0, result.stderr
         assert "status optimal" in result.stdout and "validation PASS" in result.stdout
+
+
+def test_one_size_meets_its_bound_within_three_placements(tmp_path: Path) -> None:
+    """Six buffers of one size, two live at once: greedy by size and by
+    conflicts stack them 48 bytes high; the left-edge order meets the bound
+    of 32. A budget of three placements (6 nodes) leaves no room for a search."""
+    path = tmp_path / "one_size.csv"
+    rows = ["0,1,6,16", "1,10,16,16", "2,8,14,16", "3,6,10,16", "4,2,4,16", "5,5,7,16"]
+    path.write_text("id,lower,upper,size\n" + "\n".join(rows) + "\n")
+    report = json.loads(run(str(path), "--json", "--budget", "6").stdout)
+    assert (report["status"], report["peak"], report["lower_bound"]) == ("optimal", 32, 32)

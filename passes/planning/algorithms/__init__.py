@@ -69,7 +69,9 @@ def auto(problem: Problem, options: PlanOptions | None = None) -> Solution:
     Stages, each started only while the budget (``options.budget`` nodes, a
     placement costing ``placement_cost``; and ``options.timeout`` when given) is
     not spent: greedy by size (always runs: every stage needs a plan), greedy
-    by conflicts (skipped when the budget cannot pay for a placement), then
+    by conflicts and, when every buffer has one size, greedy in left-edge
+    order (``GreedyPlacer.left_edge_order``; each skipped when the budget
+    cannot pay for a placement), then
     ``exact`` on problems whose pools hold at most
     ``options.exact_max_buffers`` buffers each in the greedy plan, else
     (one pool) ``auto`` on each time component (``time_components``) when
@@ -97,8 +99,13 @@ def auto(problem: Problem, options: PlanOptions | None = None) -> Solution:
     # Each stage below is skipped when the plan so far cannot be beaten, so a
     # budget it would find spent was not what stopped the search.
     solution = placer.solution(best, "auto")
-    if solution.status != "optimal" and budget.affords(cost, placement_seconds):
-        other_order = placer.conflict_order()
+    other_orders = [placer.conflict_order]
+    if len(set(placer.sizes)) == 1:
+        other_orders.append(placer.left_edge_order)  # meets the bound for one size
+    for other_order_of in other_orders:
+        if solution.status == "optimal" or not budget.affords(cost, placement_seconds):
+            break
+        other_order = other_order_of()
         other = placer.place(other_order)
         budget.charge(cost)
         placements += 1

@@ -18,6 +18,8 @@ lowest gap in O(log^2 n) steps without listing the neighbours.
 The orderings are TVM USMP's: ``greedy_by_size`` (size descending) and
 ``greedy_by_conflicts`` (number of time-overlapping buffers descending), both
 with stable tie-breaks so the plan is a function of the problem alone.
+``auto`` adds the left-edge order (start ascending) when every buffer has one
+size: interval colouring's order, which meets the live-bytes bound there.
 """
 
 from __future__ import annotations
@@ -266,6 +268,17 @@ class GreedyPlacer:
         degree = self.degrees()
         sizes = self.sizes
         return sorted(range(self.count), key=lambda i: (-degree[i], -sizes[i], i))
+
+    def left_edge_order(self) -> list[int]:
+        """Start ascending; ties: longer lifetime, input order.
+
+        The left-edge order of interval colouring: when every buffer has one
+        size that is a multiple of its alignment, each buffer meets only
+        buffers live at its start, so the lowest gap is below the most
+        buffers live at once and the plan meets the live-bytes bound.
+        """
+        starts, ends = self.starts, self.ends
+        return sorted(range(self.count), key=lambda i: (starts[i], starts[i] - ends[i], i))
 
 
 def infeasibility_proof(problem: Problem) -> str | None:
