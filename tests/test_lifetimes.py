@@ -43,6 +43,7 @@ from memplan.passes.analysis import (
     analyze_function,
     analyze_module,
 )
+from memplan.passes.analysis.aliasing import alias_closure
 from memplan_testing import (
     examples,
     parse_module,
@@ -163,6 +164,9 @@ def test_intervals_match_the_reference(source: str) -> None:
             escapes,
             branch,
         ), f"{lifetime.name}\n{source}"
+        # A storage's closure is built from its tensors': the same as a walk.
+        aliases, uses, _ = alias_closure(lifetime.value)
+        assert (lifetime.aliases, lifetime.uses) == (tuple(aliases), tuple(uses))
 
 
 # ---------------------------------------------------------------------------

@@ -53,7 +53,7 @@ from what the op model (``memdialect.op_model``) says the user does:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -269,8 +269,39 @@ class AliasAnalysis:
         return ancestor is not None and ancestor is not op and self.is_before(ancestor, op)
 
 
-def alias_closure(root: SSAValue) -> tuple[list[SSAValue], list[tuple[Use, UseKind]], bool]:
+Closure = tuple[list[SSAValue], list[tuple[Use, UseKind]], bool]
+"""``alias_closure``'s answer: values, their classified uses, whether one escapes."""
+
+
+def alias_closure(root: SSAValue) -> Closure:
     """``root`` and every value that may alias it (memory form), every use of
     those, and whether one escapes: what the lifetime analysis follows."""
     aliases = AliasAnalysis().closure((root,))
     return aliases.values, aliases.uses, aliases.escapes
+
+
+def alias_closure_reusing(root: SSAValue, known: Mapping[SSAValue, Closure]) -> Closure:
+    """``alias_closure(root)``, reusing ``known`` closures of the values that
+    ``root``'s uses alias (a storage's tensors) when each is closed: nothing
+    but itself. The breadth-first walk then lists ``root``'s uses and those
+    values' uses in turn, so the answer is the same; otherwise it walks."""
+    analysis = AliasAnalysis()
+    values = [root]
+    seen = {root}
+    uses: list[tuple[Use, UseKind]] = []
+    escapes = False
+    for use in root.uses:
+        kind, targets = analysis.classify(use)
+        uses.append((use, kind))
+        escapes = escapes or kind is UseKind.ESCAPE
+        for target in targets:
+            if target not in seen:
+                seen.add(target)
+                values.append(target)
+    for value in values[1:]:
+        closure = known.get(value)
+        if closure is None or len(closure[0]) != 1:
+            return alias_closure(root)
+        uses.extend(closure[1])
+        escapes = escapes or closure[2]
+    return values, uses, escapes

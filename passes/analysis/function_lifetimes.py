@@ -44,7 +44,14 @@ from memplan.dialect.regions import (
     reachable_blocks,
     region_index,
 )
-from memplan.passes.analysis.aliasing import UseKind, alias_closure, may_hold_reference, writes
+from memplan.passes.analysis.aliasing import (
+    Closure,
+    UseKind,
+    alias_closure,
+    alias_closure_reusing,
+    may_hold_reference,
+    writes,
+)
 from memplan.passes.analysis.lifetime_types import (
     BranchPath,
     CallSite,
@@ -89,16 +96,22 @@ class _FunctionAnalyzer:
         storage_ops = [op for op in self.numbering if isinstance(op, AllocStorageOp)]
         tensor_ops = [op for op in self.numbering if isinstance(op, AllocTensorOp)]
         call_ops = [op for op in self.numbering if isinstance(op, CallOp)]
-        closures: dict[SSAValue, tuple[list[SSAValue], list[tuple[Use, UseKind]], bool]] = {}
+        closures: dict[SSAValue, Closure] = {}
         scopes: dict[SSAValue, Region] = {}
         # Call results that may hold a reference are followed like roots: a
         # value the callee returns lives as long as they do.
+        storage_roots = [op.results[0] for op in storage_ops]
         roots = [
-            *(op.results[0] for op in [*storage_ops, *tensor_ops]),
+            *storage_roots,
+            *(op.results[0] for op in tensor_ops),
             *(r for op in call_ops for r in op.results if may_hold_reference(r)),
         ]
-        for root in roots:
+        for root in roots[len(storage_roots) :]:
             closures[root] = alias_closure(root)
+        # A storage's closure takes in its tensors': walked once, not twice.
+        for root in storage_roots:
+            closures[root] = alias_closure_reusing(root, closures)
+        for root in roots:
             aliases, uses, escapes = closures[root]
             scopes[root] = self._scope(root, uses, escapes)
         liveness = self._region_liveness(roots, closures, scopes)
@@ -137,7 +150,7 @@ class _FunctionAnalyzer:
     def _call_site(
         self,
         op: CallOp,
-        closures: dict[SSAValue, tuple[list[SSAValue], list[tuple[Use, UseKind]], bool]],
+        closures: dict[SSAValue, Closure],
         scopes: dict[SSAValue, Region],
         liveness: dict[Region, RegionLiveness],
     ) -> CallSite:
@@ -213,7 +226,7 @@ class _FunctionAnalyzer:
     def _region_liveness(
         self,
         roots: list[SSAValue],
-        closures: dict[SSAValue, tuple[list[SSAValue], list[tuple[Use, UseKind]], bool]],
+        closures: dict[SSAValue, Closure],
         scopes: dict[SSAValue, Region],
     ) -> dict[Region, RegionLiveness]:
         """One liveness fixpoint per multi-block scope, over the aliases defined in it."""
@@ -235,7 +248,7 @@ class _FunctionAnalyzer:
         self,
         root: SSAValue,
         name: str,
-        closure: tuple[list[SSAValue], list[tuple[Use, UseKind]], bool],
+        closure: Closure,
         scope: Region,
         liveness: dict[Region, RegionLiveness],
     ) -> dict[str, Any]:
