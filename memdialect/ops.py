@@ -745,7 +745,7 @@ class _DecodedSegmentAccessor:
         self.accessor = accessor
         self._positions: dict[bytes, object] = {}
 
-    def _position(self, array: DenseArrayBase) -> object:
+    def _position(self, array: DenseArrayBase[IntegerType]) -> object:
         sizes = tuple(int(size) for size in array.get_values())
         return self.accessor.index(sizes, _POSITIONS)  # pyright: ignore[reportArgumentType]
 

@@ -101,7 +101,7 @@ class _FunctionAnalyzer:
         # Call results that may hold a reference are followed like roots: a
         # value the callee returns lives as long as they do.
         storage_roots = [op.results[0] for op in storage_ops]
-        roots = [
+        roots: list[SSAValue] = [
             *storage_roots,
             *(op.results[0] for op in tensor_ops),
             *(r for op in call_ops for r in op.results if may_hold_reference(r)),
