@@ -55,7 +55,8 @@ def declared_in_place(
         if not isinstance(invoke, InvokeOp) or use.index < len(invoke.ins):
             continue
         r = use.index - len(invoke.ins)
-        shareable = {p for q, p in _pairs(symbols.lookup(invoke, invoke.callee)) if q == r}
+        pairs = symbols.derived(symbols.lookup(invoke, invoke.callee), _pairs)
+        shareable = {p for q, p in pairs if q == r}
         if o not in shareable or o >= len(invoke.ins):
             return False
         if not any(u.operation is invoke and u.index == o for u, _ in a.uses):
