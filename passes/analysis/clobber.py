@@ -222,6 +222,11 @@ def _is_memref(value: SSAValue) -> bool:
     return isinstance(value.type, MemRefType | UnrankedMemRefType)
 
 
+def _listed_pairs(decl: Operation | None) -> frozenset[tuple[int, int]]:
+    """The (result, operand) pairs ``decl``'s `memory.inplace` lists."""
+    return frozenset(inplace_pairs(decl))
+
+
 class _ClobberRun:
     def __init__(self, function: func.FuncOp, numbering: OpNumbering) -> None:
         self.function = function
@@ -476,7 +481,7 @@ class _ClobberRun:
             self.write(state, op, out)
 
     def _inplace_pairs(self, op: InvokeOp) -> frozenset[tuple[int, int]]:
-        return frozenset(inplace_pairs(self.symbols.lookup(op, op.callee)))
+        return self.symbols.derived(self.symbols.lookup(op, op.callee), _listed_pairs)
 
     # -- region ops -------------------------------------------------------------
 
