@@ -91,6 +91,9 @@ class _FunctionAnalyzer:
         self.pools = pools
         self.body = func.body
         self.numbering = OpNumbering.of_region(self.body)
+        # Straight-line code (one block, no op with regions, as an imported
+        # graph): every scope is the body and every use its own anchor.
+        self.flat = has_one_block(self.body) and not any(op.regions for op in self.numbering)
 
     def run(self) -> FunctionLifetimes:
         storage_ops = [op for op in self.numbering if isinstance(op, AllocStorageOp)]
@@ -200,7 +203,7 @@ class _FunctionAnalyzer:
             current = parent
 
     def _scope(self, root: SSAValue, uses: list[tuple[Use, UseKind]], escapes: bool) -> Region:
-        if escapes:
+        if escapes or self.flat:
             return self.body
         owner = root.owner
         assert isinstance(owner, Operation)
@@ -268,9 +271,10 @@ class _FunctionAnalyzer:
         )
         # Anchors of the uses that count (kills where the value is dead do not).
         counted: list[Operation] = []
+        flat = self.flat
         for use, kind in uses:
             user = use.operation
-            anchor = ancestor_in_region(user, scope)
+            anchor = user if flat else ancestor_in_region(user, scope)
             assert anchor is not None
             if kind is UseKind.KILL and use.operation.operands[0] is root:
                 assert isinstance(user, KillOp)
@@ -339,8 +343,8 @@ class _FunctionAnalyzer:
         into it) and used at or after it (or live out of it).
         """
         if op.parent_block() is self.body.first_block and has_one_block(self.body):
-            # Straight-line code at the top of the function runs once: no
-            # previous trip (and every alias is defined after ``op``).
+            # Code at the top of a one-block body runs once: no previous
+            # trip (and every alias is defined after ``op``).
             return None
         index = self.numbering.index
         current = op
