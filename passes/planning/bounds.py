@@ -17,6 +17,7 @@ from __future__ import annotations
 import heapq
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from itertools import accumulate
 from math import gcd
 
 from memplan.passes.planning.intervals import sweep_events
@@ -107,6 +108,15 @@ def peak_live_bytes(
     """
     if sizes is None:
         sizes = [b.size for b in buffers]
+    if events is None and not any(b.branch for b in buffers):
+        # No exclusive regions: the largest running sum of the net change at
+        # each time (ends and starts at one time net out before the peak is
+        # taken, as ends sorting first would), without sorting every event.
+        change: dict[int, int] = {}
+        for buffer, size in zip(buffers, sizes):
+            change[buffer.start] = change.get(buffer.start, 0) + size
+            change[buffer.end] = change.get(buffer.end, 0) - size
+        return max(accumulate(change[time] for time in sorted(change)), default=0)
     if events is None:
         events = sweep_events(buffers)
     best = 0
@@ -158,7 +168,8 @@ def buffers_lower_bound(buffers: Iterable[Buffer], pool_alignment: int = 1) -> i
     buffers = list(buffers)
     if not buffers:
         return 0
-    events = sweep_events(buffers)
+    # Sorted events only where exclusive regions need a sweep (see ``peak_live_bytes``).
+    events = sweep_events(buffers) if any(b.branch for b in buffers) else None
     plain = peak_live_bytes(buffers, events=events)
     pool = Pool("_", alignment=pool_alignment)
     step = 0
@@ -188,6 +199,8 @@ def pool_groups(problem: Problem) -> dict[str, str]:
     """
     order = {pool.name: index for index, pool in enumerate(problem.pools)}
     parent = {name: name for name in order}
+    if len(order) == 1:
+        return parent  # one pool: nothing to link
 
     def find(name: str) -> str:
         while parent[name] != name:
@@ -218,6 +231,11 @@ def lower_bound(problem: Problem) -> dict[PoolKey, int]:
     of ``used`` over the group, from every buffer that can only use its pools.
     Buffers no pool accepts are left out (they cannot be placed at all).
     """
+    # Computed once per problem: the CLI, the greedy stage and the search all ask.
+    return dict(problem.derived("lower_bound", lambda: _lower_bound(problem)))
+
+
+def _lower_bound(problem: Problem) -> dict[PoolKey, int]:
     bounds: dict[PoolKey, int] = {}
     forced: dict[str, list[Buffer]] = {pool.name: [] for pool in problem.pools}
     group_of = pool_groups(problem)
@@ -244,3 +262,28 @@ def lower_bound(problem: Problem) -> dict[PoolKey, int]:
         # Plain sizes: per-pool alignment rounding does not add up across pools.
         bounds[tuple(names)] = peak_live_bytes(group_buffers)
     return bounds
+
+
+def first_choice_bounds(problem: Problem) -> dict[str, int]:
+    """Per pool, the lower bound of the buffers whose first candidate it is:
+    the pool's use in any plan that puts every buffer in its first candidate
+    is at least this (the greedy plan's proof of optimality)."""
+
+    def compute() -> dict[str, int]:
+        members: dict[str, list[Buffer]] = {pool.name: [] for pool in problem.pools}
+        forced_everywhere = True
+        for buffer in problem.buffers:
+            pools = problem.candidate_pools(buffer)
+            if pools:
+                members[pools[0].name].append(buffer)
+                forced_everywhere = forced_everywhere and forced_pool(problem, buffer) is not None
+        if forced_everywhere:
+            # Each buffer's first candidate is its only choice: ``lower_bound``'s sets.
+            bounds = lower_bound(problem)
+            return {pool.name: bounds[pool.name] for pool in problem.pools}
+        return {
+            pool.name: buffers_lower_bound(members[pool.name], pool.alignment)
+            for pool in problem.pools
+        }
+
+    return dict(problem.derived("first_choice_bounds", compute))

@@ -75,22 +75,19 @@ class PrefixMaxTree:
         if limit <= 0 or tree[1] <= threshold:
             return []
         # The prefix [0, limit) is the union of O(log n) canonical subtrees,
-        # collected bottom-up; then descend only into subtrees whose max
-        # key exceeds the threshold, each of which holds at least one answer.
+        # collected bottom-up (the left sibling of each odd node on the path
+        # from the prefix's end; a prefix has no left edge to walk); then
+        # descend only into subtrees whose max key exceeds the threshold, each
+        # of which holds at least one answer.
         pending: list[int] = []
-        low = leaves
-        high = leaves + min(limit, leaves)
-        while low < high:
-            if low & 1:
-                if tree[low] > threshold:
-                    pending.append(low)
-                low += 1
-            if high & 1:
-                high -= 1
-                if tree[high] > threshold:
-                    pending.append(high)
-            low >>= 1
-            high >>= 1
+        if limit >= leaves:
+            pending.append(1)
+        else:
+            node = leaves + limit
+            while node > 1:
+                if node & 1 and tree[node - 1] > threshold:
+                    pending.append(node - 1)
+                node >>= 1
         found: list[int] = []
         while pending:
             node = pending.pop()

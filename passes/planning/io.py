@@ -90,6 +90,38 @@ def _int_field(value: str, column: str, where: str) -> int:
         ) from None
 
 
+def _optional_fields(
+    fields: list[str],
+    alignment_column: int | None,
+    offset_column: int | None,
+    gaps_column: int | None,
+    where: str,
+    buffer_id: str,
+) -> tuple[int, int | None]:
+    """A row's ``alignment`` (default 1) and pinned ``offset`` (or None);
+    its ``gaps`` checked for syntax only."""
+    alignment = 1
+    if alignment_column is not None and fields[alignment_column].strip():
+        alignment = _int_field(fields[alignment_column], "alignment", where)
+        if alignment <= 0:
+            raise PlanningInputError(
+                f"{where}: buffer '{buffer_id}': alignment must be positive, got {alignment}"
+            )
+    pinned: int | None = None
+    if offset_column is not None and fields[offset_column].strip():
+        pinned = _int_field(fields[offset_column], "offset", where)
+        if pinned < 0:
+            raise PlanningInputError(f"{where}: buffer '{buffer_id}': negative offset {pinned}")
+    if gaps_column is not None:
+        for token in fields[gaps_column].split():
+            if not _GAP.match(token):
+                raise PlanningInputError(
+                    f"{where}: buffer '{buffer_id}': malformed gap {token!r} "
+                    f"(expected 'a-b' or 'a-b@x:y')"
+                )
+    return alignment, pinned
+
+
 def parse_csv(text: str, source: str = "<string>", capacity: int | None = None) -> CsvTable:
     """Parse MiniMalloc CSV ``text`` into one pool of ``capacity`` bytes."""
     lines = text.splitlines()
@@ -118,67 +150,67 @@ def parse_csv(text: str, source: str = "<string>", capacity: int | None = None) 
     rows: list[list[str]] = []
     buffers: list[Buffer] = []
     seen: dict[str, int] = {}
+    width = len(header)
+    id_column = column_of["id"]
+    lower_column = column_of["lower"]
+    upper_column = column_of["upper"]
+    size_column = column_of["size"]
+    upper_name = header[upper_column]
+    alignment_column = column_of.get("alignment")
+    offset_column = column_of.get("offset")
+    gaps_column = column_of.get("gaps")
+    # Per line only what the line needs: its location is formatted on an error.
     for line_number, line in enumerate(lines[1:], start=2):
         if not line.strip():
             break  # MiniMalloc stops at the first empty line.
-        where = f"{source}:{line_number}"
         fields = line.split(",")
-        if len(fields) != len(header):
-            raise PlanningInputError(f"{where}: expected {len(header)} fields, found {len(fields)}")
-
-        def get(column: str, row: list[str] = fields) -> str:
-            return row[column_of[column]]
-
-        buffer_id = get("id").strip()
+        if len(fields) != width:
+            raise PlanningInputError(
+                f"{source}:{line_number}: expected {width} fields, found {len(fields)}"
+            )
+        buffer_id = fields[id_column].strip()
         if not buffer_id:
-            raise PlanningInputError(f"{where}: empty buffer id")
+            raise PlanningInputError(f"{source}:{line_number}: empty buffer id")
         if buffer_id in seen:
             raise PlanningInputError(
-                f"{where}: duplicate id '{buffer_id}' (first on line {seen[buffer_id]})"
+                f"{source}:{line_number}: duplicate id '{buffer_id}' "
+                f"(first on line {seen[buffer_id]})"
             )
         seen[buffer_id] = line_number
-        lower = _int_field(get("lower"), "lower", where)
-        upper = _int_field(get("upper"), header[column_of["upper"]], where)
+        try:
+            lower = int(fields[lower_column], 10)
+            upper = int(fields[upper_column], 10)
+            size = int(fields[size_column], 10)
+        except ValueError:
+            # Again, field by field, for the message naming the bad one.
+            where = f"{source}:{line_number}"
+            lower = _int_field(fields[lower_column], "lower", where)
+            upper = _int_field(fields[upper_column], upper_name, where)
+            size = _int_field(fields[size_column], "size", where)
         if inclusive_end:
             upper += 1
-        size = _int_field(get("size"), "size", where)
         if size < 0:
-            raise PlanningInputError(f"{where}: buffer '{buffer_id}': negative size {size}")
+            raise PlanningInputError(
+                f"{source}:{line_number}: buffer '{buffer_id}': negative size {size}"
+            )
         if lower >= upper:
             raise PlanningInputError(
-                f"{where}: buffer '{buffer_id}': lower {lower} >= upper {upper} "
+                f"{source}:{line_number}: buffer '{buffer_id}': lower {lower} >= upper {upper} "
                 f"(lifetimes are half-open [lower, upper))"
             )
         alignment = 1
-        if "alignment" in column_of and get("alignment").strip():
-            alignment = _int_field(get("alignment"), "alignment", where)
-            if alignment <= 0:
-                raise PlanningInputError(
-                    f"{where}: buffer '{buffer_id}': alignment must be positive, got {alignment}"
-                )
         pinned: int | None = None
-        if "offset" in column_of and get("offset").strip():
-            pinned = _int_field(get("offset"), "offset", where)
-            if pinned < 0:
-                raise PlanningInputError(f"{where}: buffer '{buffer_id}': negative offset {pinned}")
-        if "gaps" in column_of:
-            for token in get("gaps").split():
-                if not _GAP.match(token):
-                    raise PlanningInputError(
-                        f"{where}: buffer '{buffer_id}': malformed gap {token!r} "
-                        f"(expected 'a-b' or 'a-b@x:y')"
-                    )
-        rows.append(fields)
-        buffers.append(
-            Buffer(
+        if alignment_column is not None or offset_column is not None or gaps_column is not None:
+            alignment, pinned = _optional_fields(
+                fields,
+                alignment_column,
+                offset_column,
+                gaps_column,
+                f"{source}:{line_number}",
                 buffer_id,
-                size,
-                lower,
-                upper,
-                alignment=alignment,
-                pinned_offset=pinned,
             )
-        )
+        rows.append(fields)
+        buffers.append(Buffer(buffer_id, size, lower, upper, alignment, pinned_offset=pinned))
     problem = Problem(tuple(buffers), (Pool(CSV_POOL, size=capacity),))
     return CsvTable(problem, header, rows, source)
 

@@ -12,13 +12,14 @@ conflict, which ``Buffer.branch`` records.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from math import lcm
-from typing import Literal
+from typing import Literal, TypeVar, cast
 
 Access = Literal["rw", "ro"]
 Status = Literal["optimal", "feasible", "unknown", "infeasible"]
+_T = TypeVar("_T")
 
 
 def align_up(value: int, alignment: int) -> int:
@@ -127,6 +128,11 @@ class Problem:
 
     buffers: tuple[Buffer, ...]
     pools: tuple[Pool, ...] = (Pool("workspace"),)
+    # Facts derived from the (immutable) problem, computed once on first use
+    # (``bounds.lower_bound``, the candidate lists): not part of its value.
+    _derived: dict[Hashable, object] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         # Accept lists from callers, and honour "no pools = one implicit pool".
@@ -148,14 +154,30 @@ class Problem:
                 return pool
         raise KeyError(name)
 
+    def derived(self, key: Hashable, compute: Callable[[], _T]) -> _T:
+        """``compute()``, a fact of this (immutable) problem named ``key``,
+        computed on the first call only (``bounds.lower_bound``, the
+        candidate lists: the CLI, the greedy stage and the search share them)."""
+        try:
+            return cast(_T, self._derived[key])
+        except KeyError:
+            value = self._derived[key] = compute()
+            return value
+
     def candidate_pools(self, buffer: Buffer) -> list[Pool]:
         """The pools ``buffer`` may use, in priority order."""
-        if buffer.candidates:
-            by_name = {p.name: p for p in self.pools}
-            pools = [by_name[n] for n in buffer.candidates if n in by_name]
-        else:
-            pools = list(self.pools)
-        return [p for p in pools if p.accepts(buffer)]
+        # A function of the buffer's candidates, device and access alone
+        # (most buffers share them): computed once per distinct triple.
+        key = ("candidates", buffer.candidates, buffer.device, buffer.read_only)
+        pools = self._derived.get(key)
+        if pools is None:
+            if buffer.candidates:
+                by_name = {p.name: p for p in self.pools}
+                named = [by_name[n] for n in buffer.candidates if n in by_name]
+            else:
+                named = list(self.pools)
+            pools = self._derived[key] = tuple(p for p in named if p.accepts(buffer))
+        return list(cast(tuple[Pool, ...], pools))
 
 
 @dataclass(frozen=True)

@@ -427,6 +427,31 @@ def test_time_components_get_the_exact_search_past_its_size_limit() -> None:
     assert minimised.status == "optimal" and minimised.peak(problem) == 1024
 
 
+def test_small_time_components_are_planned_apart() -> None:
+    """Within the exact search's size limit, ``auto`` still plans time
+    components apart when none holds more than half the buffers (one search
+    over all would backtrack through parts that do not interact); with one
+    component holding most of them, the exact search takes the whole pool."""
+    segments = [tiled_buffers(30, seed) for seed in (0, 1, 2, 3)]
+    items = [
+        replace(b, id=f"{n}.{b.id}", start=b.start + 64 * n, end=b.end + 64 * n)
+        for n, segment in enumerate(segments)
+        for b in segment
+    ]
+    for size in (1024, 1075, None):
+        problem = Problem(tuple(items), (Pool("mem", size=size),))
+        solution = solve(problem, "auto", PlanOptions(minimize=size is None))
+        assert (solution.stats["stage"], solution.stats["components"]) == ("time-components", 4)
+        assert solution.status == ("feasible" if size == 1075 else "optimal")
+        assert validate(problem, solution) == []
+    # Segment 0 grown to more than half the buffers: one exact search.
+    lopsided = tiled_buffers(100, 0) + items[30:60]
+    problem = Problem(tuple(lopsided), (Pool("mem"),))
+    solution = solve(problem, "auto", PlanOptions(budget=5000))
+    assert solution.stats["stage"] == "exact"
+    assert validate(problem, solution) == []
+
+
 def test_a_pool_choice_that_fails_is_no_proof() -> None:
     # Priority keeps x (largest) in fast; y and z then need 512 bytes of
     # slow's 384. A plan exists (y, z in fast; x in slow), so a complete

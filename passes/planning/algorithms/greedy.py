@@ -29,9 +29,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memplan.passes.planning.algorithms.options import PlanOptions
-from memplan.passes.planning.bounds import buffers_lower_bound, lower_bound
+from memplan.passes.planning.bounds import first_choice_bounds, lower_bound
 from memplan.passes.planning.intervals import OccupancyTree, PrefixMaxTree, StartOrder
-from memplan.passes.planning.model import Buffer, Placement, Problem, Solution
+from memplan.passes.planning.model import Placement, Problem, Solution
 
 OCCUPANCY_MIN_BUFFERS = 128
 """Below this many buffers the neighbour lists are short enough (``_dense``)."""
@@ -128,11 +128,18 @@ class GreedyPlacer:
         self.ends = [b.end for b in buffers]
         pool_index = {pool.name: i for i, pool in enumerate(problem.pools)}
         self.capacities = [pool.size for pool in problem.pools]
-        # Per buffer: (pool index, alignment in that pool), in priority order.
-        self.candidates: list[list[tuple[int, int]]] = [
-            [(pool_index[p.name], p.alignment_for(b)) for p in problem.candidate_pools(b)]
-            for b in buffers
-        ]
+        # Per buffer: (pool index, alignment in that pool), in priority order;
+        # one (read-only) list per distinct key, as most buffers share one.
+        lists: dict[tuple[object, ...], list[tuple[int, int]]] = {}
+        self.candidates: list[list[tuple[int, int]]] = []
+        for b in buffers:
+            key = (b.candidates, b.device, b.read_only, b.alignment)
+            choices = lists.get(key)
+            if choices is None:
+                choices = lists[key] = [
+                    (pool_index[p.name], p.alignment_for(b)) for p in problem.candidate_pools(b)
+                ]
+            self.candidates.append(choices)
         self.branch_maps: list[dict[int, int] | None] = [
             dict(b.branch) if b.branch else None for b in buffers
         ]
@@ -248,8 +255,12 @@ class GreedyPlacer:
             else:
                 status, stats["proof"] = "infeasible", proof
         solution = Solution(placements, status, stats)
-        if not result.unplaced and reaches_lower_bound(self.problem, solution):
-            solution.status = "optimal"
+        if not result.unplaced and self.all_first_choice(result.pools):
+            # Optimal: every buffer in its first candidate (priority prefers
+            # no other pools) and every pool at the bound of its buffers.
+            bounds = first_choice_bounds(self.problem)
+            if all(used <= bounds[name] for used, name in zip(result.used, names)):
+                solution.status = "optimal"
         return solution
 
     def size_order(self) -> list[int]:
@@ -299,28 +310,6 @@ def infeasibility_proof(problem: Problem) -> str | None:
         ):
             return "bound"
     return None
-
-
-def reaches_lower_bound(problem: Problem, solution: Solution) -> bool:
-    """True when the plan is provably optimal under candidate priority.
-
-    That is when every buffer sits in its first usable candidate pool
-    (priority prefers no other assignment; a forced pool is the special case
-    of a single candidate) and every pool's use meets the lower bound of the
-    buffers in it (no offsets use less).
-    """
-    members: dict[str, list[Buffer]] = {pool.name: [] for pool in problem.pools}
-    for buffer in problem.buffers:
-        placement = solution.placements.get(buffer.id)
-        pools = problem.candidate_pools(buffer)
-        if placement is None or not pools or placement.pool != pools[0].name:
-            return False
-        members[placement.pool].append(buffer)
-    used = solution.used(problem)
-    return all(
-        used[pool.name] <= buffers_lower_bound(members[pool.name], pool.alignment)
-        for pool in problem.pools
-    )
 
 
 def greedy_by_size(problem: Problem, options: PlanOptions | None = None) -> Solution:

@@ -16,9 +16,12 @@ the peak of a plan is the largest peak of its components, so:
 
 ``auto`` uses it for pools with more buffers than the exact search takes
 (``PlanOptions.exact_max_buffers``): each component small enough gets the
-complete search instead of hill climbing over the whole problem. Only
-problems with one pool are split (with several, the pool assignment of one
-component would have to respect the others' candidate priority).
+complete search instead of hill climbing over the whole problem; and, below
+that size, when no component holds more than half the buffers: one search
+over independent parts backtracks through decisions of parts that did not
+fail. Only problems with one pool are split (with several, the pool
+assignment of one component would have to respect the others' candidate
+priority).
 """
 
 from __future__ import annotations
@@ -60,9 +63,11 @@ def solve_by_time_components(
     options: PlanOptions,
     budget: Budget,
     solve_part: Callable[[Problem, PlanOptions], Solution],
+    largest: int | None = None,
 ) -> Solution | None:
     """Plan each time component with ``solve_part`` and merge the plans, or
-    None when the problem has several pools or one component.
+    None when the problem has several pools or one component, or when a
+    component holds more than ``largest`` buffers (None: no limit).
 
     Components are solved in rounds, in time order, each on an even share
     of the nodes left (what one leaves goes to the later ones): components a
@@ -75,6 +80,8 @@ def solve_by_time_components(
         return None
     components = time_components(problem.buffers)
     if len(components) < 2:
+        return None
+    if largest is not None and max(len(members) for members in components) > largest:
         return None
     parts = [
         Problem(tuple(problem.buffers[i] for i in members), problem.pools) for members in components
