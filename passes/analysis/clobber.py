@@ -328,7 +328,7 @@ class _ClobberRun:
             return None, None
         if binding.cause is not None:
             return binding, binding.cause
-        for atom in sorted(binding.atoms, key=self._atom_order):
+        for atom in self._ordered(binding.atoms):
             lo, hi = self.segments[atom]
             latest = state.trees[atom.space].latest(lo, hi)
             if latest > binding.time:
@@ -336,6 +336,10 @@ class _ClobberRun:
                 assert write is not None
                 return binding, (write, atom)
         return binding, None
+
+    def _ordered(self, atoms: frozenset[Atom]) -> Iterable[Atom]:
+        """``atoms`` in program order (one atom, the usual case, as it is)."""
+        return atoms if len(atoms) == 1 else sorted(atoms, key=self._atom_order)
 
     def _atom_order(self, atom: Atom) -> tuple[int, int]:
         owner = atom.tensor.owner
@@ -461,7 +465,7 @@ class _ClobberRun:
                 # pair must be a declared in-place pair at the same start.
                 overlapping = [
                     (a, b)
-                    for b in sorted(in_binding.atoms, key=self._atom_order)
+                    for b in self._ordered(in_binding.atoms)
                     for a in out_binding.atoms
                     if a.overlaps(b)
                 ]
