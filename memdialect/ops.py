@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import ClassVar, TypeVar, cast
+from typing import ClassVar, TypeVar
 
 from xdsl.dialects.builtin import (
     I64,
@@ -573,8 +573,9 @@ class AllocStorageOp(IRDLOperation):
 
     @property
     def storage_type(self) -> StorageType:
-        assert isinstance(self.storage.type, StorageType)
-        return self.storage.type
+        storage_type = self.results[0].type  # `storage`, without the accessor's cost
+        assert isinstance(storage_type, StorageType)
+        return storage_type
 
     @property
     def byte_size(self) -> int | None:
@@ -715,6 +716,7 @@ class AllocStorageOp(IRDLOperation):
 # arrays: each named operand keeps where it sits per array (by its bytes),
 # and the builders share one array per layout.
 _SEGMENT_ARRAYS: dict[tuple[int, ...], DenseArrayBase] = {}
+_SEGMENTS = AttrSizedOperandSegments.attribute_name
 
 
 def _segment_array(sizes: tuple[int, ...]) -> DenseArrayBase:
@@ -752,9 +754,7 @@ class _DecodedSegmentAccessor:
     def __get__(self, op: Operation | None, owner: type | None = None) -> object:
         if op is None:
             return self
-        array = cast(
-            DenseArrayBase[IntegerType], op.properties[AttrSizedOperandSegments.attribute_name]
-        )
+        array: DenseArrayBase[IntegerType] = op.properties[_SEGMENTS]  # pyright: ignore[reportAssignmentType]
         if array.elt_type is i32:
             position = self._positions.get(array.data.data, _UNKNOWN)
             if position is _UNKNOWN:
@@ -879,12 +879,14 @@ class AllocTensorOp(IRDLOperation):
 
     @property
     def tensor_type(self) -> MemRefType:
-        assert isinstance(self.tensor.type, MemRefType)
-        return self.tensor.type
+        tensor_type = self.results[0].type  # `tensor`, without the accessor's cost
+        assert isinstance(tensor_type, MemRefType)
+        return tensor_type
 
     @property
     def static_offset(self) -> int | None:
-        return None if self.offset is None else self.offset.value.data
+        offset = self.offset
+        return None if offset is None else offset.value.data
 
     def set_static_offset(self, offset: int) -> None:
         self.offset = i64_attr(offset)

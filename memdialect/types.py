@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from math import prod
 
 from xdsl.dialects.builtin import (
     ComplexType,
@@ -105,12 +106,10 @@ def element_byte_size(memref: MemRefType | TensorType) -> int:
 def static_byte_size(memref: MemRefType | TensorType) -> int | None:
     """Bytes of a tensor of type ``memref`` (or of a memref holding one),
     ``None`` if a dim is dynamic."""
-    if any(dim < 0 for dim in memref.get_shape()):
+    shape = memref.get_shape()
+    if any(dim < 0 for dim in shape):
         return None
-    count = 1
-    for dim in memref.get_shape():
-        count *= dim
-    size = count * element_byte_size(memref)
+    size = prod(shape) * element_byte_size(memref)
     if size > MAX_BYTES:
         raise VerifyException(f"{memref} holds {size} bytes, which exceeds 2^63-1 bytes")
     return size
