@@ -272,26 +272,28 @@ class _FunctionAnalyzer:
         # Anchors of the uses that count (kills where the value is dead do not).
         counted: list[Operation] = []
         flat = self.flat
+        ends = numbering.end
         for use, kind in uses:
             user = use.operation
             anchor = user if flat else ancestor_in_region(user, scope)
             assert anchor is not None
-            if kind is UseKind.KILL and use.operation.operands[0] is root:
-                assert isinstance(user, KillOp)
-                kills.append(user)
-            block = anchor.parent_block()
-            if kind is UseKind.KILL and present is not None and block not in present:
-                # A kill where the value is dead anyway (insert-kills puts one
-                # at the start of a block entered from where it was live):
-                # nothing to end, and counting it would widen the hull.
-                continue
+            if kind is UseKind.KILL:
+                if user.operands[0] is root:
+                    assert isinstance(user, KillOp)
+                    kills.append(user)
+                if present is not None and anchor.parent_block() not in present:
+                    # A kill where the value is dead anyway (insert-kills puts
+                    # one at the start of a block entered from where it was
+                    # live): nothing to end, and counting it would widen the hull.
+                    continue
+                if anchor is user:
+                    # A kill ends the lifetime: [alloc, kill), so an allocation
+                    # right after the kill may take the bytes.
+                    counted.append(anchor)
+                    end = max(end, numbering.index[user])
+                    continue
             counted.append(anchor)
-            if kind is UseKind.KILL and anchor is user:
-                # A kill ends the lifetime: [alloc, kill), so an allocation
-                # right after the kill may take the bytes.
-                end = max(end, numbering.index[user])
-            else:
-                end = max(end, numbering.end[anchor])
+            end = max(end, ends[anchor])
         if region_liveness is not None:
             # Several blocks: block numbering need not follow control flow
             # (a block argument or a back edge may bring the value into an
