@@ -52,12 +52,15 @@ def declared_in_place(
     o = operand.value.data
     for use, _ in b.uses:
         invoke = use.operation
-        if not isinstance(invoke, InvokeOp) or use.index < len(invoke.ins):
+        if not isinstance(invoke, InvokeOp):
             continue
-        r = use.index - len(invoke.ins)
+        ins_count = len(invoke.ins)
+        if use.index < ins_count:
+            continue
+        r = use.index - ins_count
         pairs = symbols.derived(symbols.lookup(invoke, invoke.callee), _pairs)
         shareable = {p for q, p in pairs if q == r}
-        if o not in shareable or o >= len(invoke.ins):
+        if o not in shareable or o >= ins_count:
             return False
         if not any(u.operation is invoke and u.index == o for u, _ in a.uses):
             return False
