@@ -6,6 +6,8 @@ across an ``scf.if``) and by the analyses (kill order, lifetimes, memref flow).
 
 from __future__ import annotations
 
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, Operation, Region
 from xdsl.traits import SymbolTable
 
@@ -15,9 +17,14 @@ from memplan.dialect.op_model import has_exclusive_regions
 def symbol_table_of(op: Operation) -> Operation | None:
     """The innermost op above ``op`` that is a symbol table (a module), if any."""
     anchor = op.parent_op()
-    while anchor is not None and not anchor.has_trait(SymbolTable):
+    while anchor is not None:
+        # The usual ancestors by their class first: xDSL's trait lookup is slow.
+        if type(anchor) is ModuleOp:
+            return anchor
+        if type(anchor) is not FuncOp and anchor.has_trait(SymbolTable):
+            return anchor
         anchor = anchor.parent_op()
-    return anchor
+    return None
 
 
 def region_index(op: Operation, nested: Region) -> int:
