@@ -232,17 +232,16 @@ def _handed_back(
     returned: dict[str, Carried] = {}
     leaked: dict[str, Carried] = {}
     for function in functions:
-        lifetimes = [*function.storages, *function.tensors]
-        returned[function.name] = {
-            lifetime: function
-            for lifetime in lifetimes
-            if lifetime.escape_kind is EscapeKind.RETURNED
-        }
-        leaked[function.name] = {
-            lifetime: function
-            for lifetime in lifetimes
-            if lifetime.escape_kind is EscapeKind.LEAKED
-        }
+        returned[function.name] = {}
+        leaked[function.name] = {}
+        for lifetime in [*function.storages, *function.tensors]:
+            if not lifetime.escapes:  # no use escapes: neither returned nor leaked
+                continue
+            kind = lifetime.escape_kind
+            if kind is EscapeKind.RETURNED:
+                returned[function.name][lifetime] = function
+            elif kind is EscapeKind.LEAKED:
+                leaked[function.name][lifetime] = function
     changed = True
     while changed:
         changed = False
