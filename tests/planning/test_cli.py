@@ -238,3 +238,20 @@ def test_one_size_meets_its_bound_within_three_placements(tmp_path: Path) -> Non
     path.write_text("id,lower,upper,size\n" + "\n".join(rows) + "\n")
     report = json.loads(run(str(path), "--json", "--budget", "6").stdout)
     assert (report["status"], report["peak"], report["lower_bound"]) == ("optimal", 32, 32)
+
+
+@pytest.mark.slow
+def test_minimalloc_d_at_bound_x_1_05(tmp_path: Path) -> None:
+    """MiniMalloc's D at its bound x 1.05 (1,035,417 bytes), which a plan of
+    1,031,168 shows feasible: no restart at the capacity itself meets it
+    within the default budget, one at the tighter target the race also
+    restarts at (1,032,704, 19/20 of the way up from the bound) does."""
+    shared = REPO.parent / "shared" / "benchmarks" / "minimalloc" / "D.1048576.csv"
+    if not shared.is_file():
+        pytest.skip("MiniMalloc suite not available")
+    out = tmp_path / "D.csv"
+    result = run(str(shared), "--capacity", "1035417", "-o", str(out), "--validate", "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert (report["status"], report["valid"]) == ("feasible", True)
+    assert report["peak"] <= 1032704

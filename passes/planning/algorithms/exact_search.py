@@ -64,6 +64,9 @@ from memplan.passes.planning.model import (
     align_up,
 )
 
+TIGHTER_NUMERATOR, TIGHTER_DENOMINATOR = 19, 20
+"""Above the bound the race also restarts searches at ``low + 19/20 (C - low)``
+(rounded down to the pool's granularity), beside those at ``C``."""
 RESTART_NODES = 512
 """Nodes of the shortest restart at a capacity (``Restarts``' unit; at
 least the buffers plus 256, so that a restart can finish a descent)."""
@@ -176,7 +179,7 @@ def _solve_pool(
         if low > capacity:  # the bound, rounded to the granularity of every peak
             stats["proof"] = PROOF_BOUND
             return "infeasible", None, stats
-        found = _race(search, low, capacity, nodes, budget, stats, walk, options.seed)
+        found = _race(search, low, capacity, step, nodes, budget, stats, walk, options.seed)
         if isinstance(found, str) or low > capacity:
             stats["proof"] = PROOF_SEARCH
             return "infeasible", None, stats
@@ -204,6 +207,7 @@ def _race(
     search: PoolSearch,
     low: int,
     capacity: int,
+    step: int,
     nodes: int,
     budget: Budget,
     stats: dict[str, int],
@@ -257,6 +261,17 @@ def _race(
             return "infeasible"
         decisions.append((low, search.start(low), Budget(left, deadline=deadline)))
         decisions.append((capacity, restarts, own))
+        # Restarts at a tighter target too (``TIGHTER``): a plan there fits
+        # ``capacity``, and the tighter capacity prunes a wasteful partial
+        # packing sooner, so its restarts find plans the ones at
+        # ``capacity`` miss (D x 1.05: none in 30,000 nodes at 1,035,417,
+        # one in 4,336 at 1,032,704), and the other way round (J x 1.05).
+        tighter = low + (capacity - low) * TIGHTER_NUMERATOR // TIGHTER_DENOMINATOR
+        tighter -= (tighter - low) % step
+        if low < tighter < capacity:
+            decisions.append(
+                (tighter, search.restarts(tighter, unit, seed), Budget(left, deadline=deadline))
+            )
     else:
         decisions.append((capacity, search.start(capacity), Budget(left, deadline=deadline)))
     walk_budget = Budget(left, deadline=deadline)
