@@ -10,7 +10,9 @@ At a capacity the heuristic plan does not meet, the decisions at the
 capacity and at the lower bound take turns (``_race``): a plan at the bound
 fits every larger capacity, and the bound is often the quicker to decide;
 above the bound, the decision at the capacity restarts short searches in
-shuffled preorders (``pool_search.Restarts``, seeded by ``options.seed``).
+shuffled preorders (``pool_search.Restarts``, seeded by ``options.seed``),
+and so does a decision at a tighter target between the bound and the
+capacity (a plan there fits the capacity).
 
 Statuses: ``optimal`` when every pool's peak is proven minimal and every
 buffer sits in its first usable candidate pool (so priority prefers no other
@@ -214,7 +216,7 @@ def _race(
     walk: Callable[[Budget, int], Generator[None, None, bool]],
     seed: int = 0,
 ) -> tuple[int, list[int]] | str | None:
-    """Look for a plan within ``capacity`` three ways at once: (capacity
+    """Look for a plan within ``capacity`` several ways at once: (capacity
     decided, offsets) when a decision finds one, ``"infeasible"`` when the
     search proves nothing fits ``capacity``, else None (the walk may have
     found one: the caller looks at its best plan).
@@ -230,9 +232,11 @@ def _race(
     round (the walk: one probe per turn). Above the bound the decision at
     ``capacity`` is ``Restarts`` (seeded by ``seed``), whose first restart
     in each preorder runs before the turns: a loose capacity is met by a
-    descent or two. Each may
+    descent or two; ``Restarts`` at a tighter target (``TIGHTER_NUMERATOR``
+    / ``TIGHTER_DENOMINATOR`` of the way up from ``low``, on the pool's
+    granularity ``step``) take turns too. Each may
     spend what ``budget`` has left (charged to it, so ``budget`` may be
-    overdrawn up to three times): whatever one of them finds within the
+    overdrawn up to four times): whatever one of them finds within the
     budget alone, the race finds too, so a capacity at or above one that is
     met is met too, and no decision repeats work. A proof that ``low`` does
     not fit ends its decision.
