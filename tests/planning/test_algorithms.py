@@ -521,6 +521,22 @@ def test_occupancy_placement_places_like_the_neighbour_lists(problem: Problem) -
         assert placer.place(order) == listed
 
 
+@settings(max_examples=examples(60), deadline=None)
+@given(problem=problems(max_buffers=14))
+def test_start_window_placement_places_like_the_neighbour_lists(problem: Problem) -> None:
+    """The start-rank window scan the greedy placer takes for short
+    lifetimes lists the same neighbours as the ``PrefixMaxTree`` query:
+    the same offsets and pools in any order, ``scf.if`` branches, pinned
+    buffers, zero sizes, pool sizes and fallback included."""
+    placer = GreedyPlacer(problem)
+    placer.by_occupancy = False
+    for order in (placer.size_order(), placer.conflict_order(), placer.size_order()[::-1]):
+        placer.by_window = False
+        listed = placer.place(order)
+        placer.by_window = True
+        assert placer.place(order) == listed
+
+
 def test_nested_lifetimes_take_the_occupancy_tree() -> None:
     """Training-like nested lifetimes (each of 400 buffers beside all the
     others) are placed through the ``OccupancyTree``; short chains are not."""
@@ -528,5 +544,7 @@ def test_nested_lifetimes_take_the_occupancy_tree() -> None:
     chain = Problem(tuple(Buffer(f"c{i}", 64, i, i + 2) for i in range(400)))
     assert GreedyPlacer(nested).by_occupancy
     assert not GreedyPlacer(chain).by_occupancy
+    # The chain's lifetimes are short: its neighbours come from a start window.
+    assert GreedyPlacer(chain).by_window and not GreedyPlacer(nested).by_window
     solution = solve(nested, "auto")
     assert solution.status == "optimal" and validate(nested, solution) == []

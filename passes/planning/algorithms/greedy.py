@@ -13,7 +13,9 @@ time-overlapping neighbours instead of a scan of everything placed. Where
 buffers meet many others in time (a mean of ``OCCUPANCY_MIN_DEGREE``: long
 nested lifetimes, as training's activations, where ``k`` grows with ``n``),
 an ``OccupancyTree`` of merged byte ranges per time segment gives the same
-lowest gap in O(log^2 n) steps without listing the neighbours.
+lowest gap in O(log^2 n) steps without listing the neighbours. Where every
+lifetime is short (a CNN's activations), a scan of the start ranks a
+neighbour can have (``_StartWindow``) lists them without walking the tree.
 
 The orderings are TVM USMP's: ``greedy_by_size`` (size descending) and
 ``greedy_by_conflicts`` (number of time-overlapping buffers descending), both
@@ -30,13 +32,15 @@ from dataclasses import dataclass
 
 from memplan.passes.planning.algorithms.options import PlanOptions
 from memplan.passes.planning.bounds import first_choice_bounds, lower_bound
-from memplan.passes.planning.intervals import OccupancyTree, PrefixMaxTree, StartOrder
+from memplan.passes.planning.intervals import EMPTY, OccupancyTree, PrefixMaxTree, StartOrder
 from memplan.passes.planning.model import Placement, Problem, Solution
 
 OCCUPANCY_MIN_BUFFERS = 128
 """Below this many buffers the neighbour lists are short enough (``_dense``)."""
 OCCUPANCY_MIN_DEGREE = 64
 """Mean lifetimes met per buffer from which ``OccupancyTree`` placement pays."""
+WINDOW_MAX_BUFFERS = 32
+"""Estimated buffers per start window up to which ``_StartWindow`` placement pays."""
 
 
 def lowest_gap(neighbours: list[tuple[int, int]], size: int, alignment: int) -> int:
@@ -93,6 +97,40 @@ class _NeighbourLists:
         self.tree.set(self.placer.start_order.slot[index], self.placer.ends[index])
 
 
+class _StartWindow:
+    """One pool's placed buffers by start order, for short lifetimes: a
+    buffer meeting ``[start, end)`` starts in ``(start - longest, end)``
+    (``longest``: the longest lifetime of the problem), so scanning that
+    window of start ranks lists its neighbours with no tree to walk
+    (``GreedyPlacer._window``: where the window holds a few buffers)."""
+
+    def __init__(self, placer: GreedyPlacer, offsets: list[int]) -> None:
+        self.placer = placer
+        self.offsets = offsets
+        self.ends_by_slot = [EMPTY] * placer.count  # a placed buffer's end at its start rank
+        self.longest = max((e - s for s, e in zip(placer.starts, placer.ends)), default=0)
+
+    def lowest_gap(self, index: int, alignment: int) -> int:
+        placer, offsets, sizes = self.placer, self.offsets, self.placer.sizes
+        order = placer.start_order
+        start = placer.starts[index]
+        branched = placer.branch_maps[index] is not None
+        ends_by_slot = self.ends_by_slot
+        item_at = order.item_at
+        neighbours: list[tuple[int, int]] = []
+        for slot in range(order.limit(start - self.longest + 1), order.limit(placer.ends[index])):
+            if ends_by_slot[slot] > start:
+                other = item_at[slot]
+                if branched and placer.exclusive(index, other):
+                    continue
+                low = offsets[other]
+                neighbours.append((low, low + sizes[other]))
+        return lowest_gap(neighbours, sizes[index], alignment)
+
+    def add(self, index: int, offset: int) -> None:
+        self.ends_by_slot[self.placer.start_order.slot[index]] = self.placer.ends[index]
+
+
 class _MergedRanges:
     """One pool's placed buffers in an ``OccupancyTree`` (``GreedyPlacer._dense``)."""
 
@@ -113,7 +151,7 @@ class _MergedRanges:
         )
 
 
-_Occupancy = _NeighbourLists | _MergedRanges
+_Occupancy = _NeighbourLists | _StartWindow | _MergedRanges
 
 
 class GreedyPlacer:
@@ -146,6 +184,7 @@ class GreedyPlacer:
         self.pinned = [i for i, b in enumerate(buffers) if b.pinned_offset is not None]
         self.start_order = StartOrder(self.starts)
         self.by_occupancy = self._dense()
+        self.by_window = not self.by_occupancy and self._window()
 
     def _dense(self) -> bool:
         """Place through an ``OccupancyTree`` (same plans): where a buffer
@@ -158,6 +197,18 @@ class GreedyPlacer:
         if min(self.sizes) == 0:
             return False
         return sum(self.degrees()) >= OCCUPANCY_MIN_DEGREE * self.count
+
+    def _window(self) -> bool:
+        """Place through ``_StartWindow`` (same plans): where the window of
+        start ranks it scans holds about ``WINDOW_MAX_BUFFERS`` buffers or
+        fewer (short lifetimes, as a CNN's), estimated from the mean density
+        of starts over time (the choice only changes the speed)."""
+        if self.count < OCCUPANCY_MIN_BUFFERS:
+            return False
+        span = max(self.ends) - min(self.starts)
+        longest = max(e - s for s, e in zip(self.starts, self.ends))
+        mean_length = (sum(self.ends) - sum(self.starts)) / self.count
+        return self.count * (longest + mean_length) <= WINDOW_MAX_BUFFERS * span
 
     def degrees(self) -> list[int]:
         """Per buffer, how many others its lifetime meets (two bisections each)."""
@@ -201,7 +252,11 @@ class GreedyPlacer:
             occupancy = occupancies.get(pool)
             if occupancy is None:
                 occupancy = occupancies[pool] = (
-                    _MergedRanges(self) if self.by_occupancy else _NeighbourLists(self, offsets)
+                    _MergedRanges(self)
+                    if self.by_occupancy
+                    else _StartWindow(self, offsets)
+                    if self.by_window
+                    else _NeighbourLists(self, offsets)
                 )
             return occupancy
 
