@@ -14,6 +14,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import get_args
+from unittest.mock import patch
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -278,6 +279,23 @@ def test_usmp_never_loses_to_the_storages_as_given(steps: list[Step], overlap: b
     seen_through = run_passes(coalesced, "usmp{budget=20000}")
     run_passes(seen_through, "verify-plan{require-pinned=true}")
     assert all(_used(seen_through)[pool] <= whole[pool] for pool in whole)
+
+
+@settings(FAST, max_examples=examples(60))
+@given(steps_strategy(max_steps=8), st.booleans())
+def test_a_split_skipped_as_unable_to_win_would_not_have_won(
+    steps: list[Step], overlap: bool
+) -> None:
+    """usmp does not plan the split form where the whole plan already meets a
+    lower bound of it (`_split_cannot_win`); planning it anyway gives the
+    same module, so the bound is one."""
+    coalesced = run_passes(
+        parse_module(_program(steps)), f"insert-kills,coalesce{{overlap={str(overlap).lower()}}}"
+    )
+    planned = print_module(run_passes(coalesced.clone(), "usmp"))
+    with patch("memplan.passes.usmp.usmp_pass._split_cannot_win", return_value=False):
+        always_split = print_module(run_passes(coalesced, "usmp"))
+    assert planned == always_split
 
 
 def _use_lists(module: ModuleOp) -> list[list[tuple[int, int]]]:

@@ -32,6 +32,7 @@ from memplan.passes.analysis import (
     analyze_function,
 )
 from memplan.passes.planning.intervals import overlapping_live_pairs
+from memplan.passes.planning.model import Buffer
 
 
 @dataclass
@@ -250,6 +251,29 @@ def storage_splits(lifetimes: ModuleLifetimes) -> list[StorageSplit]:
                 split.kills_known = split.kills_known and known
         splits.append(split)
     return splits
+
+
+def split_form_bound_buffers(storage: StorageLifetime, split: StorageSplit | None) -> list[Buffer]:
+    """Buffers whose peak of live bytes bounds from below what ``storage``
+    takes in the split form: the storage itself when it does not split,
+    else each tensor that is a fragment on its own (its storage lives as
+    the tensor does). A fragment of several tensors is left out and no
+    alignment is counted, so the bound stays a bound. Times and ``scf.if``
+    paths are the function's own: a plan of the module stacks, at any one
+    time of a function, at least the bytes live in it then."""
+
+    def buffer(lifetime: StorageLifetime | TensorLifetime) -> Buffer:
+        assert lifetime.size is not None
+        interval = lifetime.interval
+        return Buffer(
+            lifetime.name, lifetime.size, interval.start, interval.end, branch=lifetime.branch
+        )
+
+    if split is None:
+        return [buffer(storage)]
+    return [
+        buffer(fragment.tensors[0]) for fragment in split.fragments if len(fragment.tensors) == 1
+    ]
 
 
 def _function_of(op: Operation) -> FuncOp | None:

@@ -34,7 +34,8 @@ from memplan.passes.planning.algorithms import (
     Budget,
     solve,
 )
-from memplan.passes.planning.model import Placement, Pool, Problem, Solution
+from memplan.passes.planning.bounds import buffers_lower_bound
+from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution
 from memplan.passes.planning.validate import validate
 from memplan.passes.usmp.diagnostics import (
     Failure,
@@ -53,6 +54,7 @@ from memplan.passes.usmp.splitting import (
     SplitEdits,
     StorageSplit,
     apply_splits,
+    split_form_bound_buffers,
     storage_splits,
 )
 
@@ -250,7 +252,7 @@ class UsmpPass(PlanningPassOptions, ModulePass):
         splits = storage_splits(lifetimes) if self.split_storages else []
         plan = self._plan(lifetimes, components, budget, 2 if splits else 1)
         final: ModuleLifetimes | None = lifetimes
-        if splits:
+        if splits and not _split_cannot_win(plan, lifetimes, splits, components):
             plan, final = self._plan_split(op, splits, plan, components, budget)
         for function in lifetimes.functions:
             if function.func.sym_name.data in plan.timed_out:
@@ -445,6 +447,46 @@ class UsmpPass(PlanningPassOptions, ModulePass):
                 "\n  (a heuristic's failure is no proof: algorithm=exact searches every plan)"
             )
         return Failure(message, failure.op)
+
+
+def _split_cannot_win(
+    whole: Plan, lifetimes: ModuleLifetimes, splits: list[StorageSplit], components: dict[str, str]
+) -> bool:
+    """Can no plan of the split form be strictly smaller than ``whole``?
+
+    So when every pool component is one pool in which ``whole`` places
+    everything within a lower bound of the split form: the peak of live
+    bytes per function (``split_form_bound_buffers``). Then the split form,
+    whose plan would be thrown away, is not planned, and the module is left
+    as it is (its analysis goes on to `verify-plan`).
+    """
+    if None in whole.failures:
+        return False
+    split_of = {split.storage: split for split in splits}
+    bounds: dict[Component, int] = {}
+    for function in lifetimes.functions:
+        buffers: dict[Component, list[Buffer]] = {}
+        for storage in function.static_storages:
+            placement = whole.placements.get(storage.alloc)
+            component = (
+                components[placement.pool]
+                if placement is not None
+                else _component_of(storage, lifetimes.pools, components)
+            )
+            buffers.setdefault(component, []).extend(
+                split_form_bound_buffers(storage, split_of.get(storage))
+            )
+        for component, members in buffers.items():
+            bounds[component] = max(bounds.get(component, 0), buffers_lower_bound(members))
+    component_pools: dict[str, list[str]] = {}
+    for pool, component in components.items():
+        component_pools.setdefault(component, []).append(pool)
+    return all(
+        len(pools) == 1
+        and not whole.unplaced.get(component, 0)
+        and whole.used.get(pools[0], 0) <= bounds.get(component, 0)
+        for component, pools in component_pools.items()
+    )
 
 
 def _component_of(
