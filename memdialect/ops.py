@@ -481,6 +481,12 @@ class PoolOp(IRDLOperation):
 # ---------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=4096)
+def _storage_type(size: int) -> StorageType:
+    """``!memory.storage<size>`` (-1: ``?``), built once per size: types are immutable."""
+    return StorageType(size)
+
+
 @irdl_op_definition
 class AllocStorageOp(IRDLOperation):
     """Allocates one untyped byte buffer.
@@ -544,14 +550,19 @@ class AllocStorageOp(IRDLOperation):
     ) -> None:
         if isinstance(size, int):
             operands: list[SSAValue] = []
-            result_type = StorageType(size)
+            result_type = _storage_type(size)
         else:
             operands = [SSAValue.get(size)]
-            result_type = StorageType(-1)
-        super().__init__(
-            operands=[operands],
+            result_type = _storage_type(-1)
+        properties = self._properties(alignment, device, pools, pin, max_size)
+        # `Operation.__init__`, as `IRDLOperation.__init__` ends up calling it
+        # for these arguments without its generic checks (a tenth of
+        # `manifest-alloc`): absent properties stay absent, as there.
+        Operation.__init__(
+            self,
+            operands=operands,
             result_types=[result_type],
-            properties=self._properties(alignment, device, pools, pin, max_size),
+            properties={name: value for name, value in properties.items() if value is not None},
         )
 
     @staticmethod

@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import (
     i32,
 )
 from xdsl.ir import Block, Region
+from xdsl.irdl import IRDLOperation
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
@@ -260,3 +261,40 @@ def test_parse_and_generic_round_trip() -> None:
     tensor = next(op for op in module.walk() if isinstance(op, AllocTensorOp))
     segments = tensor.properties["operandSegmentSizes"]
     assert isinstance(segments, DenseArrayBase)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"alignment": 64},
+        {"alignment": 16, "device": "npu", "pools": ["sram", "dram"]},
+        {"pin": ("sram", 128)},
+        {"max_size": 4096},
+    ],
+)
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_alloc_storage_builder_matches_the_generic_one(options: dict, dynamic: bool) -> None:
+    # The builder skips IRDLOperation.__init__'s generic path: it must build
+    # what that path builds from the same arguments.
+    size_value = test.TestOp(result_types=[IndexType()]).results[0]
+    built = AllocStorageOp(size_value if dynamic else 256, **options)
+    generic = AllocStorageOp.__new__(AllocStorageOp)
+    IRDLOperation.__init__(
+        generic,
+        operands=[[size_value] if dynamic else []],
+        result_types=[StorageType(-1 if dynamic else 256)],
+        properties=AllocStorageOp._properties(
+            options.get("alignment"),
+            options.get("device"),
+            options.get("pools"),
+            options.get("pin"),
+            options.get("max_size"),
+        ),
+    )
+    assert (built.operands, built.result_types, built.properties, built.attributes) == (
+        generic.operands,
+        generic.result_types,
+        generic.properties,
+        generic.attributes,
+    )
