@@ -175,8 +175,11 @@ class UsmpPass(PlanningPassOptions, ModulePass):
     `coalesce` first costs no memory: the split form of a coalesced program
     is the uncoalesced one, alignments included, since `coalesce` records
     the alignment of a member's storage as `align` on each of its tensors
-    that the merged storage aligns more. `split-storages=false` keeps every
-    storage whole.
+    that the merged storage aligns more. The split form is not planned
+    when the whole plan already meets a lower bound of it in every pool
+    (the peak live bytes of the storages and of the tensors that would be
+    storages of their own): it could not be strictly better.
+    `split-storages=false` keeps every storage whole.
 
     The searches stop on a count of work, not on a clock, so the output is
     the same on every machine at any load. Only an explicit `timeout` makes
