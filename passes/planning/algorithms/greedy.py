@@ -70,6 +70,22 @@ class GreedyResult:
         return (len(self.unplaced), sum(self.used))
 
 
+def _lowest_gap_among(
+    placer: GreedyPlacer, offsets: list[int], index: int, others: list[int], alignment: int
+) -> int:
+    """The lowest gap for buffer ``index`` among the placed buffers ``others``
+    that meet it in time (``scf.if`` branches that exclude it skipped)."""
+    sizes = placer.sizes
+    branched = placer.branch_maps[index] is not None
+    neighbours: list[tuple[int, int]] = []
+    for other in others:
+        if branched and placer.exclusive(index, other):
+            continue
+        low = offsets[other]
+        neighbours.append((low, low + sizes[other]))
+    return lowest_gap(neighbours, sizes[index], alignment)
+
+
 class _NeighbourLists:
     """One pool's placed buffers in a ``PrefixMaxTree`` over start order: the
     lowest gap from the list of time-overlapping neighbours (``scf.if``
@@ -81,17 +97,11 @@ class _NeighbourLists:
         self.tree = PrefixMaxTree(placer.count)
 
     def lowest_gap(self, index: int, alignment: int) -> int:
-        placer, offsets, sizes = self.placer, self.offsets, self.placer.sizes
+        placer = self.placer
         order = placer.start_order
-        branched = placer.branch_maps[index] is not None
-        neighbours: list[tuple[int, int]] = []
-        for slot in self.tree.report(order.limit(placer.ends[index]), placer.starts[index]):
-            other = order.item_at[slot]
-            if branched and placer.exclusive(index, other):
-                continue
-            low = offsets[other]
-            neighbours.append((low, low + sizes[other]))
-        return lowest_gap(neighbours, sizes[index], alignment)
+        slots = self.tree.report(order.limit(placer.ends[index]), placer.starts[index])
+        others = [order.item_at[slot] for slot in slots]
+        return _lowest_gap_among(placer, self.offsets, index, others, alignment)
 
     def add(self, index: int, offset: int) -> None:
         self.tree.set(self.placer.start_order.slot[index], self.placer.ends[index])
@@ -111,21 +121,13 @@ class _StartWindow:
         self.longest = max((e - s for s, e in zip(placer.starts, placer.ends)), default=0)
 
     def lowest_gap(self, index: int, alignment: int) -> int:
-        placer, offsets, sizes = self.placer, self.offsets, self.placer.sizes
+        placer = self.placer
         order = placer.start_order
         start = placer.starts[index]
-        branched = placer.branch_maps[index] is not None
-        ends_by_slot = self.ends_by_slot
-        item_at = order.item_at
-        neighbours: list[tuple[int, int]] = []
-        for slot in range(order.limit(start - self.longest + 1), order.limit(placer.ends[index])):
-            if ends_by_slot[slot] > start:
-                other = item_at[slot]
-                if branched and placer.exclusive(index, other):
-                    continue
-                low = offsets[other]
-                neighbours.append((low, low + sizes[other]))
-        return lowest_gap(neighbours, sizes[index], alignment)
+        ends_by_slot, item_at = self.ends_by_slot, order.item_at
+        window = range(order.limit(start - self.longest + 1), order.limit(placer.ends[index]))
+        others = [item_at[slot] for slot in window if ends_by_slot[slot] > start]
+        return _lowest_gap_among(placer, self.offsets, index, others, alignment)
 
     def add(self, index: int, offset: int) -> None:
         self.ends_by_slot[self.placer.start_order.slot[index]] = self.placer.ends[index]
