@@ -66,6 +66,16 @@ def _import_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[in
     return code, captured.out, captured.err
 
 
+def _refused(model: onnx.ModelProto, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    """``model`` through ``memplan-import-onnx``: it must fail with exit code
+    1 and print nothing on stdout; the stderr it printed, stripped."""
+    path = tmp_path / "refused.onnx"
+    path.write_bytes(model.SerializeToString())
+    code, out, err = _import_cli([str(path)], capsys)
+    assert code == 1 and out == ""
+    return err.strip()
+
+
 def _main(module: ModuleOp) -> func.FuncOp:
     main = next(
         op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main"
@@ -687,18 +697,11 @@ def test_scan_output_of_a_loop_decided_at_run_time_is_refused(
 ) -> None:
     """ONNX's test_loop11: its trip count is a graph input, so its scan
     output's length depends on data: one line saying so."""
-    path = tmp_path / "loop11.onnx"
-    path.write_bytes(_conformance_cases()["test_loop11"].model.SerializeToString())
-    code, out, err = _import_cli([str(path)], capsys)
-    assert code == 1 and out == ""
-    assert (
-        err.strip()
-        .splitlines()[-1]
-        .endswith(
-            "node #0 (Loop): its trip count 'trip_count' is computed at run time, so its scan "
-            "output 'scan_out' (a row per iteration) has a length that depends on data, with no "
-            "bound"
-        )
+    err = _refused(_conformance_cases()["test_loop11"].model, tmp_path, capsys)
+    assert err.splitlines()[-1].endswith(
+        "node #0 (Loop): its trip count 'trip_count' is computed at run time, so its scan "
+        "output 'scan_out' (a row per iteration) has a length that depends on data, with no "
+        "bound"
     )
 
 
@@ -1375,11 +1378,8 @@ def test_shapes_that_depend_on_data_are_refused_with_the_reason(
     """With every graph input static, a dim inference leaves open follows
     from values: an integer input's (a size, axes) that --input-value can
     bind, or the data's."""
-    path = tmp_path / f"{name}.onnx"
-    path.write_bytes(_conformance_cases()[name].model.SerializeToString())
-    code, out, err = _import_cli([str(path)], capsys)
-    assert code == 1 and out == ""
-    assert err.strip().splitlines()[-1].endswith(reason)
+    err = _refused(_conformance_cases()[name].model, tmp_path, capsys)
+    assert err.splitlines()[-1].endswith(reason)
 
 
 def test_unique_of_a_bounded_input_runs_at_each_size(tmp_path: Path) -> None:
@@ -1427,19 +1427,12 @@ def test_shape_from_the_data_with_no_bound_is_refused(
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
     )
-    path = tmp_path / "from_data.onnx"
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    path.write_bytes(model.SerializeToString())
-    code, out, err = _import_cli([str(path)], capsys)
-    assert code == 1 and out == ""
-    assert (
-        err.strip()
-        .splitlines()[-1]
-        .endswith(
-            "tensor 'y' (output of node #1 (ConstantOfShape)) has symbolic dim 'unk__0' at axis 0; "
-            "every graph input has a static shape, so its size depends on the data, with no bound "
-            "memplan knows"
-        )
+    err = _refused(model, tmp_path, capsys)
+    assert err.splitlines()[-1].endswith(
+        "tensor 'y' (output of node #1 (ConstantOfShape)) has symbolic dim 'unk__0' at axis 0; "
+        "every graph input has a static shape, so its size depends on the data, with no bound "
+        "memplan knows"
     )
 
 
@@ -1449,10 +1442,7 @@ def test_a_sequence_result_is_refused_for_its_type_alone(
     """A sequence is refused for being a sequence: no advice about sizes
     that depend on data (the inputs are static, but no size is at issue)."""
     case = _conformance_cases()["test_split_to_sequence_nokeepdims"]
-    path = tmp_path / "model.onnx"
-    path.write_bytes(case.model.SerializeToString())
-    code, out, err = _import_cli([str(path)], capsys)
-    assert code == 1 and out == ""
+    err = _refused(case.model, tmp_path, capsys)
     assert "has a sequence_type type after shape inference" in err
     assert "depends on" not in err and "--input-value" not in err
 
@@ -1495,18 +1485,11 @@ def test_a_graph_attribute_reading_the_enclosing_graph_is_refused(
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, spec)],
     )
     opsets = [helper.make_opsetid("", 26), helper.make_opsetid("ai.onnx.preview", 1)]
-    path = tmp_path / "flex_outer.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=opsets), path)
-    code, out, err = _import_cli([str(path)], capsys)
-    assert code == 1 and out == ""
-    assert (
-        err.strip()
-        .splitlines()[-1]
-        .endswith(
-            "node #0 (FlexAttention): a graph attribute of FlexAttention reads 'bias' of the "
-            "enclosing graph; only If (scf.if), Loop and Scan (scf.for, scf.while) may hold "
-            "graphs that do"
-        )
+    err = _refused(helper.make_model(graph, opset_imports=opsets), tmp_path, capsys)
+    assert err.splitlines()[-1].endswith(
+        "node #0 (FlexAttention): a graph attribute of FlexAttention reads 'bias' of the "
+        "enclosing graph; only If (scf.if), Loop and Scan (scf.for, scf.while) may hold "
+        "graphs that do"
     )
 
 
