@@ -1,5 +1,5 @@
 """What the model importers share: MLIR-safe names, printing, in-place
-pairs and shape functions for dynamic results."""
+pairs, shape functions for dynamic results and counted loops."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from math import prod
 
-from xdsl.dialects import arith, func, tensor
+from xdsl.dialects import arith, func, scf, tensor
 from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.hints import isa
@@ -133,6 +133,21 @@ def _view_shape_function(name: str, source_type: Attribute, result_type: Attribu
         count = _append(ops, arith.DivUIOp(count, index(result_static)))
     block.add_ops([*ops, func.ReturnOp(count)])
     return func.FuncOp(name, ([source_type], [IndexType()]), Region(block), "private")
+
+
+def counted_for(
+    trips: int, count_name: str, initial: Sequence[SSAValue], body: Block, block: Block
+) -> Sequence[SSAValue]:
+    """An ``scf.for`` from 0 to ``trips`` (its bound named ``count_name``)
+    carrying ``initial`` through ``body``, appended to ``block``; its results."""
+    bounds = [arith.ConstantOp(IntegerAttr(n, IndexType())) for n in (0, trips, 1)]
+    for bound, name in zip(bounds, ("c0", count_name, "c1")):
+        bound.result.name_hint = name
+    block.add_ops(bounds)
+    start, stop, step = bounds
+    for_op = scf.ForOp(start, stop, step, initial, Region(body))
+    block.add_op(for_op)
+    return for_op.results
 
 
 def _append(ops: list[Operation], op: Operation) -> SSAValue:

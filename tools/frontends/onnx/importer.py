@@ -179,6 +179,7 @@ from memplan.dialect.arrays import dense_array, numpy_dtype
 from memplan.dialect.ops import INPLACE_ATTR, MAX_SHAPES_ATTR, SHAPE_FN_ATTR, VIEW_ATTR
 from memplan.tools.frontends.common import (
     UniqueNames,
+    counted_for,
     has_dynamic_shape,
     inplace_operand,
     parse_input_shape,
@@ -1344,14 +1345,7 @@ class _GraphImporter:
             )
             written[-1].name_hint = sanitize_name(name) + "_next"
         outer.add_op(scf.YieldOp(*written))
-        bounds = [arith.ConstantOp(IntegerAttr(n, IndexType())) for n in (0, rows, 1)]
-        for bound, name in zip(bounds, ("c0", "batch_size", "c1")):
-            bound.result.name_hint = name
-        block.add_ops(bounds)
-        start, stop, step = bounds
-        for_op = scf.ForOp(start, stop, step, initial, Region(outer))
-        block.add_op(for_op)
-        return for_op.results
+        return counted_for(rows, "batch_size", initial, outer, block)
 
     def _emit_for(
         self,
@@ -1470,14 +1464,7 @@ class _GraphImporter:
             [*loop.carried_outputs, *scans],
             stack_scans,
         )
-        bounds = [arith.ConstantOp(IntegerAttr(n, IndexType())) for n in (0, trips, 1)]
-        for bound, name in zip(bounds, ("c0", "trips", "c1")):
-            bound.result.name_hint = name
-        block.add_ops(bounds)
-        start, stop, step = bounds
-        for_op = scf.ForOp(start, stop, step, initial, Region(body_block))
-        block.add_op(for_op)
-        return for_op.results
+        return counted_for(trips, "trips", initial, body_block, block)
 
     def _call(
         self,

@@ -149,6 +149,7 @@ from memplan.dialect.ops import (
 )
 from memplan.tools.frontends.common import (
     UniqueNames,
+    counted_for,
     has_dynamic_shape,
     inplace_operand,
     sanitize_name,
@@ -801,14 +802,7 @@ class _Emitter:
                 body_index, "body", body.args[1:], result_types, body, path, where
             )
             body.add_op(scf.YieldOp(*outputs))
-            bounds = [arith.ConstantOp(IntegerAttr(n, IndexType())) for n in (0, trips, 1)]
-            for bound, name in zip(bounds, ("c0", "trips", "c1")):
-                bound.result.name_hint = name
-            block.add_ops(bounds)
-            start, stop, step = bounds
-            for_op = scf.ForOp(start, stop, step, operands, Region(body))
-            block.add_op(for_op)
-            return for_op.results
+            return counted_for(trips, "trips", operands, body, block)
         before = Block(arg_types=operand_types)
         after = Block(arg_types=operand_types)
         for argument in (*before.args, *after.args):
