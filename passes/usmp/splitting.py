@@ -6,7 +6,7 @@ per tensor, and split in the IR where that is strictly smaller.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import lcm
 from typing import Any
 
@@ -261,18 +261,12 @@ def split_form_bound_buffers(storage: StorageLifetime, split: StorageSplit | Non
     alignment is counted, so the bound stays a bound. Times and ``scf.if``
     paths are the function's own: a plan of the module stacks, at any one
     time of a function, at least the bytes live in it then."""
-
-    def buffer(lifetime: StorageLifetime | TensorLifetime) -> Buffer:
-        assert lifetime.size is not None
-        interval = lifetime.interval
-        return Buffer(
-            lifetime.name, lifetime.size, interval.start, interval.end, branch=lifetime.branch
-        )
-
     if split is None:
-        return [buffer(storage)]
+        return [replace(storage.buffer(pin=False), alignment=1)]
     return [
-        buffer(fragment.tensors[0]) for fragment in split.fragments if len(fragment.tensors) == 1
+        replace(fragment.tensors[0].buffer(), alignment=1)
+        for fragment in split.fragments
+        if len(fragment.tensors) == 1
     ]
 
 

@@ -314,9 +314,7 @@ class UsmpPass(PlanningPassOptions, ModulePass):
         fragments = apply_splits(module, splits, edits)
         split_lifetimes = analyze_module(module)
         split = self._plan(split_lifetimes, components, budget, 1)
-        component_pools: dict[str, list[str]] = {}
-        for pool, component in components.items():
-            component_pools.setdefault(component, []).append(pool)
+        component_pools = _pools_by_component(components)
         whole.timed_out |= split.timed_out
         chosen = {
             component
@@ -481,15 +479,20 @@ def _split_cannot_win(
             )
         for component, members in buffers.items():
             bounds[component] = max(bounds.get(component, 0), buffers_lower_bound(members))
-    component_pools: dict[str, list[str]] = {}
-    for pool, component in components.items():
-        component_pools.setdefault(component, []).append(pool)
     return all(
         len(pools) == 1
         and not whole.unplaced.get(component, 0)
         and whole.used.get(pools[0], 0) <= bounds.get(component, 0)
-        for component, pools in component_pools.items()
+        for component, pools in _pools_by_component(components).items()
     )
+
+
+def _pools_by_component(components: dict[str, str]) -> dict[str, list[str]]:
+    """Each pool component's pools, in module order."""
+    pools: dict[str, list[str]] = {}
+    for pool, component in components.items():
+        pools.setdefault(component, []).append(pool)
+    return pools
 
 
 def _component_of(
