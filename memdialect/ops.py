@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import ClassVar, TypeVar
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     I64,
@@ -22,14 +22,12 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     IndexType,
     IntegerAttr,
-    IntegerType,
     MemRefType,
     ModuleOp,
     NoneAttr,
     StringAttr,
     SymbolNameConstraint,
     SymbolRefAttr,
-    i32,
 )
 from xdsl.ir import (
     Attribute,
@@ -61,7 +59,6 @@ from xdsl.irdl.declarative_assembly_format import (
     VariadicOperandVariable,
     irdl_custom_directive,
 )
-from xdsl.irdl.operations import BaseAttrAccessor, VarIRConstruct
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import (
@@ -75,6 +72,11 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from memplan.dialect.irdl_caches import (
+    build_with_segments,
+    decode_segments_once,
+    irdl_op_definition_verified_once,
+)
 from memplan.dialect.op_model import is_function, is_loop, transitive_views, underlying_root
 from memplan.dialect.regions import (
     ancestor_in_region,
@@ -487,7 +489,7 @@ def _storage_type(size: int) -> StorageType:
     return StorageType(size)
 
 
-@irdl_op_definition
+@irdl_op_definition_verified_once
 class AllocStorageOp(IRDLOperation):
     """Allocates one untyped byte buffer.
 
@@ -718,107 +720,12 @@ class AllocStorageOp(IRDLOperation):
 
 
 # ---------------------------------------------------------------------------
-# Operand segments, decoded once
-# ---------------------------------------------------------------------------
-
-# xDSL 0.74 packs `operandSegmentSizes` again for every op it builds and
-# unpacks it at every access of a named operand (`BaseAttrAccessor`), a
-# tenth of planning a large program. A program has a handful of distinct
-# arrays: each named operand keeps where it sits per array (by its bytes),
-# and the builders share one array per layout.
-_SEGMENT_ARRAYS: dict[tuple[int, ...], DenseArrayBase] = {}
-_SEGMENTS = AttrSizedOperandSegments.attribute_name
-
-
-def _segment_array(sizes: tuple[int, ...]) -> DenseArrayBase:
-    array = _SEGMENT_ARRAYS.get(sizes)
-    if array is None:
-        array = _SEGMENT_ARRAYS[sizes] = DenseArrayBase.from_list(i32, sizes)
-    return array
-
-
-class _Positions:
-    """A sequence whose items are their own keys: xDSL's accessor indexing
-    it gives the operand position (an index, a slice or ``None``)."""
-
-    def __getitem__(self, key: int | slice) -> int | slice:
-        return key
-
-
-_POSITIONS = _Positions()
-_UNKNOWN = object()
-
-
-class _DecodedSegmentAccessor:
-    """A named operand of an op whose segment sizes are a property: its
-    position is worked out once per segment array (xDSL's accessor does the
-    arithmetic) and the op's operands are indexed with it."""
-
-    def __init__(self, accessor: BaseAttrAccessor) -> None:
-        self.accessor = accessor
-        self._positions: dict[bytes, object] = {}
-
-    def _position(self, array: DenseArrayBase[IntegerType]) -> object:
-        sizes = tuple(int(size) for size in array.get_values())
-        return self.accessor.index(sizes, _POSITIONS)  # pyright: ignore[reportArgumentType]
-
-    def __get__(self, op: Operation | None, owner: type | None = None) -> object:
-        if op is None:
-            return self
-        array: DenseArrayBase[IntegerType] = op.properties[_SEGMENTS]  # pyright: ignore[reportAssignmentType]
-        if array.elt_type is i32:
-            position = self._positions.get(array.data.data, _UNKNOWN)
-            if position is _UNKNOWN:
-                position = self._positions[array.data.data] = self._position(array)
-        else:  # not one xDSL built (a generic-form text): not kept
-            position = self._position(array)
-        return None if position is None else op.operands[position]  # pyright: ignore[reportArgumentType, reportCallIssue]
-
-    def __set__(self, op: Operation, value: object) -> None:
-        self.accessor.__set__(op, value)
-
-
-_OpClass = TypeVar("_OpClass", bound=type[IRDLOperation])
-
-
-def _decode_segments_once(op_class: _OpClass) -> _OpClass:
-    """Class decorator (above ``irdl_op_definition``): the named operands of
-    ``op_class`` read cached segment sizes."""
-    for name, accessor in list(vars(op_class).items()):
-        if isinstance(accessor, BaseAttrAccessor) and accessor.construct is VarIRConstruct.OPERAND:
-            setattr(op_class, name, _DecodedSegmentAccessor(accessor))
-    return op_class
-
-
-def _build(
-    op: IRDLOperation,
-    segments: Sequence[Sequence[SSAValue]],
-    result_types: Sequence[Attribute],
-    properties: dict[str, Attribute | None],
-    attributes: dict[str, Attribute] | None = None,
-) -> None:
-    """``IRDLOperation.__init__`` for an op with operand segments as a
-    property, with the segment array shared (``_segment_array``)."""
-    built = {name: value for name, value in properties.items() if value is not None}
-    built[AttrSizedOperandSegments.attribute_name] = _segment_array(
-        tuple(len(segment) for segment in segments)
-    )
-    Operation.__init__(
-        op,
-        operands=[value for segment in segments for value in segment],
-        result_types=result_types,
-        properties=built,
-        attributes=attributes or {},
-    )
-
-
-# ---------------------------------------------------------------------------
 # memory.alloc_tensor
 # ---------------------------------------------------------------------------
 
 
-@_decode_segments_once
-@irdl_op_definition
+@decode_segments_once
+@irdl_op_definition_verified_once
 class AllocTensorOp(IRDLOperation):
     """Carves a typed tensor (an identity-layout memref) out of a storage.
 
@@ -874,7 +781,7 @@ class AllocTensorOp(IRDLOperation):
         align: int | None = None,
     ) -> None:
         static = isinstance(offset, int)
-        _build(
+        build_with_segments(
             self,
             [
                 [SSAValue.get(storage)],
@@ -988,8 +895,8 @@ class AllocTensorOp(IRDLOperation):
 # ---------------------------------------------------------------------------
 
 
-@_decode_segments_once
-@irdl_op_definition
+@decode_segments_once
+@irdl_op_definition_verified_once
 class InvokeOp(IRDLOperation):
     """Destination-passing call of a kernel.
 
@@ -1028,7 +935,7 @@ class InvokeOp(IRDLOperation):
         outs: Sequence[SSAValue | Operation],
         attributes: dict[str, Attribute] | None = None,
     ) -> None:
-        _build(
+        build_with_segments(
             self,
             [[SSAValue.get(v) for v in ins], [SSAValue.get(v) for v in outs]],
             [],
@@ -1058,7 +965,7 @@ class InvokeOp(IRDLOperation):
 # ---------------------------------------------------------------------------
 
 
-@irdl_op_definition
+@irdl_op_definition_verified_once
 class KillOp(IRDLOperation):
     """Marks a storage or a tensor dead: no use may follow on any path.
 

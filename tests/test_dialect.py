@@ -18,9 +18,10 @@ from xdsl.dialects.builtin import (
     i8,
     i32,
 )
-from xdsl.ir import Block, Region
-from xdsl.irdl import IRDLOperation
+from xdsl.ir import Block, Operation, Region
+from xdsl.irdl import IRDLOperation, OpDef, traits_def
 from xdsl.parser import Parser
+from xdsl.traits import HasParent
 from xdsl.utils.exceptions import VerifyException
 
 from memplan.dialect import (
@@ -32,6 +33,7 @@ from memplan.dialect import (
     PoolOp,
     StorageType,
 )
+from memplan.dialect.irdl_caches import irdl_op_definition_verified_once
 from memplan.dialect.types import default_alignment, element_byte_size, static_byte_size
 
 
@@ -298,3 +300,62 @@ def test_alloc_storage_builder_matches_the_generic_one(options: dict, dynamic: b
         generic.properties,
         generic.attributes,
     )
+
+
+def _parsed(text: str) -> ModuleOp:
+    ctx = Context()
+    ctx.load_dialect(Memory)
+    ctx.load_dialect(func.Func)
+    ctx.load_dialect(test.Test)
+    return Parser(ctx, text).parse_module()
+
+
+def test_definition_is_checked_once_per_signature(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ops alike in operand and result types, properties and attributes are
+    checked against their IRDL definition once; an op that differs in any
+    of them is checked again. (The type is one no other test uses: the
+    signatures checked are kept across modules.)"""
+    checked: list[str] = []
+    check = OpDef.verify
+
+    def counted(definition: OpDef, op: Operation) -> None:
+        checked.append(op.name)
+        check(definition, op)
+
+    monkeypatch.setattr(OpDef, "verify", counted)
+    module = _parsed("""
+    %a, %b = "test.op"() : () -> (memref<3x5x7x11xf16>, memref<3x5x7x11xf16>)
+    memory.kill %a : memref<3x5x7x11xf16>
+    memory.kill %b : memref<3x5x7x11xf16>
+    memory.kill %a : memref<3x5x7x11xf16>
+    "memory.kill"(%a) {note = "other"} : (memref<3x5x7x11xf16>) -> ()
+    """)
+    module.verify()
+    assert checked.count("memory.kill") == 2
+
+
+def test_definition_failure_after_alike_op_is_reported() -> None:
+    """An op whose segment sizes do not match its operands fails with
+    xDSL's diagnostic, also right after an op with the same operand and
+    result types passed (the sizes are a property: part of the signature)."""
+    module = _parsed("""
+    %s = "test.op"() : () -> !memory.storage<64>
+    %t = "memory.alloc_tensor"(%s) <{offset = 0 : i64, operandSegmentSizes = array<i32: 1, 0, 0>}> : (!memory.storage<64>) -> memref<4xf32>
+    %u = "memory.alloc_tensor"(%s) <{offset = 0 : i64, operandSegmentSizes = array<i32: 1, 1, 0>}> : (!memory.storage<64>) -> memref<4xf32>
+    """)
+    with pytest.raises(
+        VerifyException, match=r"operand count \(1\) does not match with the total size \(2\)"
+    ):
+        module.verify()
+
+
+def test_definition_checked_once_refuses_context_dependent_ops() -> None:
+    """A trait that checks something (here `HasParent`) depends on more than
+    the op's signature: the decorator refuses such a definition."""
+
+    class PlacedOp(IRDLOperation):
+        name = "memory.test_placed"
+        traits = traits_def(HasParent(ModuleOp))
+
+    with pytest.raises(TypeError, match="PlacedOp: its definition depends on more than"):
+        irdl_op_definition_verified_once(PlacedOp)

@@ -1,0 +1,172 @@
+"""Caches over xDSL's generic IRDL machinery for the ``memory`` dialect's ops.
+
+xDSL 0.74 interprets an op's IRDL definition every time: it packs
+``operandSegmentSizes`` again for every op it builds, unpacks it at every
+access of a named operand, and verifies every op by walking its definition
+(segment sizes, each operand's and result's constraint, each property).
+On a planned 10,000-op program that is a tenth of planning it and two
+thirds of verifying it, for a handful of distinct answers: a program has
+few distinct segment arrays and few distinct op signatures. The decorators
+here keep those answers; what an op means and what its verifier reports
+are xDSL's.
+
+* ``decode_segments_once``: a named operand keeps where it sits per
+  segment array (by its bytes), and ``build_with_segments`` shares one
+  array per layout.
+* ``irdl_op_definition_verified_once``: xDSL's check of an op against its definition
+  runs once per signature (the op's class, its operand and result types,
+  properties, attributes and successor count: everything that check reads),
+  then the op's own ``verify_`` runs as always. A signature that fails is
+  not kept, so every failing op gets xDSL's diagnostic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from typing import TypeVar, cast
+
+from xdsl.dialects.builtin import DenseArrayBase, IntegerType, i32
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import AttrSizedOperandSegments, IRDLOperation, irdl_op_definition
+from xdsl.irdl.operations import BaseAttrAccessor, VarIRConstruct
+from xdsl.traits import OpTrait
+
+_OpClass = TypeVar("_OpClass", bound=type[IRDLOperation])
+
+# ---------------------------------------------------------------------------
+# Operand segments, decoded once
+# ---------------------------------------------------------------------------
+
+_SEGMENT_ARRAYS: dict[tuple[int, ...], DenseArrayBase] = {}
+_SEGMENTS = AttrSizedOperandSegments.attribute_name
+
+
+def segment_array(sizes: tuple[int, ...]) -> DenseArrayBase:
+    """The one ``operandSegmentSizes`` array of these sizes."""
+    array = _SEGMENT_ARRAYS.get(sizes)
+    if array is None:
+        array = _SEGMENT_ARRAYS[sizes] = DenseArrayBase.from_list(i32, sizes)
+    return array
+
+
+class _Positions:
+    """A sequence whose items are their own keys: xDSL's accessor indexing
+    it gives the operand position (an index, a slice or ``None``)."""
+
+    def __getitem__(self, key: int | slice) -> int | slice:
+        return key
+
+
+_POSITIONS = _Positions()
+_UNKNOWN = object()
+
+
+class _DecodedSegmentAccessor:
+    """A named operand of an op whose segment sizes are a property: its
+    position is worked out once per segment array (xDSL's accessor does the
+    arithmetic) and the op's operands are indexed with it."""
+
+    def __init__(self, accessor: BaseAttrAccessor) -> None:
+        self.accessor = accessor
+        self._positions: dict[bytes, object] = {}
+
+    def _position(self, array: DenseArrayBase[IntegerType]) -> object:
+        sizes = tuple(int(size) for size in array.get_values())
+        return self.accessor.index(sizes, _POSITIONS)  # pyright: ignore[reportArgumentType]
+
+    def __get__(self, op: Operation | None, owner: type | None = None) -> object:
+        if op is None:
+            return self
+        array: DenseArrayBase[IntegerType] = op.properties[_SEGMENTS]  # pyright: ignore[reportAssignmentType]
+        if array.elt_type is i32:
+            position = self._positions.get(array.data.data, _UNKNOWN)
+            if position is _UNKNOWN:
+                position = self._positions[array.data.data] = self._position(array)
+        else:  # not one xDSL built (a generic-form text): not kept
+            position = self._position(array)
+        return None if position is None else op.operands[position]  # pyright: ignore[reportArgumentType, reportCallIssue]
+
+    def __set__(self, op: Operation, value: object) -> None:
+        self.accessor.__set__(op, value)
+
+
+def decode_segments_once(op_class: _OpClass) -> _OpClass:
+    """Class decorator (above ``irdl_op_definition``): the named operands of
+    ``op_class`` read cached segment sizes."""
+    for name, accessor in list(vars(op_class).items()):
+        if isinstance(accessor, BaseAttrAccessor) and accessor.construct is VarIRConstruct.OPERAND:
+            setattr(op_class, name, _DecodedSegmentAccessor(accessor))
+    return op_class
+
+
+def build_with_segments(
+    op: IRDLOperation,
+    segments: Sequence[Sequence[SSAValue]],
+    result_types: Sequence[Attribute],
+    properties: dict[str, Attribute | None],
+    attributes: dict[str, Attribute] | None = None,
+) -> None:
+    """``IRDLOperation.__init__`` for an op with operand segments as a
+    property, with the segment array shared (``segment_array``)."""
+    built = {name: value for name, value in properties.items() if value is not None}
+    built[_SEGMENTS] = segment_array(tuple(len(segment) for segment in segments))
+    Operation.__init__(
+        op,
+        operands=[value for segment in segments for value in segment],
+        result_types=result_types,
+        properties=built,
+        attributes=attributes or {},
+    )
+
+
+# ---------------------------------------------------------------------------
+# Verification against the definition, once per signature
+# ---------------------------------------------------------------------------
+
+VERIFIED_SIGNATURES_KEPT = 4096
+"""Signatures kept per op class; past that the set starts again (a program
+of that many distinct signatures gains little from it)."""
+
+
+def _signature(op: Operation) -> Hashable:
+    """Everything ``OpDef.verify`` reads of an op without regions whose
+    traits check nothing (attributes compare and hash by value)."""
+    return (
+        tuple(operand.type for operand in op.operands),
+        tuple(result.type for result in op.results),
+        tuple(op.properties.items()),
+        tuple(op.attributes.items()),
+        len(op.successors),
+    )
+
+
+def irdl_op_definition_verified_once(op_class: _OpClass) -> _OpClass:
+    """``irdl_op_definition``, with the op checked against its definition
+    once per signature (``_signature``); the class's own ``verify_`` runs
+    for every op, as with ``irdl_op_definition``.
+
+    Only for a definition without regions whose traits' ``verify`` is
+    ``OpTrait``'s (it checks nothing): a region's contents or a trait such
+    as ``HasParent`` depend on more than the op's signature.
+    """
+    # What `irdl_op_definition` takes as the class's own check.
+    own_verify = cast("Callable[[IRDLOperation], None]", op_class.verify_)
+    op_class = irdl_op_definition(op_class)
+    definition = op_class.get_irdl_definition()
+    if definition.regions or any(
+        type(trait).verify is not OpTrait.verify for trait in definition.traits
+    ):
+        raise TypeError(f"{op_class.__name__}: its definition depends on more than its signature")
+    verified: set[Hashable] = set()
+
+    def verify_(op: IRDLOperation) -> None:
+        signature = _signature(op)
+        if signature not in verified:
+            definition.verify(op)
+            if len(verified) >= VERIFIED_SIGNATURES_KEPT:
+                verified.clear()
+            verified.add(signature)
+        own_verify(op)
+
+    op_class.verify_ = verify_  # pyright: ignore[reportAttributeAccessIssue]
+    return op_class
