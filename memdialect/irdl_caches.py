@@ -15,7 +15,8 @@ are xDSL's.
   array per layout.
 * ``irdl_op_definition_verified_once``: xDSL's check of an op against its definition
   runs once per signature (the op's class, its operand and result types,
-  properties, attributes and successor count: everything that check reads),
+  properties, attributes, region and successor counts: everything that
+  check reads of such an op),
   then the op's own ``verify_`` runs as always. A signature that fails is
   not kept, so every failing op gets xDSL's diagnostic.
 """
@@ -136,6 +137,7 @@ def _signature(op: Operation) -> Hashable:
         tuple(result.type for result in op.results),
         tuple(op.properties.items()),
         tuple(op.attributes.items()),
+        len(op.regions),
         len(op.successors),
     )
 

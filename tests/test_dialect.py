@@ -349,6 +349,20 @@ def test_definition_failure_after_alike_op_is_reported() -> None:
         module.verify()
 
 
+def test_region_on_op_without_regions_is_reported_after_alike_op() -> None:
+    """A region on an op defined without one is xDSL's error, also right
+    after an op alike in everything else passed (the region count is part
+    of the signature)."""
+    module = _parsed("""
+    %a = "test.op"() : () -> memref<13x3xi8>
+    "memory.kill"(%a) : (memref<13x3xi8>) -> ()
+    "memory.kill"(%a) ({
+    }) : (memref<13x3xi8>) -> ()
+    """)
+    with pytest.raises(VerifyException, match="Expected 0 regions, but got 1"):
+        module.verify()
+
+
 def test_definition_checked_once_refuses_context_dependent_ops() -> None:
     """A trait that checks something (here `HasParent`) depends on more than
     the op's signature: the decorator refuses such a definition."""
