@@ -304,7 +304,7 @@ def test_upstream_printer_prints_a_name_twice() -> None:
     assert len(names) == 4 and len(set(names)) == 3
 
 
-# Shaped types: parsed once per spelling (CompatParser) and printed once per
+# Shaped and storage types: parsed once per spelling (CompatParser) and printed once per
 # type (DistinctNamePrinter). Both are caches, so the text they give must be
 # upstream's, including for spellings the cache does not take (a layout, a
 # memory space, an encoding, a nested element type) and a type written last
@@ -320,6 +320,9 @@ _SHAPED_SPELLINGS = [
     "tensor<4xcomplex<f32>>",
     "vector<4xi32>",
     "memref<4x?xindex>",
+    "!memory.storage<256>",
+    "!memory.storage<?>",
+    "!memory.storage<0>",
 ]
 
 
@@ -340,6 +343,15 @@ def test_compat_shaped_types_parse_and_print_as_upstream(spellings: list[str]) -
 
 def test_compat_shaped_type_is_parsed_once_per_spelling() -> None:
     text = "func.func private @f(%a: tensor<1x64xf32>, %b: tensor<1x64xf32>, %c: tensor<2xf32>)"
+    module = CompatParser(memplan_context(), text, "in.mlir").parse_module()
+    function = next(iter(module.ops))
+    assert isinstance(function, func.FuncOp)
+    first, second, third = function.function_type.inputs.data
+    assert first is second and first is not third
+
+
+def test_compat_storage_type_is_parsed_once_per_spelling() -> None:
+    text = "func.func private @f(%a: !memory.storage<64>, %b: !memory.storage<64>, %c: !memory.storage<?>)"
     module = CompatParser(memplan_context(), text, "in.mlir").parse_module()
     function = next(iter(module.ops))
     assert isinstance(function, func.FuncOp)
