@@ -11,8 +11,8 @@ here keep those answers; what an op means and what its verifier reports
 are xDSL's.
 
 * ``decode_segments_once``: a named operand keeps where it sits per
-  segment array (by its bytes), and ``build_with_segments`` shares one
-  array per layout.
+  segment array (by its bytes), and the builders (the ops' own and the
+  one xDSL's assembly-format parser calls) share one array per layout.
 * ``irdl_op_definition_verified_once``: xDSL's check of an op against its definition
   runs once per signature (the op's class, its operand and result types,
   properties, attributes, region and successor counts: everything that
@@ -23,13 +23,13 @@ are xDSL's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TypeVar, cast
 
 from xdsl.dialects.builtin import DenseArrayBase, IntegerType, i32
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import AttrSizedOperandSegments, IRDLOperation, irdl_op_definition
-from xdsl.irdl.operations import BaseAttrAccessor, VarIRConstruct
+from xdsl.irdl.operations import BaseAttrAccessor, OptionalDef, VariadicDef, VarIRConstruct
 from xdsl.traits import OpTrait
 
 _OpClass = TypeVar("_OpClass", bound=type[IRDLOperation])
@@ -92,12 +92,77 @@ class _DecodedSegmentAccessor:
 
 
 def decode_segments_once(op_class: _OpClass) -> _OpClass:
-    """Class decorator (above ``irdl_op_definition``): the named operands of
-    ``op_class`` read cached segment sizes."""
+    """Class decorator (above ``irdl_op_definition``) for an op whose
+    operand segment sizes are a property: its named operands read cached
+    segment sizes, and ``build`` (what xDSL's assembly-format parser calls)
+    shares the segment array (``_build_sharing_segments``)."""
+    definition = op_class.get_irdl_definition()
+    if definition.options != [AttrSizedOperandSegments(as_property=True)]:
+        raise TypeError(f"{op_class.__name__}: its operand segments are not a property")
     for name, accessor in list(vars(op_class).items()):
         if isinstance(accessor, BaseAttrAccessor) and accessor.construct is VarIRConstruct.OPERAND:
             setattr(op_class, name, _DecodedSegmentAccessor(accessor))
+    op_class.build = classmethod(_build_sharing_segments)  # pyright: ignore[reportAttributeAccessIssue]
     return op_class
+
+
+def _fits(group: object, definition: object, kind: type) -> bool:
+    """Is ``group`` a sequence of ``kind`` items that ``definition`` (single,
+    optional or variadic) takes as it is?"""
+    if not isinstance(group, Sequence) or not all(isinstance(item, kind) for item in group):
+        return False
+    if isinstance(definition, OptionalDef):
+        return len(group) <= 1
+    return isinstance(definition, VariadicDef) or len(group) == 1
+
+
+def _build_sharing_segments(
+    cls: type[IRDLOperation],
+    *,
+    operands: Sequence[object] | None = None,
+    result_types: Sequence[object] | None = None,
+    attributes: Mapping[str, Attribute | None] | None = None,
+    properties: Mapping[str, Attribute | None] | None = None,
+    successors: Sequence[object] | None = None,
+    regions: Sequence[object] | None = None,
+) -> IRDLOperation:
+    """``IRDLOperation.build`` for an op of ``decode_segments_once``, given
+    one sequence of values per operand and of types per result (as xDSL's
+    assembly-format parser gives them); anything else goes to xDSL's
+    builder, which also reports what does not fit."""
+    definition = cls.get_irdl_definition()
+    if (
+        successors
+        or regions
+        or operands is None
+        or result_types is None
+        or len(operands) != len(definition.operands)
+        or len(result_types) != len(definition.results)
+        or not all(
+            _fits(group, d, SSAValue) for group, (_, d) in zip(operands, definition.operands)
+        )
+        or not all(
+            _fits(group, d, Attribute) for group, (_, d) in zip(result_types, definition.results)
+        )
+    ):
+        return IRDLOperation.build.__func__(  # pyright: ignore[reportFunctionMemberAccess]
+            cls,
+            operands=operands,
+            result_types=result_types,
+            attributes=attributes,
+            properties=properties,
+            successors=successors,
+            regions=regions,
+        )
+    op = cls.__new__(cls)
+    build_with_segments(
+        op,
+        cast("Sequence[Sequence[SSAValue]]", operands),
+        [t for group in cast("Sequence[Sequence[Attribute]]", result_types) for t in group],
+        dict(properties or {}),
+        {name: value for name, value in (attributes or {}).items() if value is not None},
+    )
+    return op
 
 
 def build_with_segments(

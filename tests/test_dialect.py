@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from io import StringIO
+
 import pytest
 from xdsl.builder import ImplicitBuilder
 from xdsl.context import Context
@@ -21,6 +23,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, Region
 from xdsl.irdl import IRDLOperation, OpDef, traits_def
 from xdsl.parser import Parser
+from xdsl.printer import Printer
 from xdsl.traits import HasParent
 from xdsl.utils.exceptions import VerifyException
 
@@ -373,3 +376,54 @@ def test_definition_checked_once_refuses_context_dependent_ops() -> None:
 
     with pytest.raises(TypeError, match="PlacedOp: its definition depends on more than"):
         irdl_op_definition_verified_once(PlacedOp)
+
+
+def _generic_text(module: ModuleOp) -> str:
+    stream = StringIO()
+    Printer(stream=stream, print_generic_format=True).print_op(module)
+    return stream.getvalue()
+
+
+_FORMATTED = """
+func.func @f(%n: index) {
+  %s = memory.alloc_storage : !memory.storage<64>
+  %d = memory.alloc_storage(%n) : !memory.storage<?>
+  %a = memory.alloc_tensor %s[0] {tag} : !memory.storage<64> -> memref<4xf32>
+  %b = memory.alloc_tensor %s[16] : !memory.storage<64> -> memref<4xf32>
+  %v = memory.alloc_tensor %d[%n](%n) align 32 : !memory.storage<?> -> memref<?xf32>
+  memory.invoke @k ins(%a, %n : memref<4xf32>, index) outs(%b, %v : memref<4xf32>, memref<?xf32>)
+  memory.invoke @k outs(%a : memref<4xf32>) {note = 1}
+  func.return
+}
+"""
+
+
+def test_format_parser_builds_ops_as_xdsl_builder_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`memory.alloc_tensor` and `memory.invoke` parsed from their pretty
+    form are built without xDSL's generic builder (segment arrays shared):
+    the ops are the ones xDSL's builder makes, and ops of one operand
+    layout share one segment array."""
+    fast = _parsed(_FORMATTED)
+    fast.verify()
+    tensors = [op for op in fast.walk() if isinstance(op, AllocTensorOp)]
+    assert (
+        tensors[0].properties["operandSegmentSizes"] is tensors[1].properties["operandSegmentSizes"]
+    )
+    for op_class in (AllocTensorOp, InvokeOp):
+        monkeypatch.setattr(op_class, "build", classmethod(IRDLOperation.build.__func__))
+    generic = _parsed(_FORMATTED)
+    assert _generic_text(fast) == _generic_text(generic)
+
+
+def test_build_falls_back_to_xdsl_builder() -> None:
+    """What the shared-segment builder does not take as it is (a bare value
+    for an operand) goes to xDSL's builder, which also reports misuse."""
+    storage = AllocStorageOp(64)
+    tensor = AllocTensorOp.build(
+        operands=[storage.storage, None, []],
+        result_types=[MemRefType(f32, [4])],
+        properties={"offset": IntegerAttr(0, 64)},
+    )
+    assert tensor.storage is storage.storage and tensor.static_offset == 0
+    with pytest.raises(ValueError, match="Expected 3 operand, but got 1"):
+        AllocTensorOp.build(operands=[[storage.storage]], result_types=[[MemRefType(f32, [4])]])
