@@ -37,6 +37,7 @@ from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 # spelling `CompatParser.parse_optional_type` keeps parsed types under.
 _SHAPED_TYPE = re.compile(r"(?:tensor|memref|vector)<(?:[0-9?]+x)*[A-Za-z][A-Za-z0-9]*>")
 _STORAGE_TYPE = re.compile(r"!memory\.storage<(?:[0-9]+|\?)>")
+_FLAT_DICTIONARY = re.compile(r'\{[^{}"#!]*\}')
 # The types parsed once per spelling, by the kind of their first token.
 _SPELLED_ONCE = {
     MLIRTokenKind.BARE_IDENT: _SHAPED_TYPE,
@@ -94,6 +95,7 @@ class CompatParser(Parser):
         # Where each op starts: the dominance check's fallback location.
         self._op_starts: dict[Operation, Span] = {}
         self._types_by_spelling: dict[str, TypeAttribute] = {}
+        self._dictionaries_by_spelling: dict[str, dict[str, Attribute]] = {}
 
     def parse_optional_type(self) -> TypeAttribute | None:
         """Each spelling of a plain shaped type or a ``!memory.storage`` is parsed once.
@@ -101,9 +103,10 @@ class CompatParser(Parser):
         Upstream (xDSL 0.74): every use of ``tensor<1x64xf32>`` runs the
         type grammar again, a tenth of the time a large program takes to
         parse (``!memory.storage<256>``, a dialect type, goes through
-        xDSL's dialect-type path: 8% of parsing a planned program). Types are immutable values, so the one parsed first stands
-        for every later spelling of the same text. Waits for: nothing; it
-        is a cache, not a fix.
+        xDSL's dialect-type path: 8% of parsing a planned program). Types
+        are immutable values, so the one parsed first stands for every
+        later spelling of the same text. Waits for: nothing; it is a
+        cache, not a fix.
         """
         token = self._current_token
         pattern = _SPELLED_ONCE.get(token.kind)
@@ -122,6 +125,34 @@ class CompatParser(Parser):
                     self._types_by_spelling[text] = parsed
                 return parsed
         return super().parse_optional_type()
+
+    def parse_optional_dictionary_attr_dict(self) -> dict[str, Attribute]:
+        """Each spelling of a flat attribute dictionary is parsed once.
+
+        Upstream (xDSL 0.74): ``{memory.inplace_of = 0 : i64}`` on every
+        tensor of a planned program runs the attribute grammar again, a
+        seventh of the time the program takes to parse. A dictionary
+        without nested braces, strings or aliases (``#``, ``!``) means the
+        same wherever it is written: the one parsed first stands for later
+        spellings of the same text (a copy: callers take entries out). Only
+        a dictionary that parsed is kept. Waits for: nothing; a cache.
+        """
+        token = self._current_token
+        if token.kind is MLIRTokenKind.L_BRACE:
+            found = _FLAT_DICTIONARY.match(token.span.input.content, token.span.start)
+            if found is not None:
+                text = found.group()
+                known = self._dictionaries_by_spelling.get(text)
+                if known is not None:
+                    lexer = self._parser_state.lexer
+                    lexer.pos = found.end()
+                    self._parser_state.current_token = lexer.lex()
+                    return dict(known)
+                parsed = super().parse_optional_dictionary_attr_dict()
+                if self._current_token.span.start >= found.end():
+                    self._dictionaries_by_spelling[text] = dict(parsed)
+                return parsed
+        return super().parse_optional_dictionary_attr_dict()
 
     def resolve_operand(self, operand: Any, type: Attribute) -> Any:
         # Records forward uses for the undefined-value and dominance workarounds.
