@@ -18,10 +18,15 @@ import heapq
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from itertools import accumulate
-from math import gcd
+from math import gcd, lcm
+from operator import attrgetter
 
 from memplan.passes.planning.intervals import sweep_events
 from memplan.passes.planning.model import Buffer, Pool, Problem, align_up
+
+_ALIGNMENT = attrgetter("alignment")
+_CANDIDATE_KEY = attrgetter("candidates", "device", "read_only")
+"""What ``Problem.candidate_pools`` depends on."""
 
 PoolKey = str | tuple[str, ...]
 """A pool name, or the names of a group of pools whose *total* use is bounded."""
@@ -171,10 +176,9 @@ def buffers_lower_bound(buffers: Iterable[Buffer], pool_alignment: int = 1) -> i
     # Sorted events only where exclusive regions need a sweep (see ``peak_live_bytes``).
     events = sweep_events(buffers) if any(b.branch for b in buffers) else None
     plain = peak_live_bytes(buffers, events=events)
-    pool = Pool("_", alignment=pool_alignment)
-    step = 0
-    for buffer in buffers:
-        step = gcd(step, pool.alignment_for(buffer))
+    # The gcd of each buffer's alignment in the pool (``Pool.alignment_for``),
+    # over the distinct alignments only.
+    step = gcd(*{lcm(alignment, pool_alignment) for alignment in map(_ALIGNMENT, buffers)})
     if step <= 1:
         return plain
     rounded = [align_up(b.size, step) for b in buffers]
@@ -235,7 +239,24 @@ def lower_bound(problem: Problem) -> dict[PoolKey, int]:
     return dict(problem.derived("lower_bound", lambda: _lower_bound(problem)))
 
 
+def _one_pool_buffers(problem: Problem) -> list[Buffer]:
+    """With one pool: the buffers it accepts (each forced there; the others
+    have no pool), looking up each distinct candidate list once."""
+    keys = list(map(_CANDIDATE_KEY, problem.buffers))
+    # One buffer per distinct key (the last one: any would do).
+    accepted = {
+        key: bool(problem.candidate_pools(buffer))
+        for key, buffer in dict(zip(keys, problem.buffers)).items()
+    }
+    if all(accepted.values()):
+        return list(problem.buffers)
+    return [buffer for buffer, key in zip(problem.buffers, keys) if accepted[key]]
+
+
 def _lower_bound(problem: Problem) -> dict[PoolKey, int]:
+    if len(problem.pools) == 1:
+        pool = problem.pools[0]
+        return {pool.name: buffers_lower_bound(_one_pool_buffers(problem), pool.alignment)}
     bounds: dict[PoolKey, int] = {}
     forced: dict[str, list[Buffer]] = {pool.name: [] for pool in problem.pools}
     group_of = pool_groups(problem)
@@ -270,6 +291,9 @@ def first_choice_bounds(problem: Problem) -> dict[str, int]:
     is at least this (the greedy plan's proof of optimality)."""
 
     def compute() -> dict[str, int]:
+        if len(problem.pools) == 1:
+            # Every buffer the pool accepts is forced there: ``lower_bound``'s set.
+            return {problem.pools[0].name: lower_bound(problem)[problem.pools[0].name]}
         members: dict[str, list[Buffer]] = {pool.name: [] for pool in problem.pools}
         forced_everywhere = True
         for buffer in problem.buffers:

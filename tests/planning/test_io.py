@@ -23,7 +23,7 @@ from memplan.passes.planning.io import (
     write_problem_json,
     write_solution_json,
 )
-from memplan.passes.planning.model import Problem
+from memplan.passes.planning.model import Buffer, Problem
 from memplan_testing import examples
 from tests.planning.strategies import problems
 
@@ -35,6 +35,18 @@ def test_parse_toy_problem() -> None:
     assert [b.id for b in problem.buffers] == ["b1", "b2", "b3", "b4", "b5"]
     assert (problem.buffers[1].start, problem.buffers[1].end) == (3, 9)
     assert problem.pools[0].size == 12
+
+
+def test_parsed_buffers_equal_constructed_ones() -> None:
+    # parse_csv builds its checked buffers without Buffer's __init__: they
+    # still compare, hash and print as Buffer(...) does, defaults included.
+    text = "id,lower,upper,size,alignment,offset\na,0,3,16,4,8\nb,1,2,8,,\n"
+    parsed = parse_csv(text).problem.buffers
+    built = (Buffer("a", 16, 0, 3, 4, pinned_offset=8), Buffer("b", 8, 1, 2))
+    assert parsed == built
+    assert list(map(hash, parsed)) == list(map(hash, built))
+    assert list(map(repr, parsed)) == list(map(repr, built))
+    assert (parsed[1].device, parsed[1].candidates, parsed[1].branch) == ("cpu", (), ())
 
 
 def test_aliases_inclusive_end_alignment_offset_and_extra_columns() -> None:

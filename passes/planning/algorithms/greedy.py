@@ -29,6 +29,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
 from memplan.passes.planning.algorithms.options import PlanOptions
 from memplan.passes.planning.bounds import first_choice_bounds, lower_bound
@@ -156,6 +157,10 @@ class _MergedRanges:
 _Occupancy = _NeighbourLists | _StartWindow | _MergedRanges
 
 
+_CHOICE_KEY = attrgetter("candidates", "device", "read_only", "alignment")
+"""What a buffer's candidate pools and its alignment in each depend on."""
+
+
 class GreedyPlacer:
     """Precomputed facts about a problem, to place its buffers in any order fast."""
 
@@ -170,16 +175,12 @@ class GreedyPlacer:
         self.capacities = [pool.size for pool in problem.pools]
         # Per buffer: (pool index, alignment in that pool), in priority order;
         # one (read-only) list per distinct key, as most buffers share one.
-        lists: dict[tuple[object, ...], list[tuple[int, int]]] = {}
-        self.candidates: list[list[tuple[int, int]]] = []
-        for b in buffers:
-            key = (b.candidates, b.device, b.read_only, b.alignment)
-            choices = lists.get(key)
-            if choices is None:
-                choices = lists[key] = [
-                    (pool_index[p.name], p.alignment_for(b)) for p in problem.candidate_pools(b)
-                ]
-            self.candidates.append(choices)
+        keys = list(map(_CHOICE_KEY, buffers))
+        lists = {
+            key: [(pool_index[p.name], p.alignment_for(b)) for p in problem.candidate_pools(b)]
+            for key, b in dict(zip(keys, buffers)).items()
+        }
+        self.candidates: list[list[tuple[int, int]]] = list(map(lists.__getitem__, keys))
         self.branch_maps: list[dict[int, int] | None] = [
             dict(b.branch) if b.branch else None for b in buffers
         ]
