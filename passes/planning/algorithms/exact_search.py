@@ -7,12 +7,12 @@ decision of ``pool_search``), then, pool by pool, searches offsets with
 decision at the lower bound comes first, then node-budgeted decisions walk
 down from the best peak until it is proven minimal or the budget is spent.
 At a capacity the heuristic plan does not meet, the decisions at the
-lower bound, restarted short searches in shuffled preorders
-(``pool_search.Restarts``, seeded by ``options.seed``; above the bound at
-the capacity and at a tighter target between the bound and the capacity)
-and the walk down from the heuristic peak take turns (``_race``), the same
-members at every capacity: a plan at the bound fits every larger capacity,
-and the bound is often the quicker to decide.
+capacity and at the lower bound take turns (``_race``): a plan at the bound
+fits every larger capacity, and the bound is often the quicker to decide;
+above the bound, the decision at the capacity restarts short searches in
+shuffled preorders (``pool_search.Restarts``, seeded by ``options.seed``),
+and so does a decision at a tighter target between the bound and the
+capacity (a plan there fits the capacity).
 
 Statuses: ``optimal`` when every pool's peak is proven minimal and every
 buffer sits in its first usable candidate pool (so priority prefers no other
@@ -67,8 +67,8 @@ from memplan.passes.planning.model import (
 )
 
 TIGHTER_NUMERATOR, TIGHTER_DENOMINATOR = 19, 20
-"""Above the bound the race's restarts alternate between ``C`` and
-``low + 19/20 (C - low)`` (rounded down to the pool's granularity)."""
+"""Above the bound the race also restarts searches at ``low + 19/20 (C - low)``
+(rounded down to the pool's granularity), beside those at ``C``."""
 RESTART_NODES = 512
 """Nodes of the shortest restart at a capacity (``Restarts``' unit; at
 least the buffers plus 256, so that a restart can finish a descent)."""
@@ -227,58 +227,67 @@ def _race(
     the bound is out of reach, walking the heuristic peak down (as
     minimisation does) often passes below ``capacity`` sooner than deciding
     it. So the decision at ``low`` (the lowest capacity the bound allows),
-    ``Restarts`` (seeded by ``seed``) and the walk take turns, the
-    decisions resumed where they paused, for slices of ``nodes`` that
-    double every round (the restarts' first turn: one restart per
-    preorder; the walk: one probe per turn), in that order and with the
-    same members at every capacity, the bound included: what the decision
-    at ``low`` or the walk meets at one capacity is met at a larger one no
-    later and for no more nodes (a capacity at or above one the solver
-    meets is met at least as fast, unless the restarts met the smaller
-    one). Above the bound the restarts search at ``capacity`` (their first
-    round, unshuffled: a loose capacity is met by a descent), then
-    alternate with restarts at a tighter target (``TIGHTER_NUMERATOR`` /
-    ``TIGHTER_DENOMINATOR`` of the way up from ``low``, on the pool's
-    granularity ``step``: a plan there fits, and the tighter capacity
-    prunes a wasteful packing sooner; D x 1.05). Each may spend what
-    ``budget`` has left (charged to it, so ``budget`` may be overdrawn up
-    to three times): whatever one of them finds within the budget alone,
-    the race finds too, and no decision repeats work. A proof that ``low``
-    does not fit ends its decision.
+    the decision at ``capacity`` and the walk take turns, the decisions
+    resumed where they paused, for slices of ``nodes`` that double every
+    round (the walk: one probe per turn). Above the bound the decision at
+    ``capacity`` is ``Restarts`` (seeded by ``seed``), whose first restart
+    in each preorder runs before the turns: a loose capacity is met by a
+    descent or two; ``Restarts`` at a tighter target (``TIGHTER_NUMERATOR``
+    / ``TIGHTER_DENOMINATOR`` of the way up from ``low``, on the pool's
+    granularity ``step``) take turns too. Each may
+    spend what ``budget`` has left (charged to it, so ``budget`` may be
+    overdrawn up to four times): whatever one of them finds within the
+    budget alone, the race finds too, so a capacity at or above one that is
+    met is met too, and no decision repeats work. A proof that ``low`` does
+    not fit ends its decision.
     """
     left, deadline = budget.left(), budget.deadline
-    unit = max(RESTART_NODES, search.count + 256)
-    tighter = low + (capacity - low) * TIGHTER_NUMERATOR // TIGHTER_DENOMINATOR
-    tighter -= (tighter - low) % step
-    # Restarts at every capacity (at the bound too: F's plan there is found
-    # sooner by restarts than by the portfolio), in two lanes above it: at
-    # ``capacity`` (its first round unshuffled: a loose capacity is met by
-    # a descent) and at the tighter target. The members are the same at
-    # every capacity: the decision at ``low`` and the walk do the same work
-    # whatever the capacity, so what they meet at one they meet at a larger
-    # one no later and for no more nodes.
-    restarts = search.restarts(capacity, unit, seed, [tighter] if low < tighter else [])
-    decisions: list[tuple[int, Decision, Budget]] = [
-        (low, search.start(low), Budget(left, deadline=deadline)),
-        (capacity, restarts, Budget(left, deadline=deadline)),
-    ]
+    decisions: list[tuple[int, Decision, Budget]] = []
+    if low < capacity:
+        # Above the bound, restarted searches at the capacity (``Restarts``):
+        # one of a few dozen lightly shuffled preorders often finds a plan
+        # no single preorder's search reaches within the budget (at the
+        # bound the portfolio's own searches do better: B).
+        unit = max(RESTART_NODES, search.count + 256)
+        restarts = search.restarts(capacity, unit, seed)
+        own = Budget(left, deadline=deadline)
+        # First a restart in each preorder, unshuffled: where the capacity
+        # is loose, one of their descents meets it at once (B x 1.05 and
+        # E x 1.1 in about 300 nodes by WAT alone, which the bound's
+        # decision would have kept waiting).
+        stats["probes"] += 1
+        status, offsets = restarts.advance(own, unit * len(search.preorderings))
+        budget.charge(own.used)
+        stats["nodes"] = search.visited
+        if status == SearchStatus.FOUND:
+            return capacity, offsets
+        if status == SearchStatus.NOT_FOUND:
+            return "infeasible"
+        decisions.append((low, search.start(low), Budget(left, deadline=deadline)))
+        decisions.append((capacity, restarts, own))
+        # Restarts at a tighter target too (``TIGHTER``): a plan there fits
+        # ``capacity``, and the tighter capacity prunes a wasteful partial
+        # packing sooner, so its restarts find plans the ones at
+        # ``capacity`` miss (D x 1.05: none in 30,000 nodes at 1,035,417,
+        # one in 4,336 at 1,032,704), and the other way round (J x 1.05).
+        tighter = low + (capacity - low) * TIGHTER_NUMERATOR // TIGHTER_DENOMINATOR
+        tighter -= (tighter - low) % step
+        if low < tighter < capacity:
+            decisions.append(
+                (tighter, search.restarts(tighter, unit, seed), Budget(left, deadline=deadline))
+            )
+    else:
+        decisions.append((capacity, search.start(capacity), Budget(left, deadline=deadline)))
     walk_budget = Budget(left, deadline=deadline)
     steps: Generator[None, None, bool] | None = walk(walk_budget, capacity)
     charged = 0
-    first_round = unit * len(search.preorderings)
     try:
         while decisions or steps is not None:
             for entry in list(decisions):
                 target, decision, own = entry
                 stats["probes"] += 1
                 before = own.used
-                slice_nodes = nodes
-                if decision is restarts:
-                    # The first turn: a whole first round of restarts (at a
-                    # loose capacity, one of their descents meets it).
-                    slice_nodes = first_round or nodes
-                    first_round = 0
-                status, offsets = decision.advance(own, slice_nodes)
+                status, offsets = decision.advance(own, nodes)
                 budget.charge(own.used - before)  # may overdraw it: see above
                 stats["nodes"] = search.visited
                 if status == SearchStatus.FOUND:

@@ -20,7 +20,7 @@ class PlanOptions:
     machine's speed and load, and ``stats["stopped_by"]`` is ``timeout`` when
     the clock cut a search short).
     ``seed``: seeds ``hill-climb``'s random perturbations and the shuffled
-    preorders of ``exact``'s restarts at a capacity the greedy plan misses.
+    preorders of ``exact``'s restarts at a capacity above the bound.
     ``iterations``: ``hill-climb``'s perturbation budget.
     ``minimize``: when false, ``exact``/``auto`` stop at the first plan that fits
     every bounded pool (feasibility, like MiniMalloc's ``--capacity``) instead

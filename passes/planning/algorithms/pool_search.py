@@ -287,12 +287,9 @@ class PoolSearch:
         each resumed where the last one paused (no node is visited twice)."""
         return Decision(self, capacity)
 
-    def restarts(
-        self, capacity: int, unit: int, seed: int, tighter: Sequence[int] = ()
-    ) -> Restarts:
-        """A decision at ``capacity`` by restarted searches, in lanes at
-        ``capacity`` and at each ``tighter`` target (see ``Restarts``)."""
-        return Restarts(self, capacity, unit, seed, tighter)
+    def restarts(self, capacity: int, unit: int, seed: int) -> Restarts:
+        """A decision at ``capacity`` by restarted searches (see ``Restarts``)."""
+        return Restarts(self, capacity, unit, seed)
 
     def _run(
         self,
@@ -688,11 +685,6 @@ class Decision:
         if self.slice_left <= 0:
             self.turn = (self.turn + 1) % len(self.runs)
 
-    def _settles(self, status: SearchStatus) -> bool:
-        """Does the current run's finish, with ``status``, decide the question?
-        (Every run searches at ``capacity`` here: yes.)"""
-        return True
-
     def advance(
         self, budget: Budget | None = None, max_nodes: int | None = None
     ) -> tuple[SearchStatus, list[int]]:
@@ -728,10 +720,9 @@ class Decision:
                 except StopIteration as finished:
                     # FOUND, or NOT_FOUND from a complete search: nothing fits.
                     status: SearchStatus = finished.value
-                    if self._settles(status):
-                        solution = list(run.solution) if status == SearchStatus.FOUND else []
-                        self.result = (status, solution)
-                        return self.result
+                    solution = list(run.solution) if status == SearchStatus.FOUND else []
+                    self.result = (status, solution)
+                    return self.result
                 finally:
                     used = run.visited - before
                     spent += used
@@ -760,58 +751,36 @@ class Restarts(Decision):
     below that mistake (MiniMalloc's D and J one step above their best
     known plans: no preorder of the portfolio finds a plan in 60,000 nodes,
     while one search in 20 to 50 whose preorder is shuffled a little does,
-    within its first few hundred). So restart ``r`` is one search in
-    preorder ``r`` of the portfolio (round robin), from the second round on
-    with the preorder shuffled by a generator seeded from ``seed`` and ``r``
-    (neighbours swap now and then), for ``unit`` times the ``r``-th term of
-    Luby's sequence (1, 1, 2, 1, 1, 2, 4, ...) nodes: a few long runs among
-    many short ones, so a plan deep below a good start is still reached.
-    With ``tighter`` targets (below ``capacity``: a plan there fits it too)
-    the restarts run in *lanes*, one per target: ``capacity``'s first round
-    (one restart per preorder), then one restart each in turn, a tighter
-    lane first; each lane runs the restarts a sequence at its target alone
-    would. Deterministic: the same nodes in the same
-    order on any machine. Complete like ``Decision``: a restart at
-    ``capacity`` that finishes has searched every canonical plan (a
-    preorder only orders the choices), so ``NOT_FOUND`` there is a proof;
-    a tighter lane proven too small ends.
+    within its first few hundred). So restart ``k`` is one search in
+    preorder ``k`` of the portfolio (round robin), from the second round on
+    with the preorder shuffled by a generator seeded from ``seed`` and
+    ``k`` (neighbours swap now and then), for ``unit`` times the ``k``-th
+    term of Luby's sequence (1, 1, 2, 1, 1, 2, 4, ...) nodes: a few long
+    runs among many short ones, so a plan deep below a good start is still
+    reached. Deterministic: the same nodes in the same order on any
+    machine. Complete like ``Decision``: any restart that finishes has
+    searched every canonical plan (a preorder only orders the choices), so
+    ``NOT_FOUND`` is a proof.
     """
 
-    def __init__(
-        self,
-        search: PoolSearch,
-        capacity: int,
-        unit: int,
-        seed: int,
-        tighter: Sequence[int] = (),
-    ) -> None:
+    def __init__(self, search: PoolSearch, capacity: int, unit: int, seed: int) -> None:
         super().__init__(search, capacity)
         self.unit = max(unit, 1)
         self.seed = seed
         self.restart = -1
-        self.targets = [capacity] + [target for target in tighter if target < capacity]
-        self.rounds = [0] * len(self.targets)  # restarts begun per lane
-        self.lane = 0  # the current run's
 
     def _next_run(self) -> None:
         search = self.search
         self.restart += 1
-        # The lane at ``capacity`` runs its first round (every preorder,
-        # unshuffled: a loose capacity is met by a descent) before the
-        # others start; then the lanes alternate.
-        first_round = len(search.preorderings)
         k = self.restart
-        self.lane = lane = 0 if k < first_round else (k - first_round + 1) % len(self.targets)
-        r = self.rounds[lane]
-        self.rounds[lane] += 1
         preorders = search.preorderings
         jitter = None
-        if r >= len(preorders):
-            jitter = random.Random(self.seed * 1_000_003 + r)
-        heuristic = preorders[r % len(preorders)]
-        self.runs = [search._run(heuristic, self.partitions, jitter, self.targets[lane])]
+        if k >= len(preorders):
+            jitter = random.Random(self.seed * 1_000_003 + k)
+        heuristic = preorders[k % len(preorders)]
+        self.runs = [search._run(heuristic, self.partitions, jitter, self.capacity)]
         self.started = [False]
-        self.slice_left = self.unit * luby(r + 1)  # this restart's nodes
+        self.slice_left = self.unit * luby(k + 1)  # this restart's nodes
 
     def _select(self) -> int:
         if self.slice_left <= 0:
@@ -820,14 +789,6 @@ class Restarts(Decision):
 
     def _spent(self, used: int) -> None:
         self.slice_left -= used
-
-    def _settles(self, status: SearchStatus) -> bool:
-        if status == SearchStatus.FOUND or self.lane == 0:
-            return True
-        # Nothing fits this lane's tighter target: the others go on without it.
-        del self.targets[self.lane], self.rounds[self.lane]
-        self.slice_left = 0
-        return False
 
 
 JITTER = 0.5
