@@ -17,9 +17,10 @@ pyproject.toml pins ``xdsl<0.75``.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from io import StringIO
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
@@ -37,6 +38,7 @@ from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 # spelling `CompatParser.parse_optional_type` keeps parsed types under.
 _SHAPED_TYPE = re.compile(r"(?:tensor|memref|vector)<(?:[0-9?]+x)*[A-Za-z][A-Za-z0-9]*>")
 _STORAGE_TYPE = re.compile(r"!memory\.storage<(?:[0-9]+|\?)>")
+_Parsed = TypeVar("_Parsed")
 _FLAT_DICTIONARY = re.compile(r'\{[^{}"#!]*\}')
 # The types parsed once per spelling, by the kind of their first token.
 _SPELLED_ONCE = {
@@ -95,6 +97,7 @@ class CompatParser(Parser):
         # Where each op starts: the dominance check's fallback location.
         self._op_starts: dict[Operation, Span] = {}
         self._types_by_spelling: dict[str, TypeAttribute] = {}
+        # Never handed out: the parser gets a copy (callers take entries out).
         self._dictionaries_by_spelling: dict[str, dict[str, Attribute]] = {}
 
     def parse_optional_type(self) -> TypeAttribute | None:
@@ -108,23 +111,11 @@ class CompatParser(Parser):
         later spelling of the same text. Waits for: nothing; it is a
         cache, not a fix.
         """
-        token = self._current_token
-        pattern = _SPELLED_ONCE.get(token.kind)
-        if pattern is not None:
-            found = pattern.match(token.span.input.content, token.span.start)
-            if found is not None:
-                text = found.group()
-                known = self._types_by_spelling.get(text)
-                if known is not None:
-                    lexer = self._parser_state.lexer
-                    lexer.pos = found.end()
-                    self._parser_state.current_token = lexer.lex()
-                    return known
-                parsed = super().parse_optional_type()
-                if parsed is not None and self._current_token.span.start >= found.end():
-                    self._types_by_spelling[text] = parsed
-                return parsed
-        return super().parse_optional_type()
+        return self._once_per_spelling(
+            _SPELLED_ONCE.get(self._current_token.kind),
+            self._types_by_spelling,
+            super().parse_optional_type,
+        )
 
     def parse_optional_dictionary_attr_dict(self) -> dict[str, Attribute]:
         """Each spelling of a flat attribute dictionary is parsed once.
@@ -134,25 +125,43 @@ class CompatParser(Parser):
         seventh of the time the program takes to parse. A dictionary
         without nested braces, strings or aliases (``#``, ``!``) means the
         same wherever it is written: the one parsed first stands for later
-        spellings of the same text (a copy: callers take entries out). Only
-        a dictionary that parsed is kept. Waits for: nothing; a cache.
+        spellings of the same text. Only a dictionary that parsed is kept.
+        Waits for: nothing; a cache.
         """
+        pattern = _FLAT_DICTIONARY if self._current_token.kind is MLIRTokenKind.L_BRACE else None
+        parsed = self._once_per_spelling(
+            pattern,
+            self._dictionaries_by_spelling,
+            super().parse_optional_dictionary_attr_dict,
+        )
+        assert parsed is not None  # no dictionary parses as {}
+        return dict(parsed)
+
+    def _once_per_spelling(
+        self,
+        pattern: re.Pattern[str] | None,
+        kept: dict[str, _Parsed],
+        parse: Callable[[], _Parsed | None],
+    ) -> _Parsed | None:
+        """``parse()``, or, where ``pattern`` matches at the current token,
+        what it gave for the same text before (the text is skipped)."""
         token = self._current_token
-        if token.kind is MLIRTokenKind.L_BRACE:
-            found = _FLAT_DICTIONARY.match(token.span.input.content, token.span.start)
-            if found is not None:
-                text = found.group()
-                known = self._dictionaries_by_spelling.get(text)
-                if known is not None:
-                    lexer = self._parser_state.lexer
-                    lexer.pos = found.end()
-                    self._parser_state.current_token = lexer.lex()
-                    return dict(known)
-                parsed = super().parse_optional_dictionary_attr_dict()
-                if self._current_token.span.start >= found.end():
-                    self._dictionaries_by_spelling[text] = dict(parsed)
-                return parsed
-        return super().parse_optional_dictionary_attr_dict()
+        found = (
+            None if pattern is None else pattern.match(token.span.input.content, token.span.start)
+        )
+        if found is None:
+            return parse()
+        text = found.group()
+        known = kept.get(text)
+        if known is not None:
+            lexer = self._parser_state.lexer
+            lexer.pos = found.end()
+            self._parser_state.current_token = lexer.lex()
+            return known
+        parsed = parse()
+        if parsed is not None and self._current_token.span.start >= found.end():
+            kept[text] = parsed
+        return parsed
 
     def resolve_operand(self, operand: Any, type: Attribute) -> Any:
         # Records forward uses for the undefined-value and dominance workarounds.
