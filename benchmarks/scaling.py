@@ -2,7 +2,7 @@
 
 Usage: python benchmarks/scaling.py [--sizes 1000,10000,100000]
        [--families chain,wide,transformer] [--stages import,...]
-       [--solve-sizes 10000,100000,300000] [--work DIR] [--markdown FILE]
+       [--solve-sizes 10000,100000,300000] [--work DIR] [--repeat N]
 
 Three families of ONNX graphs, generated here (deterministic, opset 17):
 
@@ -27,6 +27,12 @@ seconds (user + system, from ``wait4``) and peak RSS for:
 * ``report-json`` / ``report-svg``: ``--plan --plan-report`` to a file;
 * ``verify-plan`` and ``lower-to-memref``: on the planned file.
 
+With ``--repeat N`` every size runs N rounds, each stage once per round in
+turn, and the table gives each stage's median CPU seconds and its largest
+peak RSS: on a shared machine one run's CPU seconds move with the load it
+meets (10% and more at 100k nodes), and rounds let the baseline and the
+stages meet the same loads.
+
 For each stage: the ratio to ``xdsl-opt`` on the same file, and the growth
 exponent from the previous size (``log(time ratio) / log(size ratio)``:
 1.0 is linear). ``memplan-solve`` runs beside them on generated MiniMalloc
@@ -39,6 +45,7 @@ from __future__ import annotations
 import argparse
 import math
 import shutil
+import statistics
 import sys
 import tempfile
 from collections.abc import Callable
@@ -214,6 +221,9 @@ def main() -> None:
     parser.add_argument("--solve-sizes", default="10000,100000,300000")
     parser.add_argument("--timeout", type=float, default=1800.0, help="per stage, seconds")
     parser.add_argument("--work", type=Path, default=None)
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="rounds per size; the table gives medians"
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
     stages = [s for s in args.stages.split(",") if s]
@@ -224,7 +234,8 @@ def main() -> None:
 
     import onnx
 
-    print(f"CPU seconds (user+system) and peak RSS per process; work files in {work}\n")
+    how = f"median of {args.repeat} rounds" if args.repeat > 1 else "one run"
+    print(f"CPU seconds (user+system) and peak RSS per process, {how}; work files in {work}\n")
     header = "| family | nodes | ops | " + " | ".join(stages) + " |"
     print(header)
     print("|" + "---|" * (3 + len(stages)))
@@ -236,16 +247,17 @@ def main() -> None:
             planned = work / f"{family}{size}.planned.mlir"
             if not onnx_file.exists():
                 onnx.save(FAMILIES[family](size), str(onnx_file))
-            results: dict[str, Measure] = {}
-            for stage in stages:
-                if stage != "import" and not mlir.exists():
-                    results[stage] = Measure(math.nan, math.nan, False, "no import")
-                    continue
-                if stage in ("verify-plan", "lower-to-memref") and not planned.exists():
-                    results[stage] = Measure(math.nan, math.nan, False, "no plan")
-                    continue
-                command = stage_commands(stage, onnx_file, mlir, planned, work)
-                results[stage] = measure(command, args.timeout)
+            rounds: dict[str, list[Measure]] = {stage: [] for stage in stages}
+            for _ in range(max(args.repeat, 1)):
+                for stage in stages:
+                    if stage != "import" and not mlir.exists():
+                        rounds[stage].append(Measure(math.nan, math.nan, False, "no import"))
+                    elif stage in ("verify-plan", "lower-to-memref") and not planned.exists():
+                        rounds[stage].append(Measure(math.nan, math.nan, False, "no plan"))
+                    else:
+                        command = stage_commands(stage, onnx_file, mlir, planned, work)
+                        rounds[stage].append(measure(command, args.timeout))
+            results = {stage: median_measure(rounds[stage]) for stage in stages}
             ops = _count_ops(mlir)
             baseline = results.get("xdsl-opt")
             cells = []
@@ -269,6 +281,17 @@ def main() -> None:
         print("\n| memplan-solve problem | buffers | cpu s | peak RSS MB | n^k |")
         print("|---|---|---|---|---|")
         print("\n".join(_solve_rows(solve_sizes, work, args.timeout)))
+
+
+def median_measure(runs: list[Measure]) -> Measure:
+    """One stage's rounds: the median CPU seconds and the largest peak RSS,
+    or the first failed run when one failed."""
+    failed = next((run for run in runs if not run.ok), None)
+    if failed is not None:
+        return failed
+    return Measure(
+        statistics.median(run.cpu for run in runs), max(run.rss_mb for run in runs), True
+    )
 
 
 def _count_ops(mlir: Path) -> int:
