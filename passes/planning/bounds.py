@@ -18,15 +18,10 @@ import heapq
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from itertools import accumulate
-from math import gcd, lcm
-from operator import attrgetter
+from math import gcd
 
 from memplan.passes.planning.intervals import sweep_events
-from memplan.passes.planning.model import Buffer, Pool, Problem, align_up
-
-_ALIGNMENT = attrgetter("alignment")
-_CANDIDATE_KEY = attrgetter("candidates", "device", "read_only")
-"""What ``Problem.candidate_pools`` depends on."""
+from memplan.passes.planning.model import Buffer, Pool, Problem, align_up, candidate_key
 
 PoolKey = str | tuple[str, ...]
 """A pool name, or the names of a group of pools whose *total* use is bounded."""
@@ -176,9 +171,10 @@ def buffers_lower_bound(buffers: Iterable[Buffer], pool_alignment: int = 1) -> i
     # Sorted events only where exclusive regions need a sweep (see ``peak_live_bytes``).
     events = sweep_events(buffers) if any(b.branch for b in buffers) else None
     plain = peak_live_bytes(buffers, events=events)
-    # The gcd of each buffer's alignment in the pool (``Pool.alignment_for``),
-    # over the distinct alignments only.
-    step = gcd(*{lcm(alignment, pool_alignment) for alignment in map(_ALIGNMENT, buffers)})
+    # The gcd of each buffer's alignment in the pool, over one buffer per
+    # distinct alignment.
+    pool = Pool("_", alignment=pool_alignment)
+    step = gcd(*(pool.alignment_for(b) for b in {b.alignment: b for b in buffers}.values()))
     if step <= 1:
         return plain
     rounded = [align_up(b.size, step) for b in buffers]
@@ -242,7 +238,7 @@ def lower_bound(problem: Problem) -> dict[PoolKey, int]:
 def _one_pool_buffers(problem: Problem) -> list[Buffer]:
     """With one pool: the buffers it accepts (each forced there; the others
     have no pool), looking up each distinct candidate list once."""
-    keys = list(map(_CANDIDATE_KEY, problem.buffers))
+    keys = list(map(candidate_key, problem.buffers))
     # One buffer per distinct key (the last one: any would do).
     accepted = {
         key: bool(problem.candidate_pools(buffer))

@@ -15,11 +15,17 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from math import lcm
+from operator import attrgetter
 from typing import Literal, TypeVar, cast
 
 Access = Literal["rw", "ro"]
 Status = Literal["optimal", "feasible", "unknown", "infeasible"]
 _T = TypeVar("_T")
+
+CANDIDATE_FIELDS = ("candidates", "device", "read_only")
+"""The buffer fields ``Problem.candidate_pools`` depends on: callers that
+group buffers by their candidate lists key them by ``candidate_key``."""
+candidate_key = attrgetter(*CANDIDATE_FIELDS)
 
 
 def align_up(value: int, alignment: int) -> int:
@@ -168,7 +174,7 @@ class Problem:
         """The pools ``buffer`` may use, in priority order."""
         # A function of the buffer's candidates, device and access alone
         # (most buffers share them): computed once per distinct triple.
-        key = ("candidates", buffer.candidates, buffer.device, buffer.read_only)
+        key = ("candidates", candidate_key(buffer))
         pools = self._derived.get(key)
         if pools is None:
             if buffer.candidates:

@@ -34,7 +34,7 @@ from operator import attrgetter
 from memplan.passes.planning.algorithms.options import PlanOptions
 from memplan.passes.planning.bounds import first_choice_bounds, lower_bound
 from memplan.passes.planning.intervals import EMPTY, OccupancyTree, PrefixMaxTree, StartOrder
-from memplan.passes.planning.model import Placement, Problem, Solution
+from memplan.passes.planning.model import CANDIDATE_FIELDS, Placement, Problem, Solution
 
 OCCUPANCY_MIN_BUFFERS = 128
 """Below this many buffers the neighbour lists are short enough (``_dense``)."""
@@ -157,7 +157,7 @@ class _MergedRanges:
 _Occupancy = _NeighbourLists | _StartWindow | _MergedRanges
 
 
-_CHOICE_KEY = attrgetter("candidates", "device", "read_only", "alignment")
+_CHOICE_KEY = attrgetter(*CANDIDATE_FIELDS, "alignment")
 """What a buffer's candidate pools and its alignment in each depend on."""
 
 
