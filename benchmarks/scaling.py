@@ -225,6 +225,8 @@ def main() -> None:
         "--repeat", type=int, default=1, help="rounds per size; the table gives medians"
     )
     args = parser.parse_args()
+    if args.repeat < 1:
+        parser.error(f"--repeat must be at least 1, got {args.repeat}")
     sizes = [int(s) for s in args.sizes.split(",") if s]
     stages = [s for s in args.stages.split(",") if s]
     if "mlir-opt" in stages and not MLIR_OPT.exists():
@@ -248,7 +250,7 @@ def main() -> None:
             if not onnx_file.exists():
                 onnx.save(FAMILIES[family](size), str(onnx_file))
             rounds: dict[str, list[Measure]] = {stage: [] for stage in stages}
-            for _ in range(max(args.repeat, 1)):
+            for _ in range(args.repeat):
                 for stage in stages:
                     if stage != "import" and not mlir.exists():
                         rounds[stage].append(Measure(math.nan, math.nan, False, "no import"))

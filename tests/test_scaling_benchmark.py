@@ -52,3 +52,14 @@ def test_repeat_runs_rounds_through_the_command_line(tmp_path: Path) -> None:
     cells = [cell.strip() for cell in row.strip("|").split("|")][3:]
     assert len(cells) == 3 and all(cell.endswith(" MB") or " MB," in cell for cell in cells)
     assert (tmp_path / "chain12.planned.mlir").exists()
+
+
+def test_repeat_below_one_is_a_usage_error() -> None:
+    result = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "scaling.py"), "--repeat", "0"],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 2
+    assert "--repeat must be at least 1, got 0" in result.stderr
+    assert "Traceback" not in result.stderr
