@@ -410,3 +410,108 @@ def test_compat_error_after_a_cached_type_points_at_its_token() -> None:
     with pytest.raises(ParseError) as caught:
         CompatParser(memplan_context(), text, "in.mlir").parse_module()
     assert caught.value.span.text == "%c"
+
+
+# Plain `func.call` lines: read in one step (CompatParser._parse_plain_call)
+# when every type and the dictionary were parsed before. The op must be the
+# one upstream's declarative format builds, whatever the line's form: the
+# generic form (properties and attributes apart) and the names must match.
+
+_CALL_TYPES = ["tensor<4xf32>", "tensor<2x2xf32>", "memref<4xf32>", "i32", "index"]
+_CALL_DICTIONARIES = ["", " {k = 1 : i64}", " {strides = [1, 1], tag}", ' {s = "x"}', " {}"]
+
+
+@st.composite
+def _call_programs(draw: st.DrawFn) -> str:
+    """A function of calls of every form: 0 to 3 operands (arguments and
+    earlier results), no result, one or a result list, dictionaries,
+    spacing and line ends the fast path takes or not."""
+    arguments = draw(st.lists(st.sampled_from(_CALL_TYPES), min_size=1, max_size=3))
+    values: list[tuple[str, str]] = [(f"%a{i}", t) for i, t in enumerate(arguments)]
+    lines: list[str] = []
+    count = draw(st.integers(1, 5))
+    for index in range(count):
+        operands = draw(st.lists(st.sampled_from(values), max_size=3))
+        results = draw(st.sampled_from(["one", "none", "list"]))
+        result_type = draw(st.sampled_from(_CALL_TYPES))
+        space = draw(st.sampled_from([" ", "  ", "\t"]))
+        names = ", ".join(name for name, _ in operands)
+        types = ", ".join(t for _, t in operands)
+        dictionary = draw(st.sampled_from(_CALL_DICTIONARIES))
+        call = f"func.call{space}@k{index}({names}){dictionary} :{space}({types})"
+        if results == "one":
+            lines.append(f"%r{index} ={space}{call} -> {result_type}")
+            values.append((f"%r{index}", result_type))
+        elif results == "none":
+            lines.append(f"{call} -> ()")
+        else:
+            lines.append(f"%r{index}:2 = {call} -> ({result_type}, {result_type})")
+        lines[-1] += draw(st.sampled_from(["", " // note", " loc(unknown)"]))
+    header = ", ".join(f"{name}: {t}" for name, t in values[: len(arguments)])
+    body = "\n".join(f"  {line}" for line in lines)
+    return f"func.func @f({header}) {{\n{body}\n  func.return\n}}\n"
+
+
+def _generic(module: Operation) -> str:
+    stream = StringIO()
+    Printer(stream=stream, print_generic_format=True).print_op(module)
+    return stream.getvalue()
+
+
+@given(_call_programs())
+def test_compat_plain_calls_parse_as_upstream(text: str) -> None:
+    compat = CompatParser(memplan_context(), text, "in.mlir").parse_module()
+    assert _generic(compat) == _generic(_upstream_parse(text))
+
+
+def test_compat_plain_calls_skip_the_declarative_format(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every type and the dictionary are spelled before the calls (the
+    # signature, the first call): only the first call needs the format.
+    text = """
+    func.func @f(%a: tensor<4xf32>, %b: tensor<2xf32>) {
+      %0 = func.call @k(%a) {n = 1 : i64} : (tensor<4xf32>) -> tensor<2xf32>
+      %1 = func.call @k(%a) {n = 1 : i64} : (tensor<4xf32>) -> tensor<2xf32>
+      %2 = func.call @j(%1, %b) : (tensor<2xf32>, tensor<2xf32>) -> tensor<4xf32>
+      func.call @k(%2) : (tensor<4xf32>) -> ()
+      func.return
+    }
+    """
+    parsed: list[str] = []
+    upstream = func.CallOp.parse.__func__  # pyright: ignore[reportFunctionMemberAccess]
+
+    def counted(cls: type[func.CallOp], parser: Parser) -> func.CallOp:
+        parsed.append(cls.name)
+        return upstream(cls, parser)
+
+    monkeypatch.setattr(func.CallOp, "parse", classmethod(counted))
+    module = CompatParser(memplan_context(), text, "in.mlir").parse_module()
+    assert len(parsed) == 1
+    assert _generic(module) == _generic(_upstream_parse(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # %a is a tensor<4xf32>, used as a tensor<2xf32>.
+        "func.func @f(%a: tensor<4xf32>, %b: tensor<2xf32>) {\n"
+        "  %0 = func.call @k(%a) : (tensor<2xf32>) -> tensor<4xf32>\n  func.return\n}\n",
+        # Two definitions of %0.
+        "func.func @f(%a: tensor<4xf32>) {\n"
+        "  %0 = func.call @k(%a) : (tensor<4xf32>) -> tensor<4xf32>\n"
+        "  %0 = func.call @k(%a) : (tensor<4xf32>) -> tensor<4xf32>\n  func.return\n}\n",
+    ],
+)
+def test_compat_plain_call_errors_are_upstreams(text: str) -> None:
+    message, at = _compat_error(text)
+    with pytest.raises(ParseError) as upstream:
+        _upstream_parse(text)
+    assert (message, at) == (upstream.value.msg, upstream.value.span.text)
+
+
+def test_compat_plain_call_of_undefined_value_points_at_its_use() -> None:
+    text = (
+        "func.func @f(%a: tensor<4xf32>) {\n"
+        "  %0 = func.call @k(%a, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>\n"
+        "  func.return\n}\n"
+    )
+    assert _compat_error(text) == ("use of undefined value %x", "%x")
