@@ -76,6 +76,7 @@ from memplan.dialect.irdl_caches import (
     build_with_segments,
     decode_segments_once,
     irdl_op_definition_verified_once,
+    printed_plain_first,
 )
 from memplan.dialect.op_model import is_function, is_loop, transitive_views, underlying_root
 from memplan.dialect.regions import (
@@ -311,6 +312,11 @@ class Pin(CustomDirective):
         state.print_whitespace(printer)
         printer.print_attribute(pool)
         printer.print_string(f"[{offset.value.data}]")
+
+
+# What a plainly printed op may hold besides its attributes.
+_ALLOC_TENSOR_PROPERTIES = frozenset({"offset", "align", AttrSizedOperandSegments.attribute_name})
+_INVOKE_PROPERTIES = frozenset({"callee", AttrSizedOperandSegments.attribute_name})
 
 
 def _is_power_of_two(value: int) -> bool:
@@ -725,6 +731,7 @@ class AllocStorageOp(IRDLOperation):
 
 
 @decode_segments_once
+@printed_plain_first
 @irdl_op_definition_verified_once
 class AllocTensorOp(IRDLOperation):
     """Carves a typed tensor (an identity-layout memref) out of a storage.
@@ -794,6 +801,32 @@ class AllocTensorOp(IRDLOperation):
                 "align": None if align is None else i64_attr(align),
             },
         )
+
+    def print_plain(self, printer: Printer) -> bool:
+        """A static offset and no dynamic dimensions: ``assembly_format``'s
+        text, printed directly (``printed_plain_first``)."""
+        properties = self.properties
+        offset = properties.get("offset")
+        if (
+            len(self.operands) != 1
+            or not isinstance(offset, IntegerAttr)
+            or not properties.keys() <= _ALLOC_TENSOR_PROPERTIES
+            or not properties.keys().isdisjoint(self.attributes)
+        ):
+            return False
+        storage = self.operands[0]
+        printer.print_string(" ")
+        printer.print_operand(storage)
+        printer.print_string(f"[{offset.value.data}]")
+        align = properties.get("align")
+        if isinstance(align, IntegerAttr):
+            printer.print_string(f" align {align.value.data}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(storage.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.results[0].type)
+        return True
 
     @property
     def tensor_type(self) -> MemRefType:
@@ -896,6 +929,7 @@ class AllocTensorOp(IRDLOperation):
 
 
 @decode_segments_once
+@printed_plain_first
 @irdl_op_definition_verified_once
 class InvokeOp(IRDLOperation):
     """Destination-passing call of a kernel.
@@ -943,6 +977,28 @@ class InvokeOp(IRDLOperation):
             attributes,
         )
 
+    def print_plain(self, printer: Printer) -> bool:
+        """``assembly_format``'s text, printed directly (``printed_plain_first``)."""
+        properties = self.properties
+        callee = properties.get("callee")
+        if (
+            callee is None
+            or not properties.keys() <= _INVOKE_PROPERTIES
+            or not properties.keys().isdisjoint(self.attributes)
+        ):
+            return False
+        printer.print_string(" ")
+        printer.print_attribute(callee)
+        for keyword, values in (("ins", self.ins), ("outs", self.outs)):
+            if values:
+                printer.print_string(f" {keyword}(")
+                printer.print_list(values, printer.print_operand)
+                printer.print_string(" : ")
+                printer.print_list(values.types, printer.print_attribute)
+                printer.print_string(")")
+        printer.print_op_attributes(self.attributes)
+        return True
+
     def verify_(self) -> None:
         for out in self.outs:
             root = underlying_root(out)
@@ -965,6 +1021,7 @@ class InvokeOp(IRDLOperation):
 # ---------------------------------------------------------------------------
 
 
+@printed_plain_first
 @irdl_op_definition_verified_once
 class KillOp(IRDLOperation):
     """Marks a storage or a tensor dead: no use may follow on any path.
@@ -998,6 +1055,18 @@ class KillOp(IRDLOperation):
 
     def __init__(self, value: SSAValue | Operation) -> None:
         super().__init__(operands=[SSAValue.get(value)])
+
+    def print_plain(self, printer: Printer) -> bool:
+        """``assembly_format``'s text, printed directly (``printed_plain_first``)."""
+        if self.properties:
+            return False
+        value = self.operands[0]
+        printer.print_string(" ")
+        printer.print_operand(value)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(value.type)
+        return True
 
     def verify_(self) -> None:
         # Only what the kill alone decides: uses and kills on the paths after

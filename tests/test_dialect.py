@@ -5,6 +5,8 @@ from __future__ import annotations
 from io import StringIO
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from xdsl.builder import ImplicitBuilder
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf, test
@@ -22,6 +24,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Operation, Region
 from xdsl.irdl import IRDLOperation, OpDef, traits_def
+from xdsl.irdl.declarative_assembly_format import FormatProgram
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import HasParent
@@ -427,3 +430,57 @@ def test_build_falls_back_to_xdsl_builder() -> None:
     assert tensor.storage is storage.storage and tensor.static_offset == 0
     with pytest.raises(ValueError, match="Expected 3 operand, but got 1"):
         AllocTensorOp.build(operands=[[storage.storage]], result_types=[[MemRefType(f32, [4])]])
+
+
+# Plain printing (`printed_plain_first`): each op's `print_plain` must print
+# what its assembly format prints, or leave the op to the format.
+
+_PLAIN_ATTRIBUTES = [{}, {"note": IntegerAttr(1, 64)}, {"memory.inplace_of": IntegerAttr(0, 64)}]
+
+
+@st.composite
+def _printable_ops(draw: st.DrawFn) -> ModuleOp:
+    """A module of `memory` ops in forms the plain printers take and forms they leave."""
+    storage = AllocStorageOp(256)
+    index = arith.ConstantOp.from_int_and_width(8, IndexType())
+    body: list[Operation] = [storage, index]
+    tensors: list[AllocTensorOp] = []
+    for _ in range(draw(st.integers(1, 4))):
+        dynamic = draw(st.sampled_from(["no", "offset", "dims"]))
+        offset = draw(st.sampled_from([0, 4, 64, -4]))
+        tensor = AllocTensorOp(
+            storage,
+            index if dynamic == "offset" else offset,
+            MemRefType(f32, [-1, 4] if dynamic == "dims" else [4]),
+            [index] if dynamic == "dims" else [],
+            align=draw(st.sampled_from([None, 4, 16])),
+        )
+        tensor.attributes.update(draw(st.sampled_from(_PLAIN_ATTRIBUTES)))
+        tensors.append(tensor)
+        body.append(tensor)
+    for _ in range(draw(st.integers(0, 3))):
+        ins = draw(st.lists(st.sampled_from([*tensors, index]), max_size=3))
+        outs = draw(st.lists(st.sampled_from(tensors), max_size=2))
+        body.append(InvokeOp("k", ins, outs, dict(draw(st.sampled_from(_PLAIN_ATTRIBUTES)))))
+    kill = KillOp(draw(st.sampled_from([*tensors, storage])))
+    kill.attributes.update(draw(st.sampled_from(_PLAIN_ATTRIBUTES)))
+    body.append(kill)
+    return _module_with(body)
+
+
+def _printed(module: ModuleOp) -> str:
+    stream = StringIO()
+    Printer(stream=stream).print_op(module)
+    return stream.getvalue()
+
+
+@given(_printable_ops())
+def test_plain_printing_is_the_assembly_formats(module: ModuleOp) -> None:
+    plain = _printed(module)
+    with pytest.MonkeyPatch.context() as patch:
+        for op_class in (AllocTensorOp, InvokeOp, KillOp):
+            program = FormatProgram.from_str(
+                op_class.assembly_format or "", op_class.get_irdl_definition()
+            )
+            patch.setattr(op_class, "print", lambda op, printer, p=program: p.print(printer, op))
+        assert plain == _printed(module)
