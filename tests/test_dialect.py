@@ -11,6 +11,7 @@ from xdsl.builder import ImplicitBuilder
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf, test
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     DenseArrayBase,
     IndexType,
     IntegerAttr,
@@ -28,7 +29,7 @@ from xdsl.irdl.declarative_assembly_format import FormatProgram
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import HasParent
-from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.exceptions import ParseError, VerifyException
 
 from memplan.dialect import (
     AllocStorageOp,
@@ -39,8 +40,10 @@ from memplan.dialect import (
     PoolOp,
     StorageType,
 )
+from memplan.dialect.context import memplan_context
 from memplan.dialect.irdl_caches import irdl_op_definition_verified_once
 from memplan.dialect.types import default_alignment, element_byte_size, static_byte_size
+from memplan.tools.driver import parse_located
 
 
 def _module_with(body: list, pools: list[PoolOp] | None = None) -> ModuleOp:
@@ -451,7 +454,7 @@ def _printable_ops(draw: st.DrawFn) -> ModuleOp:
         tensor = AllocTensorOp(
             storage,
             index if dynamic == "offset" else offset,
-            MemRefType(f32, [-1, 4] if dynamic == "dims" else [4]),
+            MemRefType(f32, [DYNAMIC_INDEX, 4] if dynamic == "dims" else [4]),
             [index] if dynamic == "dims" else [],
             align=draw(st.sampled_from([None, 4, 16])),
         )
@@ -484,3 +487,62 @@ def test_plain_printing_is_the_assembly_formats(module: ModuleOp) -> None:
             )
             patch.setattr(op_class, "print", lambda op, printer, p=program: p.print(printer, op))
         assert plain == _printed(module)
+
+
+@given(_printable_ops())
+def test_memory_lines_parse_as_the_assembly_formats(module: ModuleOp) -> None:
+    """`memplan.tools.memory_lines` reads what the plain printers print (and
+    leaves other forms to the format): the ops are the format's."""
+    text = _printed(module)
+    located = parse_located(memplan_context(), text, "in.mlir")[0]
+    assert _generic_text(located) == _generic_text(Parser(memplan_context(), text).parse_module())
+
+
+def test_memory_lines_are_read_in_one_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once its types were spelled, each common line skips the format's parser."""
+    text = """
+    func.func @f(%x: memref<4xf32>) {
+      %s = memory.alloc_storage : !memory.storage<64>
+      %t = memory.alloc_tensor %s[0] : !memory.storage<64> -> memref<4xf32>
+      %u = memory.alloc_tensor %s[16] align 16 {k = 1 : i64} : !memory.storage<64> -> memref<4xf32>
+      memory.invoke @k ins(%x : memref<4xf32>) outs(%t : memref<4xf32>)
+      memory.invoke @k ins(%t : memref<4xf32>) outs(%u : memref<4xf32>) {k = 1 : i64}
+      memory.kill %t : memref<4xf32>
+      memory.kill %s : !memory.storage<64>
+      func.return
+    }
+    """
+    for op_class in (AllocTensorOp, InvokeOp, KillOp):
+        monkeypatch.setattr(op_class, "parse", classmethod(_refuse_format))
+    # The dictionary `{k = 1 : i64}` is first spelled on the second tensor:
+    # the readers take dictionaries parsed before, so that one line is left.
+    with pytest.raises(ParseError, match="memory.alloc_tensor went to its format's parser"):
+        parse_located(memplan_context(), text, "in.mlir")
+    text = text.replace("{k = 1 : i64} :", ":", 1).replace(
+        "outs(%u : memref<4xf32>) {k = 1 : i64}", "outs(%u : memref<4xf32>)"
+    )
+    module = parse_located(memplan_context(), text, "in.mlir")[0]
+    assert len([op for op in module.walk() if op.name.startswith("memory.")]) == 7
+
+
+def _refuse_format(cls: type[Operation], parser: Parser) -> Operation:
+    raise AssertionError(f"{cls.name} went to its format's parser")
+
+
+@pytest.mark.parametrize(
+    "rest",
+    ["\n      outs(%t : memref<4xf32>)", "\n      // note\n      {k = 1 : i64}", " // note"],
+)
+def test_memory_line_going_on_after_a_break_is_the_formats(rest: str) -> None:
+    """An invoke whose `outs` or dictionary follow on the next line (as the
+    format allows) is not cut at the line's end."""
+    text = f"""
+    func.func @f(%x: memref<4xf32>) {{
+      %s = memory.alloc_storage : !memory.storage<64>
+      %t = memory.alloc_tensor %s[0] {{k = 1 : i64}} : !memory.storage<64> -> memref<4xf32>
+      memory.invoke @k ins(%x : memref<4xf32>){rest}
+      func.return
+    }}
+    """
+    located = parse_located(memplan_context(), text, "in.mlir")[0]
+    assert _generic_text(located) == _generic_text(Parser(memplan_context(), text).parse_module())

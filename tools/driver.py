@@ -47,6 +47,7 @@ from xdsl.utils.lexer import Span
 
 from memplan.dialect.diagnostics import IRLocus, defining_op, error_notes, error_op
 from memplan.passes.pass_options import option_problem, option_values_text
+from memplan.tools.memory_lines import MEMORY_LINES
 from memplan.tools.output_file import OutputFileError, check_output_path
 from memplan.tools.xdsl_compat import CompatParser
 
@@ -300,7 +301,11 @@ def describe_parse_error(error: ParseError) -> str:
 
 class LocatingParser(CompatParser):
     """xDSL's parser with memplan's workarounds (``memplan.tools.xdsl_compat``),
-    recording where each op starts (``op_spans``) for ``SourceMap``."""
+    recording where each op starts (``op_spans``) for ``SourceMap``, and
+    reading the ``memory`` dialect's common lines in one step
+    (``memplan.tools.memory_lines``)."""
+
+    plain_lines = (*CompatParser.plain_lines, *MEMORY_LINES)
 
     def __init__(self, ctx: Context, text: str | bytes, name: str) -> None:
         super().__init__(ctx, text, name)

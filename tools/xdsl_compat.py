@@ -17,7 +17,7 @@ pyproject.toml pins ``xdsl<0.75``.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field
 from io import StringIO
 from typing import IO, Any, TypeVar
@@ -47,19 +47,25 @@ _SPELLED_ONCE = {
     MLIRTokenKind.EXCLAMATION_IDENT: _STORAGE_TYPE,
 }
 
-# A value's name as xDSL's lexer reads it, not followed by a result
-# number (`%x#1`) or a tuple size (`%x:2`).
-_VALUE_NAME = r"%(?:[0-9]+|[A-Za-z$._-][A-Za-z0-9$._-]*)(?![A-Za-z0-9$._#:-])"
-# A whole `func.call` line in its pretty form whose types are plain
-# spellings: `%r = func.call @f(%a, %b) {k = 1 : i64} : (T1, T2) -> T3`, with
-# no result, one, or a parenthesised list, ending its line.
+# Building blocks of the lines `CompatParser` reads in one step
+# (`plain_lines`): a value's name as xDSL's lexer reads it, not followed by
+# a result number (`%x#1`) or a tuple size (`%x:2`); a list of them; a flat
+# attribute dictionary; a symbol; the end of the line.
+VALUE_NAME = r"%(?:[0-9]+|[A-Za-z$._-][A-Za-z0-9$._-]*)(?![A-Za-z0-9$._#:-])"
+VALUE_NAME_LIST = rf"{VALUE_NAME}(?:[ \t]*,[ \t]*{VALUE_NAME})*"
+FLAT_DICTIONARY = r'\{[^{}"#!\n]*\}'
+SYMBOL = r"@[A-Za-z_][A-Za-z0-9_$.]*"
+LINE_END = r"[ \t]*(?=\n|$)"
+RESULT = rf"(?:(?P<result>{VALUE_NAME})[ \t]*=[ \t]*)?"
+# `%r = func.call @f(%a, %b) {k = 1 : i64} : (T1, T2) -> T3`: no result, one
+# or a parenthesised list.
 _PLAIN_CALL = re.compile(
-    rf"(?:({_VALUE_NAME})[ \t]*=[ \t]*)?func\.call[ \t]+@([A-Za-z_][A-Za-z0-9_$.]*)[ \t]*"
-    rf"\([ \t]*((?:{_VALUE_NAME}(?:[ \t]*,[ \t]*{_VALUE_NAME})*)?)[ \t]*\)"
-    r"[ \t]*(\{[^{}\"#!\n]*\})?[ \t]*:[ \t]*\(([^()\n]*)\)[ \t]*->[ \t]*"
-    r"(\([^()\n]*\)|[^\s(){},]+)[ \t]*(?=\n|$)"
+    rf"{RESULT}func\.call[ \t]+(?P<callee>{SYMBOL})[ \t]*"
+    rf"\([ \t]*(?P<operands>(?:{VALUE_NAME_LIST})?)[ \t]*\)[ \t]*(?P<dictionary>{FLAT_DICTIONARY})?"
+    r"[ \t]*:[ \t]*\((?P<inputs>[^()\n]*)\)[ \t]*->[ \t]*"
+    rf"(?P<outputs>\([^()\n]*\)|[^\s(){{}},]+){LINE_END}"
 )
-_VALUE_NAMES = re.compile(_VALUE_NAME)
+_VALUE_NAMES = re.compile(VALUE_NAME)
 _LIST_SEPARATOR = re.compile(r"[ \t]*,[ \t]*")
 
 _INTEGER_RANGE = re.compile(r"Integer value (-?\d+) is out of range for type (\w+)")
@@ -90,6 +96,33 @@ class LinearLexer(MLIRLexer):
     _unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
 
 
+PlainLineReader = Callable[["CompatParser", re.Match[str]], Operation | None]
+"""Builds the op of a line its pattern matched, or None (the line is left
+to the op's own parser). The pattern's group ``result`` (if present and
+matched) names the op's one result."""
+
+
+def _read_call(parser: CompatParser, found: re.Match[str]) -> Operation | None:
+    """A ``_PLAIN_CALL`` line: the op ``func.call``'s format builds."""
+    inputs = parser.spelled_types(found.group("inputs"))
+    outputs = found.group("outputs")
+    results = parser.spelled_types(outputs[1:-1] if outputs.startswith("(") else outputs)
+    attributes = parser.spelled_dictionary(found.group("dictionary"), ("callee",))
+    if inputs is None or results is None or attributes is None:
+        return None
+    if len(results) != (0 if found.group("result") is None else 1):
+        return None  # upstream binds (or refuses) the results
+    operands = parser.resolve_names(found, "operands", inputs)
+    if operands is None:
+        return None
+    return func.CallOp.create(
+        operands=operands,
+        result_types=results,
+        properties={"callee": SymbolRefAttr(found.group("callee")[1:])},
+        attributes=attributes,
+    )
+
+
 class CompatParser(Parser):
     """xDSL's parser with memplan's workarounds for xDSL 0.74 (see the module).
 
@@ -99,6 +132,10 @@ class CompatParser(Parser):
     defined in the region of its own op, a use its definition does not
     reach, and a string left open on its line (``LinearLexer``).
     """
+
+    plain_lines: tuple[tuple[re.Pattern[str], PlainLineReader], ...] = ((_PLAIN_CALL, _read_call),)
+    """The lines read in one step (``_parse_plain_line``): a pattern at the
+    op's first token and the reader that builds its op."""
 
     def __init__(self, ctx: Context, text: str | bytes, name: str) -> None:
         super().__init__(ctx, "", name)
@@ -115,8 +152,9 @@ class CompatParser(Parser):
         self._types_by_spelling: dict[str, TypeAttribute] = {}
         # Never handed out: the parser gets a copy (callers take entries out).
         self._dictionaries_by_spelling: dict[str, dict[str, Attribute]] = {}
-        # `_parse_plain_call` builds upstream's op: only where it is `func.call`.
-        self._plain_calls = ctx.get_optional_op("func.call") is func.CallOp
+        if ctx.get_optional_op("func.call") is not func.CallOp:
+            # The readers build upstream's ops: not for another `func.call`.
+            self.plain_lines = tuple(line for line in self.plain_lines if line[1] is not _read_call)
 
     def parse_optional_type(self) -> TypeAttribute | None:
         """Each spelling of a plain shaped type or a ``!memory.storage`` is parsed once.
@@ -198,10 +236,10 @@ class CompatParser(Parser):
         ``ParseError`` where the op starts. Waits for: range checks in the
         attribute parsers and custom parsers that raise ``ParseError``."""
         start = self._current_token.span
-        call = self._parse_plain_call(start) if self._plain_calls else None
-        if call is not None:
-            self._op_starts[call] = start
-            return call
+        plain = self._parse_plain_line(start)
+        if plain is not None:
+            self._op_starts[plain] = start
+            return plain
         try:
             op = super().parse_operation()
         except (ParseError, RecursionError):
@@ -219,77 +257,91 @@ class CompatParser(Parser):
         self._op_starts[op] = start
         return op
 
-    def _parse_plain_call(self, start: Span) -> func.CallOp | None:
-        """The `func.call` line at ``start`` read in one step (``_PLAIN_CALL``),
-        or None, having read nothing, when the line is not such a call or
-        names a type or dictionary not parsed before.
+    def _parse_plain_line(self, start: Span) -> Operation | None:
+        """The op whose line starts at ``start`` read in one step, or None,
+        having read nothing, when no ``plain_lines`` reader takes the line.
 
-        Upstream (xDSL 0.74): a call goes through the lexer token by token
+        Upstream (xDSL 0.74): an op goes through the lexer token by token
         and the declarative format's generic parser: two thirds of the time
-        a program of kernel calls (what the importers write) takes to
-        parse. The op built here is the one the format builds: the same
-        operands (resolved as the format resolves them, forward references
-        included), result types, ``callee`` and attributes. Its types and
-        its dictionary come from the spelling caches, so a line with one
-        not seen before takes upstream's path, which fills them; so does any
-        other form (a comment or a location on the line, a result tuple, an
-        operand ``%x#1``, a scalar type). Waits for: nothing; a fast path.
+        a program of kernel calls (what the importers write) or a planned
+        program takes to parse. A reader builds the op the format builds
+        (the same operands, resolved as the format resolves them, forward
+        references included; result types, properties, attributes); its
+        types and dictionary come from the spelling caches, so a line with
+        one not seen before takes upstream's path, which fills them. So
+        does any other form: a comment or location on the line, a result
+        tuple, an operand ``%x#1``, a type outside the caches. Waits for:
+        nothing; a fast path.
         """
-        found = _PLAIN_CALL.match(start.input.content, start.start)
-        if found is None:
-            return None
-        result, callee, operands, dictionary, inputs, outputs = found.groups()
-        input_types = self._spelled_types(inputs)
-        output_types = self._spelled_types(outputs[1:-1] if outputs.startswith("(") else outputs)
-        if input_types is None or output_types is None:
-            return None
-        if len(output_types) != (0 if result is None else 1):
-            return None  # upstream binds (or refuses) the results
-        attributes: dict[str, Attribute] = {}
-        if dictionary is not None:
-            known = self._dictionaries_by_spelling.get(dictionary)
-            if known is None or "callee" in known:
+        content = start.input.content
+        for pattern, read in self.plain_lines:
+            found = pattern.match(content, start.start)
+            if found is None:
+                continue
+            op = read(self, found)
+            if op is None:
                 return None
-            attributes = dict(known)
-        names = [
-            Span(name.start(), name.end(), start.input)
-            for name in _VALUE_NAMES.finditer(start.input.content, found.start(3), found.end(3))
-        ]
-        if len(names) != len(input_types):
-            return None  # upstream reports the count
-        values = [
-            self.resolve_operand(UnresolvedOperand(name, 0), type)
-            for name, type in zip(names, input_types)
-        ]
-        call = func.CallOp.create(
-            operands=values,
-            result_types=output_types,
-            properties={"callee": SymbolRefAttr(callee)},
-            attributes=attributes,
-        )
-        lexer = self._parser_state.lexer
-        lexer.pos = found.end()
-        self._parser_state.current_token = lexer.lex()
-        if result is not None:
-            span = Span(found.start(1), found.end(1), start.input)
-            self._register_ssa_definition(result[1:], call.results, span)
-        if (location := self.parse_optional_location()) is not None:
-            call.location = location
-        return call
+            lexer = self._parser_state.lexer
+            lexer.pos = found.end()
+            self._parser_state.current_token = lexer.lex()
+            result = found.group("result") if "result" in pattern.groupindex else None
+            if result is not None:
+                span = Span(found.start("result"), found.end("result"), start.input)
+                self._register_ssa_definition(result[1:], op.results, span)
+            if (location := self.parse_optional_location()) is not None:
+                op.location = location
+            return op
+        return None
 
-    def _spelled_types(self, text: str) -> list[TypeAttribute] | None:
+    def spelled_types(self, text: str) -> list[Attribute] | None:
         """The types of a comma-separated list, each a spelling parsed
         before (``parse_optional_type``); None if one is not."""
         text = text.strip()
         if not text:
             return []
-        types: list[TypeAttribute] = []
+        types: list[Attribute] = []
         for spelling in _LIST_SEPARATOR.split(text):
             known = self._types_by_spelling.get(spelling)
             if known is None:
                 return None
             types.append(known)
         return types
+
+    def spelled_dictionary(
+        self, text: str | None, reserved: Container[str]
+    ) -> dict[str, Attribute] | None:
+        """The attributes of a flat dictionary parsed before (none when
+        ``text`` is None); None if it was not, or names a ``reserved`` key."""
+        if text is None:
+            return {}
+        known = self._dictionaries_by_spelling.get(text)
+        if known is None or any(name in reserved for name in known):
+            return None
+        return dict(known)
+
+    def resolve_names(
+        self, found: re.Match[str], group: str, types: Sequence[Attribute]
+    ) -> list[SSAValue] | None:
+        """The values named in ``found``'s ``group`` (a ``VALUE_NAME_LIST``),
+        resolved with ``types`` as the format resolves operands; None (nothing
+        resolved) when the counts differ: upstream reports that."""
+        source = self._parser_state.lexer.input
+        names = (
+            [
+                Span(name.start(), name.end(), source)
+                for name in _VALUE_NAMES.finditer(
+                    source.content, found.start(group), found.end(group)
+                )
+            ]
+            if found.group(group) is not None
+            else []
+        )
+        if len(names) != len(types):
+            return None
+        return [
+            self.resolve_operand(UnresolvedOperand(name, 0), type)
+            for name, type in zip(names, types)
+        ]
 
     def _parse_block(self) -> Block:
         """Upstream (xDSL 0.74 ``Parser._parse_block``): a label defined
