@@ -28,6 +28,7 @@ are xDSL's.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from functools import cache
 from typing import TypeVar, cast
 
 from xdsl.dialects.builtin import DenseArrayBase, IntegerType, i32
@@ -247,6 +248,14 @@ def irdl_op_definition_verified_once(op_class: _OpClass) -> _OpClass:
 # ---------------------------------------------------------------------------
 # The common form printed without the format's interpreter
 # ---------------------------------------------------------------------------
+
+
+@cache
+def property_names(op_class: type[IRDLOperation]) -> frozenset[str]:
+    """The properties an op of ``op_class`` may hold (its operand segment
+    sizes included): what its plain form prints, and the names its
+    assembly format's attribute dictionary refuses."""
+    return frozenset({*op_class.get_irdl_definition().properties, _SEGMENTS})
 
 
 def printed_plain_first(op_class: _OpClass) -> _OpClass:

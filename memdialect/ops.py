@@ -77,6 +77,7 @@ from memplan.dialect.irdl_caches import (
     decode_segments_once,
     irdl_op_definition_verified_once,
     printed_plain_first,
+    property_names,
 )
 from memplan.dialect.op_model import is_function, is_loop, transitive_views, underlying_root
 from memplan.dialect.regions import (
@@ -312,11 +313,6 @@ class Pin(CustomDirective):
         state.print_whitespace(printer)
         printer.print_attribute(pool)
         printer.print_string(f"[{offset.value.data}]")
-
-
-# What a plainly printed op may hold besides its attributes.
-_ALLOC_TENSOR_PROPERTIES = frozenset({"offset", "align", AttrSizedOperandSegments.attribute_name})
-_INVOKE_PROPERTIES = frozenset({"callee", AttrSizedOperandSegments.attribute_name})
 
 
 def _is_power_of_two(value: int) -> bool:
@@ -810,7 +806,7 @@ class AllocTensorOp(IRDLOperation):
         if (
             len(self.operands) != 1
             or not isinstance(offset, IntegerAttr)
-            or not properties.keys() <= _ALLOC_TENSOR_PROPERTIES
+            or not properties.keys() <= property_names(AllocTensorOp)
             or not properties.keys().isdisjoint(self.attributes)
         ):
             return False
@@ -983,7 +979,7 @@ class InvokeOp(IRDLOperation):
         callee = properties.get("callee")
         if (
             callee is None
-            or not properties.keys() <= _INVOKE_PROPERTIES
+            or not properties.keys() <= property_names(InvokeOp)
             or not properties.keys().isdisjoint(self.attributes)
         ):
             return False

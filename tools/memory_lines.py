@@ -16,9 +16,9 @@ import re
 
 from xdsl.dialects.builtin import SymbolRefAttr
 from xdsl.ir import Operation
-from xdsl.irdl import AttrSizedOperandSegments
 
 from memplan.dialect import AllocTensorOp, InvokeOp, KillOp
+from memplan.dialect.irdl_caches import property_names
 from memplan.dialect.ops import i64_attr
 from memplan.tools.xdsl_compat import (
     FLAT_DICTIONARY,
@@ -56,15 +56,15 @@ _KILL = re.compile(
     rf"[ \t]*:[ \t]*(?P<type>{_TYPE}){LINE_END}"
 )
 
-_SEGMENTS = AttrSizedOperandSegments.attribute_name
-
 
 def _read_alloc_tensor(parser: CompatParser, found: re.Match[str]) -> Operation | None:
-    types = parser.spelled_types(f"{found.group('storage_type')}, {found.group('tensor_type')}")
-    attributes = parser.spelled_dictionary(found.group("dictionary"), _ALLOC_TENSOR_RESERVED)
-    if types is None or attributes is None or found.group("result") is None:
+    storage_type = parser.spelled_type(found.group("storage_type"))
+    tensor_type = parser.spelled_type(found.group("tensor_type"))
+    attributes = parser.spelled_dictionary(found.group("dictionary"), property_names(AllocTensorOp))
+    if storage_type is None or tensor_type is None or attributes is None:
         return None
-    storage_type, tensor_type = types
+    if found.group("result") is None:
+        return None
     storage = parser.resolve_names(found, "storage", [storage_type])
     assert storage is not None  # one name, one type
     properties = {"offset": i64_attr(int(found.group("offset")))}
@@ -81,12 +81,14 @@ def _read_alloc_tensor(parser: CompatParser, found: re.Match[str]) -> Operation 
 def _read_invoke(parser: CompatParser, found: re.Match[str]) -> Operation | None:
     in_types = parser.spelled_types(found.group("in_types") or "")
     out_types = parser.spelled_types(found.group("out_types") or "")
-    attributes = parser.spelled_dictionary(found.group("dictionary"), _INVOKE_RESERVED)
+    attributes = parser.spelled_dictionary(found.group("dictionary"), property_names(InvokeOp))
     if in_types is None or out_types is None or attributes is None:
         return None
     ins = parser.resolve_names(found, "ins", in_types)
-    outs = parser.resolve_names(found, "outs", out_types) if ins is not None else None
-    if ins is None or outs is None:
+    if ins is None:
+        return None
+    outs = parser.resolve_names(found, "outs", out_types)
+    if outs is None:
         return None
     return InvokeOp.build(
         operands=[ins, outs],
@@ -97,17 +99,14 @@ def _read_invoke(parser: CompatParser, found: re.Match[str]) -> Operation | None
 
 
 def _read_kill(parser: CompatParser, found: re.Match[str]) -> Operation | None:
-    types = parser.spelled_types(found.group("type"))
-    attributes = parser.spelled_dictionary(found.group("dictionary"), ())
-    if types is None or attributes is None:
+    value_type = parser.spelled_type(found.group("type"))
+    attributes = parser.spelled_dictionary(found.group("dictionary"), property_names(KillOp))
+    if value_type is None or attributes is None:
         return None
-    value = parser.resolve_names(found, "value", types)
+    value = parser.resolve_names(found, "value", [value_type])
     assert value is not None  # one name, one type
     return KillOp.create(operands=value, attributes=attributes)
 
-
-_ALLOC_TENSOR_RESERVED = frozenset({*AllocTensorOp.get_irdl_definition().properties, _SEGMENTS})
-_INVOKE_RESERVED = frozenset({*InvokeOp.get_irdl_definition().properties, _SEGMENTS})
 
 MEMORY_LINES: tuple[tuple[re.Pattern[str], PlainLineReader], ...] = (
     (_ALLOC_TENSOR, _read_alloc_tensor),

@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field
 from io import StringIO
-from typing import IO, Any, TypeVar
+from typing import IO, Any, TypeVar, cast
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -37,12 +37,13 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Input, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
+from memplan.dialect.irdl_caches import property_names
+
 # A shaped type with a plain element type, e.g. `tensor<1x64xf32>`: the
 # spelling `CompatParser.parse_optional_type` keeps parsed types under.
 _SHAPED_TYPE = re.compile(r"(?:tensor|memref|vector)<(?:[0-9?]+x)*[A-Za-z][A-Za-z0-9]*>")
 _STORAGE_TYPE = re.compile(r"!memory\.storage<(?:[0-9]+|\?)>")
 _Parsed = TypeVar("_Parsed")
-_FLAT_DICTIONARY = re.compile(r'\{[^{}"#!]*\}')
 # The types parsed once per spelling, by the kind of their first token.
 _SPELLED_ONCE = {
     MLIRTokenKind.BARE_IDENT: _SHAPED_TYPE,
@@ -56,6 +57,7 @@ _SPELLED_ONCE = {
 VALUE_NAME = r"%(?:[0-9]+|[A-Za-z$._-][A-Za-z0-9$._-]*)(?![A-Za-z0-9$._#:-])"
 VALUE_NAME_LIST = rf"{VALUE_NAME}(?:[ \t]*,[ \t]*{VALUE_NAME})*"
 FLAT_DICTIONARY = r'\{[^{}"#!\n]*\}'
+_FLAT_DICTIONARY = re.compile(FLAT_DICTIONARY)
 SYMBOL = r"@[A-Za-z_][A-Za-z0-9_$.]*"
 LINE_END = r"[ \t]*(?=\n|$)"
 RESULT = rf"(?:(?P<result>{VALUE_NAME})[ \t]*=[ \t]*)?"
@@ -109,7 +111,7 @@ def _read_call(parser: CompatParser, found: re.Match[str]) -> Operation | None:
     inputs = parser.spelled_types(found.group("inputs"))
     outputs = found.group("outputs")
     results = parser.spelled_types(outputs[1:-1] if outputs.startswith("(") else outputs)
-    attributes = parser.spelled_dictionary(found.group("dictionary"), ("callee",))
+    attributes = parser.spelled_dictionary(found.group("dictionary"), property_names(func.CallOp))
     if inputs is None or results is None or attributes is None:
         return None
     if len(results) != (0 if found.group("result") is None else 1):
@@ -300,19 +302,19 @@ class CompatParser(Parser):
             return op
         return None
 
+    def spelled_type(self, spelling: str) -> Attribute | None:
+        """The type ``spelling`` stands for if it was parsed before
+        (``parse_optional_type``), else None."""
+        return self._types_by_spelling.get(spelling)
+
     def spelled_types(self, text: str) -> list[Attribute] | None:
         """The types of a comma-separated list, each a spelling parsed
-        before (``parse_optional_type``); None if one is not."""
+        before; None if one is not."""
         text = text.strip()
         if not text:
             return []
-        types: list[Attribute] = []
-        for spelling in _LIST_SEPARATOR.split(text):
-            known = self._types_by_spelling.get(spelling)
-            if known is None:
-                return None
-            types.append(known)
-        return types
+        types = [self._types_by_spelling.get(spelling) for spelling in _LIST_SEPARATOR.split(text)]
+        return None if None in types else cast("list[Attribute]", types)
 
     def spelled_dictionary(
         self, text: str | None, reserved: Container[str]
