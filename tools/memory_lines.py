@@ -58,15 +58,14 @@ _KILL = re.compile(
 
 
 def _read_alloc_tensor(parser: CompatParser, found: re.Match[str]) -> Operation | None:
+    if found.group("result") is None:
+        return None  # upstream refuses the line
     storage_type = parser.spelled_type(found.group("storage_type"))
     tensor_type = parser.spelled_type(found.group("tensor_type"))
     attributes = parser.spelled_dictionary(found.group("dictionary"), property_names(AllocTensorOp))
     if storage_type is None or tensor_type is None or attributes is None:
         return None
-    if found.group("result") is None:
-        return None
-    storage = parser.resolve_names(found, "storage", [storage_type])
-    assert storage is not None  # one name, one type
+    storage = parser.resolve_values(parser.value_names(found, "storage"), [storage_type])
     properties = {"offset": i64_attr(int(found.group("offset")))}
     if found.group("align") is not None:
         properties["align"] = i64_attr(int(found.group("align")))
@@ -84,14 +83,12 @@ def _read_invoke(parser: CompatParser, found: re.Match[str]) -> Operation | None
     attributes = parser.spelled_dictionary(found.group("dictionary"), property_names(InvokeOp))
     if in_types is None or out_types is None or attributes is None:
         return None
-    ins = parser.resolve_names(found, "ins", in_types)
-    if ins is None:
-        return None
-    outs = parser.resolve_names(found, "outs", out_types)
-    if outs is None:
-        return None
+    ins = parser.value_names(found, "ins")
+    outs = parser.value_names(found, "outs")
+    if len(ins) != len(in_types) or len(outs) != len(out_types):
+        return None  # upstream reports the count, before resolving any value
     return InvokeOp.build(
-        operands=[ins, outs],
+        operands=[parser.resolve_values(ins, in_types), parser.resolve_values(outs, out_types)],
         result_types=[],
         properties={"callee": SymbolRefAttr(found.group("callee")[1:])},
         attributes=attributes,
@@ -103,8 +100,7 @@ def _read_kill(parser: CompatParser, found: re.Match[str]) -> Operation | None:
     attributes = parser.spelled_dictionary(found.group("dictionary"), property_names(KillOp))
     if value_type is None or attributes is None:
         return None
-    value = parser.resolve_names(found, "value", [value_type])
-    assert value is not None  # one name, one type
+    value = parser.resolve_values(parser.value_names(found, "value"), [value_type])
     return KillOp.create(operands=value, attributes=attributes)
 
 

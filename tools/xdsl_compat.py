@@ -116,11 +116,11 @@ def _read_call(parser: CompatParser, found: re.Match[str]) -> Operation | None:
         return None
     if len(results) != (0 if found.group("result") is None else 1):
         return None  # upstream binds (or refuses) the results
-    operands = parser.resolve_names(found, "operands", inputs)
-    if operands is None:
-        return None
+    names = parser.value_names(found, "operands")
+    if len(names) != len(inputs):
+        return None  # upstream reports the count
     return func.CallOp.create(
-        operands=operands,
+        operands=parser.resolve_values(names, inputs),
         result_types=results,
         properties={"callee": SymbolRefAttr(found.group("callee")[1:])},
         attributes=attributes,
@@ -328,28 +328,25 @@ class CompatParser(Parser):
             return None
         return dict(known)
 
-    def resolve_names(
-        self, found: re.Match[str], group: str, types: Sequence[Attribute]
-    ) -> list[SSAValue] | None:
-        """The values named in ``found``'s ``group`` (a ``VALUE_NAME_LIST``),
-        resolved with ``types`` as the format resolves operands; None (nothing
-        resolved) when the counts differ: upstream reports that."""
+    def value_names(self, found: re.Match[str], group: str) -> list[Span]:
+        """Where each value named in ``found``'s ``group`` (a
+        ``VALUE_NAME_LIST``; none if it did not match) is spelled."""
+        if found.group(group) is None:
+            return []
         source = self._parser_state.lexer.input
-        names = (
-            [
-                Span(name.start(), name.end(), source)
-                for name in _VALUE_NAMES.finditer(
-                    source.content, found.start(group), found.end(group)
-                )
-            ]
-            if found.group(group) is not None
-            else []
-        )
-        if len(names) != len(types):
-            return None
+        return [
+            Span(name.start(), name.end(), source)
+            for name in _VALUE_NAMES.finditer(source.content, found.start(group), found.end(group))
+        ]
+
+    def resolve_values(self, names: Sequence[Span], types: Sequence[Attribute]) -> list[SSAValue]:
+        """The values ``names`` spell, resolved with ``types`` as the format
+        resolves operands (forward uses, type mismatches). Check the counts
+        first: a mismatch is upstream's to report, and a resolved name may
+        have been declared forward."""
         return [
             self.resolve_operand(UnresolvedOperand(name, 0), type)
-            for name, type in zip(names, types)
+            for name, type in zip(names, types, strict=True)
         ]
 
     def _parse_block(self) -> Block:
