@@ -37,6 +37,18 @@ func.func @kill_type_mismatch(%x: memref<4xf32>) {
 
 // -----
 
+// An invoke naming two outs but one type is left to the format, which
+// reports the count; %y, undefined, is not resolved first.
+// CHECK:       one-step-lines.mlir:[[# @LINE + 4]]:71: error: outs: 2 operands but 1 types
+func.func @invoke_count_mismatch(%x: memref<4xf32>) {
+  %s = memory.alloc_storage : !memory.storage<64>
+  %t = memory.alloc_tensor %s[0] : !memory.storage<64> -> memref<4xf32>
+  memory.invoke @k ins(%y : memref<4xf32>) outs(%t, %x : memref<4xf32>)
+  func.return
+}
+
+// -----
+
 // Planned lines print back as written (the plain printers), the invoke
 // whose `outs` follow on the next line on one line.
 // CHECK-LABEL: func.func @planned_lines
