@@ -10,18 +10,35 @@
 #   ./run_tests.sh --quick         # a developer's check: --reuse-venv, no
 #                                  # pyright, no tests marked slow (pytest
 #                                  # -m slow, lit UNSUPPORTED: quick)
+#   ./run_tests.sh --shuffle       # with the other flags: lit and pytest in
+#                                  # a random order (the seed is printed)
+#   ./run_tests.sh --unpinned      # a fresh venv with the newest releases
+#                                  # .[test] admits, not the pinned ones
+#
+# Python packages are pinned by requirements/test-constraints.txt (how to
+# move them on is written there).
 set -euo pipefail
 cd "$(dirname "$0")"
 
 reuse=0
 quick=0
+shuffle=0
+constraints=(-c requirements/test-constraints.txt)
 for arg in "$@"; do
   case "$arg" in
     --reuse-venv) reuse=1 ;;
     --quick) reuse=1 quick=1 ;;
-    *) echo "run_tests.sh: unknown argument '$arg' (--reuse-venv, --quick)" >&2; exit 1 ;;
+    --shuffle) shuffle=1 ;;
+    --unpinned) constraints=() ;;
+    *) echo "run_tests.sh: unknown argument '$arg' (--reuse-venv, --quick, --shuffle, --unpinned)" >&2; exit 1 ;;
   esac
 done
+lit_order=()
+pytest_order=()
+if [ "$shuffle" -eq 1 ]; then
+  lit_order=(--shuffle)
+  pytest_order=(--random-order)
+fi
 
 if [ ! -x /usr/lib/llvm-22/bin/mlir-opt ] && command -v apt-get >/dev/null; then
   sudo=""
@@ -36,14 +53,14 @@ fi
 # (the editable install follows every other change of the tree).
 venv="${MEMPLAN_VENV:-.venv-test}"
 stamp="$venv/memplan-pyproject.sha256"
-wanted="$(cat pyproject.toml - <<< "$PWD" | sha256sum | cut -d' ' -f1)"  # and which tree
+wanted="$(cat pyproject.toml requirements/test-constraints.txt - <<< "$PWD ${constraints[*]}" | sha256sum | cut -d' ' -f1)"  # and which tree
 if [ "$reuse" -eq 1 ] && [ -x "$venv/bin/pytest" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$wanted" ]; then
   echo "run_tests.sh: reusing $venv (pyproject.toml unchanged)"
 else
   rm -rf "$venv"
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q --upgrade pip
-  "$venv/bin/pip" install -q -e '.[test]'
+  "$venv/bin/pip" install -q "${constraints[@]}" -e '.[test]'
   echo "$wanted" > "$stamp"
 fi
 
@@ -58,9 +75,9 @@ if [ "$quick" -eq 0 ]; then
   ln -sfn ../../../passes build/typecheck/memplan/passes
   ln -sfn ../../../tools build/typecheck/memplan/tools
   "$venv/bin/pyright" --pythonpath "$venv/bin/python"
-  "$venv/bin/lit" -v test_lit
-  "$venv/bin/pytest" -W error -q
+  "$venv/bin/lit" -v "${lit_order[@]}" test_lit
+  "$venv/bin/pytest" -W error -q "${pytest_order[@]}"
 else
-  "$venv/bin/lit" -q -D quick=1 test_lit
-  "$venv/bin/pytest" -W error -q -m "not slow"
+  "$venv/bin/lit" -q "${lit_order[@]}" -D quick=1 test_lit
+  "$venv/bin/pytest" -W error -q "${pytest_order[@]}" -m "not slow"
 fi

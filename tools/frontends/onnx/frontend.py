@@ -26,6 +26,7 @@ from memplan.tools.frontends.onnx.importer import (
 )
 from memplan.tools.frontends.onnx.kernels import OnnxKernelResolver
 from memplan.tools.frontends.onnx.model import (
+    evaluate,
     graph_inputs,
     load_model,
     prepare_model,
@@ -123,7 +124,7 @@ def reference_run(
     ``bound_feeds``: the inputs ``--input-value`` binds, by name)."""
     try:
         evaluator = reference_evaluator(model)
-        results = evaluator.run(None, {**dict(zip(names, arguments)), **(bound_feeds or {})})
+        results = evaluate(evaluator, None, {**dict(zip(names, arguments)), **(bound_feeds or {})})
     except Exception as error:  # noqa: BLE001 - the reference's own failures
         raise FrontendError(
             f"reference run: {error} (ONNX's reference evaluator failed; --no-reference skips it)"

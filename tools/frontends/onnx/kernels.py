@@ -19,7 +19,12 @@ from memplan.tools.frontends.onnx.importer import (
     decode_attribute,
     int_list,
 )
-from memplan.tools.frontends.onnx.model import CompiledNode, one_node_model, reference_evaluator
+from memplan.tools.frontends.onnx.model import (
+    CompiledNode,
+    evaluate,
+    one_node_model,
+    reference_evaluator,
+)
 
 
 @dataclass
@@ -142,7 +147,7 @@ class OnnxKernelResolver:
             arrays = [np.asarray(x) for x in ins]
             node, out_slots = compiled(arrays, count)
             feeds = {n: np.asarray(a, order="C") for n, a in zip(node.input_names, arrays)}
-            results = node.evaluator.run([node.output_names[s] for s in out_slots], feeds)
+            results = evaluate(node.evaluator, [node.output_names[s] for s in out_slots], feeds)
             return [np.asarray(r) for r in results]
 
         return run
