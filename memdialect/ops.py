@@ -700,6 +700,12 @@ class AllocStorageOp(IRDLOperation):
                 f"{name}: {size} bytes at offset {offset} overflow pool "
                 f"@{pool.pool_name} of {pool.byte_size} bytes"
             )
+        # `used` is what a runtime allocates for the pool.
+        if pool.used is not None and offset + size > pool.used.value.data:
+            raise VerifyException(
+                f"{name}: bytes [{offset}, {offset + size}) run past the used size of pool "
+                f"@{pool.pool_name} ({pool.used.value.data} bytes)"
+            )
 
     def _verify_uses_stay_in_region(self) -> None:
         region = self.parent_region()

@@ -11,7 +11,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from memplan.dialect.diagnostics import at_op, error_notes, error_op
-from memplan.dialect.ops import InvokeOp, describe
+from memplan.dialect.ops import InvokeOp, PoolOp, describe
 from memplan.passes.analysis import (
     FunctionLifetimes,
     ModuleLifetimes,
@@ -95,6 +95,31 @@ def _pool_findings(lifetimes: ModuleLifetimes) -> list[PlanProblem]:
         problems.append(PlanProblem(message, *ops[:2]))
     # Sorted: the validator's order is an implementation detail of its sweep.
     return sorted(problems, key=lambda p: p.message)
+
+
+def _used_findings(lifetimes: ModuleLifetimes) -> list[PlanProblem]:
+    """Pinned storages against their pool's `used`: the bytes a runtime
+    allocates for the pool, which every storage in it must end within."""
+    used = {
+        op.pool_name: op.used.value.data
+        for op in lifetimes.module.ops
+        if isinstance(op, PoolOp) and op.used is not None
+    }
+    problems: list[PlanProblem] = []
+    for function, storage in lifetimes.storages():
+        if storage.size is None or storage.pinned is None:
+            continue
+        pool, offset = storage.pinned
+        if pool in used and offset + storage.size > used[pool]:
+            problems.append(
+                PlanProblem(
+                    f"storage {storage.label} in @{function.name} (bytes [{offset}, "
+                    f"{offset + storage.size}) of @{pool}) runs past the pool's used size "
+                    f"of {used[pool]} bytes",
+                    storage.op,
+                )
+            )
+    return problems
 
 
 def _storage_findings(
@@ -195,7 +220,7 @@ def _clobber_message(clobber: Clobber, index: dict[Operation, int], function: st
 
 def plan_problems(lifetimes: ModuleLifetimes, *, require_pinned: bool = False) -> list[PlanProblem]:
     """Every way the plan in the IR breaks the rules, with the ops involved."""
-    problems = _pool_findings(lifetimes)
+    problems = _pool_findings(lifetimes) + _used_findings(lifetimes)
     symbols = SymbolCache()
     for function in lifetimes.functions:
         for storage in function.static_storages:
@@ -230,7 +255,9 @@ class VerifyPlanPass(ModulePass):
       that conflict (live together and not in different regions of one
       `scf.if`) must not share bytes of a pool;
       each offset is a multiple of the storage's and the pool's alignment;
-      it fits a bounded pool; the pool is one of the storage's candidates
+      it fits a bounded pool, and ends within the pool's `used` size when
+      the pool has one (what a runtime allocates for it); the pool is one
+      of the storage's candidates
       (`pools [...]`), accepts its device, and is `rw` unless the storage is
       never written.
     - Storages: tensors carved at static offsets of one static storage must

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -290,3 +291,108 @@ def test_opt_help_imports_no_pass() -> None:
 
     pass_modules = {get_all_passes()[name]().__module__ for name in get_all_passes()}
     assert not loaded & pass_modules
+
+
+# --- outputs that fail at the end of the work -------------------------------
+#
+# The path is fine when the tool starts, but the file cannot be replaced
+# (immutable), the device is full, or nothing can be created beside it: one
+# line naming the output and the reason, exit 1, the old file untouched.
+
+MLP = REPO / "examples" / "mlp.mlir"
+CONVNET_ONNX = ONNX / "convnet.onnx"
+WRITERS = [
+    ("memplan-opt", MLP, "--plan", "-o"),
+    ("memplan-import-onnx", CONVNET_ONNX, "-o"),
+    ("memplan-run", CONVNET_ONNX, "--save-outputs"),
+    ("memplan-export-tflite", TFLITE / "convnet.tflite", "--fold-dequantize", "-o"),
+]
+
+
+@pytest.fixture
+def immutable(tmp_path: Path) -> Iterator[Path]:
+    """A file that exists and cannot be replaced (``chattr +i``)."""
+    path = tmp_path / "immutable.out"
+    path.write_text("old\n")
+    if subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i needs root and a file system that has it")
+    yield path
+    subprocess.run(["chattr", "-i", str(path)], check=True)
+
+
+@pytest.mark.parametrize("argv", WRITERS, ids=[w[0] for w in WRITERS])
+def test_an_output_that_cannot_be_replaced_is_one_line(
+    argv: tuple[str | Path, ...], immutable: Path
+) -> None:
+    result = _tool(*argv, immutable)
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[-1] == (
+        f"{argv[0]}: error: cannot write output file '{immutable}': Operation not permitted"
+    )
+    assert "Traceback" not in result.stderr
+    assert immutable.read_text() == "old\n"
+
+
+@pytest.mark.parametrize("argv", WRITERS, ids=[w[0] for w in WRITERS])
+def test_a_full_device_is_one_line(argv: tuple[str | Path, ...]) -> None:
+    result = _tool(*argv, "/dev/full")
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[-1] == (
+        f"{argv[0]}: error: cannot write output file '/dev/full': No space left on device"
+    )
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [("memplan-opt", MLP, "--plan"), ("memplan-import-onnx", CONVNET_ONNX)],
+    ids=["memplan-opt", "memplan-import-onnx"],
+)
+def test_a_full_standard_output_is_one_line(argv: tuple[str | Path, ...]) -> None:
+    command = [str(BIN / str(argv[0])), *(str(arg) for arg in argv[1:])]
+    with open("/dev/full", "w") as full:
+        result = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, text=True)
+    assert (result.returncode, result.stderr) == (
+        1,
+        f"{argv[0]}: error: cannot write standard output: No space left on device\n",
+    )
+
+
+def test_memplan_run_on_a_full_standard_output_is_one_line() -> None:
+    with open("/dev/full", "w") as full:
+        result = subprocess.run(
+            [str(BIN / "memplan-run"), str(CONVNET_ONNX)],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    assert (result.returncode, result.stderr) == (
+        1,
+        "memplan-run: error: cannot write standard output: No space left on device\n",
+    )
+
+
+def test_an_output_where_no_file_can_be_created_says_so() -> None:
+    """/proc/version exists, but nothing can be created in /proc."""
+    result = _tool("memplan-opt", MLP, "--plan", "-o", "/proc/version")
+    assert (result.returncode, result.stderr) == (
+        1,
+        "memplan-opt: error: cannot write output file '/proc/version': cannot create a "
+        "file in '/proc' (No such file or directory)\n",
+    )
+
+
+def test_export_tflite_on_a_cut_model_is_one_line_at_every_cut(tmp_path: Path) -> None:
+    """Every prefix of a model (in steps of 61 bytes) is refused with one
+    line and exit 1, and no output file."""
+    data = (TFLITE / "complex.tflite").read_bytes()
+    cut = tmp_path / "cut.tflite"
+    output = tmp_path / "out.tflite"
+    failures: list[str] = []
+    for length in range(1, len(data), 61):
+        cut.write_bytes(data[:length])
+        result = _tool("memplan-export-tflite", cut, "-o", output)
+        lines = result.stderr.splitlines()
+        if result.returncode != 1 or len(lines) != 1 or output.exists():
+            failures.append(f"{length} bytes: exit {result.returncode}: {result.stderr[-300:]}")
+    assert not failures, "\n".join(failures)

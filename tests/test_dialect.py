@@ -254,7 +254,7 @@ def test_parse_and_generic_round_trip() -> None:
     ctx.load_dialect(Memory)
     ctx.load_dialect(func.Func)
     text = """
-    memory.pool @sram size 1024 align 32 targets ["cpu"] access rw used 64
+    memory.pool @sram size 1024 align 32 targets ["cpu"] access rw used 192
     func.func @f() {
       %s = memory.alloc_storage align 128 pools [@sram] at @sram[128] : !memory.storage<64>
       %t = memory.alloc_tensor %s[4] : !memory.storage<64> -> memref<4xf32>
@@ -265,7 +265,7 @@ def test_parse_and_generic_round_trip() -> None:
     module = Parser(ctx, text).parse_module()
     module.verify()
     pool = next(op for op in module.ops if isinstance(op, PoolOp))
-    assert pool.used is not None and pool.used.value.data == 64
+    assert pool.used is not None and pool.used.value.data == 192
     assert isinstance(pool.sym_name, StringAttr)
     storage = next(op for op in module.walk() if isinstance(op, AllocStorageOp))
     assert storage.pinned == ("sram", 128)

@@ -140,6 +140,34 @@ def test_verify_plan_catches_every_planted_overlap(source: str, rng: random.Rand
             _verify_plan(module)
 
 
+def test_verify_plan_refuses_a_storage_past_its_pools_used_size() -> None:
+    """The pass's own check, on a plan changed in memory (the alloc_storage
+    verifier, which refuses the same, never runs): %b moved from 262144 to
+    262208 ends at 262212, past 262148, and overlaps nothing."""
+    module = parse_module(
+        """
+memory.pool @workspace used 262148
+func.func @f() {
+  %a = memory.alloc_storage at @workspace[0] : !memory.storage<262144>
+  %b = memory.alloc_storage at @workspace[262144] : !memory.storage<4>
+  memory.kill %b : !memory.storage<4>
+  memory.kill %a : !memory.storage<262144>
+  func.return
+}
+""",
+        verify=True,
+    )
+    _verify_plan(module)
+    [b] = [op for op in module.walk() if isinstance(op, AllocStorageOp) and op.byte_size == 4]
+    b.pin("workspace", 262208)
+    with pytest.raises(PassFailedException) as failure:
+        _verify_plan(module)
+    assert str(failure.value) == (
+        "verify-plan: storage %b in @f (bytes [262208, 262212) of @workspace) runs past "
+        "the pool's used size of 262148 bytes"
+    )
+
+
 # ---------------------------------------------------------------------------
 # plan-report
 # ---------------------------------------------------------------------------

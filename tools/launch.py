@@ -37,7 +37,9 @@ tool's ``--help`` and ``--version`` load neither NumPy nor, except in
 
 from __future__ import annotations
 
+import errno
 import gc
+import os
 import signal
 import sys
 from collections.abc import Callable
@@ -49,6 +51,8 @@ from memplan.tools.output_file import remove_pending_temporaries
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 GC_THRESHOLDS = (100_000, 50, 100)
+OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+"""Write errors of a full or failing device: reported as one line, not a traceback."""
 """``gc.set_threshold`` for every tool (see the module's docstring)."""
 
 
@@ -144,9 +148,18 @@ def run(prog: str, main: Callable[[], int] | str, command_line: str | None = Non
         if command_line is not None:
             import_module(command_line).build_parser().parse_args()
         entry = import_module(main).main if isinstance(main, str) else main
-        return entry()
+        status = entry()
+        sys.stdout.flush()  # here, not at exit: a full disk is an error of the run
+        return status
     except KeyboardInterrupt as error:
         return interrupted(prog, error)
+    except OSError as error:
+        if error.errno not in OUTPUT_ERRNOS:
+            raise
+        # Standard output could not take what the tool printed (`> /dev/full`).
+        sys.stdout = open(os.devnull, "w")
+        print(f"{prog}: error: cannot write standard output: {error.strerror}", file=sys.stderr)
+        return 1
 
 
 def memplan_opt() -> int:

@@ -570,7 +570,7 @@ def describe_error(error: BaseException) -> str | None:
     ``error`` is a bug. (Verifier and pass errors go through ``SourceMap``.)"""
     if isinstance(error, ParseError):
         return describe_parse_error(error)
-    if isinstance(error, MemplanOptError):
+    if isinstance(error, MemplanOptError | OutputFileError):
         return f"{PROG}: error: {error}"
     if isinstance(error, DiagnosticException | PassFailedException):
         return f"{PROG}: error: {error}"

@@ -34,7 +34,8 @@ class OutputFileError(Exception):
     """``cannot write output file 'PATH': REASON`` (the message is ``str()``)."""
 
     def __init__(self, path: str, reason: str) -> None:
-        super().__init__(f"cannot write output file '{path}': {reason}")
+        what = "standard output" if path == "-" else f"output file '{path}'"
+        super().__init__(f"cannot write {what}: {reason}")
         self.path = path
         self.reason = reason
 
@@ -75,6 +76,42 @@ def remove_pending_temporaries() -> None:
         _pending.discard(path)
 
 
+class _GuardedStream:
+    """A stream whose I/O errors (a full disk, a failing device) are
+    ``OutputFileError``s naming the output, so every tool reports them as
+    one line; everything else is the wrapped stream's."""
+
+    def __init__(self, stream: IO[Any], path: str) -> None:
+        self._stream = stream
+        self._path = path
+
+    def _failed(self, error: OSError) -> OutputFileError:
+        return _cannot_write(self._path, error.strerror or str(error))
+
+    def write(self, data: Any) -> int:  # the printers' hot path: no wrapper call
+        try:
+            return self._stream.write(data)
+        except BrokenPipeError:
+            raise  # the reader went away: the tools stay quiet
+        except OSError as error:
+            raise self._failed(error) from None
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._stream, name)
+        if not callable(attribute):
+            return attribute
+
+        def guarded(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return attribute(*args, **kwargs)
+            except BrokenPipeError:
+                raise
+            except OSError as error:
+                raise self._failed(error) from None
+
+        return guarded
+
+
 def _mode_for(target: str) -> int:
     """Permissions for the new ``target``: the old file's, else the umask's."""
     try:
@@ -104,7 +141,8 @@ class OutputFile:
         self._close = True
         if path is None or path == "-":
             # stdout: written as the work goes, never closed here.
-            self.stream: IO[Any] = sys.stdout.buffer if binary else sys.stdout
+            stdout = sys.stdout.buffer if binary else sys.stdout
+            self.stream: IO[Any] = _GuardedStream(stdout, "-")  # type: ignore[assignment]
             self.target = None
             self._close = False
             return
@@ -115,9 +153,10 @@ class OutputFile:
             raise _cannot_write(path, "Is a directory")
         if os.path.exists(self.target) and not os.path.isfile(self.target):
             try:
-                self.stream = open(self.target, mode, encoding=encoding)
+                direct = open(self.target, mode, encoding=encoding)
             except OSError as error:
                 raise _cannot_write(path, error.strerror or str(error)) from None
+            self.stream = _GuardedStream(direct, path)  # type: ignore[assignment]
             return
         directory, name = os.path.split(self.target)
         descriptor = -1
@@ -132,12 +171,18 @@ class OutputFile:
                 continue
             except OSError as error:
                 _pending.discard(temporary)
-                raise _cannot_write(path, error.strerror or str(error)) from None
+                reason = error.strerror or str(error)
+                if os.path.isdir(directory):
+                    # The folder exists (e.g. /proc): say what failed in it.
+                    reason = f"cannot create a file in '{directory}' ({reason})"
+                raise _cannot_write(path, reason) from None
             self.temporary = temporary
             break
         else:
             raise _cannot_write(path, "no free temporary name beside it")
-        self.stream = os.fdopen(descriptor, mode, encoding=encoding)
+        self.stream = _GuardedStream(  # type: ignore[assignment]
+            os.fdopen(descriptor, mode, encoding=encoding), path
+        )
 
     def _finish(self) -> None:
         if self._close:
@@ -146,19 +191,27 @@ class OutputFile:
             self.stream.flush()
 
     def commit(self) -> None:
-        """Close the stream and put the written file in place."""
+        """Close the stream and put the written file in place
+        (``OutputFileError`` when that fails: the old file stays)."""
         self._finish()
         if self.temporary is None or self.target is None:
             return
-        os.chmod(self.temporary, _mode_for(self.target))
-        os.replace(self.temporary, self.target)
+        try:
+            os.chmod(self.temporary, _mode_for(self.target))
+            os.replace(self.temporary, self.target)
+        except OSError as error:
+            self.discard()
+            raise _cannot_write(self.path or "-", error.strerror or str(error)) from None
         _pending.discard(self.temporary)
         self.temporary = None
 
     def discard(self) -> None:
         """Close the stream and remove the temporary file (``path`` untouched)."""
         if self._close:
-            self.stream.close()
+            try:
+                self.stream.close()
+            except OutputFileError:
+                pass  # nothing of it is kept
         if self.temporary is None:
             return
         try:

@@ -240,6 +240,18 @@ memory.pool @sram size 1024 used 2048
 
 // -----
 
+// A storage pinned in a pool ends within the pool's `used` (what a runtime
+// allocates for it): 262144 + 128 = 262272 > 262148.
+memory.pool @workspace used 262148
+func.func @past_used() {
+  %s = memory.alloc_storage at @workspace[262144] : !memory.storage<128>
+  func.return
+}
+// CHECK: storage %s: bytes [262144, 262272) run past the used size of pool @workspace (262148 bytes)
+
+
+// -----
+
 // No use after a kill.
 func.func private @read(memref<16xf32>)
 func.func @use_after_kill() {

@@ -335,14 +335,15 @@ func.func @unplanned() {
 
 // -----
 
-// A storage pinned past what the plan says the pool uses (a stale plan).
+// A storage pinned past what the plan says the pool uses (a stale plan):
+// the alloc_storage verifier refuses it before the pass runs.
 memory.pool @dram used 128
 func.func @stale() {
   %s = memory.alloc_storage at @dram[128] : !memory.storage<64>
   func.return
 }
 
-// CHECK: storage %s of 64 bytes at offset 128 overflows the 128 bytes of pool @dram
+// CHECK: storage %s: bytes [128, 192) run past the used size of pool @dram (128 bytes)
 
 // -----
 

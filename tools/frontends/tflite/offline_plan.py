@@ -75,6 +75,7 @@ first hole that fits and memplan's plan leaves one.
 from __future__ import annotations
 
 import dataclasses
+import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -341,6 +342,10 @@ def open_model(data: bytes, label: str) -> Any:
     if len(data) < 8 or data[4:8] != b"TFL3":
         raise ExportError(f"{label} is not a TFLite model (no 'TFL3' file identifier)")
     model, _ = load_model(data)
+    # Every subgraph read once through the importer's reader first: a cut or
+    # damaged file is its one-line error, not a failure deep in planning.
+    for index in range(_subgraph_count(model, label)):
+        read_subgraph(model, label, index)
     for index in range(model.MetadataLength()):
         name = (model.Metadata(index).Name() or b"").decode("utf-8", "replace")
         if name == OFFLINE_METADATA:
@@ -351,6 +356,13 @@ def open_model(data: bytes, label: str) -> Any:
     if _has_resources(model):
         model, _ = load_model(_resources_as_constants(data))
     return model
+
+
+def _subgraph_count(model: Any, label: str) -> int:
+    try:
+        return model.SubgraphsLength()
+    except (struct.error, IndexError) as error:
+        raise ExportError(f"{label} is truncated or corrupt ({error})") from None
 
 
 RESOURCE_OPS = frozenset({"VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"})
