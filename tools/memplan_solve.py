@@ -23,8 +23,13 @@ status:
   stopped the search: ``budget`` (``--budget`` nodes spent), ``timeout``
   (``--timeout``), or ``heuristic`` (a heuristic algorithm gave up).
 
-The search stops after ``--budget`` nodes (the same plan on every machine);
-``--timeout`` adds a wall-clock limit.
+The search stops after ``--budget`` nodes in all (a node places one buffer
+at an offset; the same plan on every machine); ``--timeout`` adds a
+wall-clock limit. Minimising, half the budget goes first to the search at
+the lower bound (exactly what ``--capacity BOUND`` runs), the rest to
+walking the best peak down; the default budget is twice as large then, so
+that at the defaults minimisation proves whatever ``--capacity BOUND``
+proves, in the same work.
 
 Exit status: 0 a plan was found (and, with ``--validate``, passed the
 check); 2 proven infeasible; 3 unknown (no plan found, nothing proven); 1
@@ -51,6 +56,15 @@ from memplan.tools.arguments import EXIT_USER_ERROR, ToolArgumentParser
 from memplan.tools.output_file import OutputFile, OutputFileError
 
 PROG = "memplan-solve"
+CAPACITY_BUDGET = 4 * DEFAULT_BUDGET
+"""``--budget``'s default with ``--capacity``: above the bound four searches
+race and share it (the bound's decision, restarts at the capacity and at a
+tighter target, the walk), so this is four times the planning passes'
+default."""
+MINIMIZE_BUDGET = 2 * CAPACITY_BUDGET
+"""Minimising, half the budget goes to the search at the lower bound: twice
+the default gives that search what ``--capacity BOUND`` gives it, so at the
+defaults minimisation proves whatever feasibility at the bound proves."""
 EXIT_INFEASIBLE = 2
 """Proven: no plan fits ``--capacity``."""
 EXIT_UNKNOWN = 3
@@ -87,8 +101,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--budget",
         type=int,
-        default=DEFAULT_BUDGET,
-        help=f"search nodes (default {DEFAULT_BUDGET}; the same plan on every machine)",
+        help=f"the most search nodes the run visits in all (a node places one buffer at "
+        f"an offset; default {CAPACITY_BUDGET} with --capacity, {MINIMIZE_BUDGET} minimising, "
+        "half of it for the search at the lower bound; the same plan on every machine)",
     )
     parser.add_argument(
         "--timeout", type=float, help="also a wall-clock limit in seconds (default: none)"
@@ -132,6 +147,8 @@ def run(argv: list[str] | None, cleanup: ExitStack) -> int:
         )
     if args.capacity is not None and args.capacity < 0:
         raise UsageError(f"--capacity must be non-negative, got {args.capacity}")
+    if args.budget is None:
+        args.budget = CAPACITY_BUDGET if args.capacity is not None else MINIMIZE_BUDGET
     if args.budget < 0:
         raise UsageError(f"--budget must be non-negative, got {args.budget}")
     if args.timeout is not None and not args.timeout > 0:

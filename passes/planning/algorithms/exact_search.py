@@ -27,9 +27,9 @@ the pools chosen by priority cannot hold their buffers while another
 choice might (``stats["reason"]`` is ``pool-choice``: other assignments are
 not searched). ``stats["proof"]`` says what proved ``infeasible``:
 ``bound`` (live bytes, rounded to the pool's granularity), ``search`` (a
-complete search) or ``no-pool``. One ``Budget`` (``options.budget`` nodes, and ``options.timeout``
-when given) bounds the assignment and the offset searches together; at a
-capacity, each member of the race may spend all of it (see ``_race``).
+complete search) or ``no-pool``. One ``Budget`` (``options.budget`` nodes, and
+``options.timeout`` when given) bounds the assignment and the offset
+searches together, the members of a race included (see ``_race``).
 """
 
 from __future__ import annotations
@@ -192,11 +192,18 @@ def _solve_pool(
     assert best is not None and best_peak is not None
     if not options.minimize:
         return ("optimal" if best_peak <= low else "feasible"), best, stats
-    # The bound itself is often reachable: decide it first, as feasibility
-    # mode would at that capacity, with half the budget left. When it is
-    # reachable, minimising costs what feasibility does and ends `optimal`.
-    if low < best_peak and probe(low, None, budget.part(0.5)) == SearchStatus.NOT_FOUND:
-        low += step
+    # The bound itself is often reachable: first exactly what feasibility at
+    # that capacity does (`_race` at ``low``) with half the budget, so that
+    # whatever feasibility at the bound proves with budget N, minimising
+    # with 2N proves too, in the same work (memplan-solve's default budget
+    # is twice as large when minimising); then the walk, with what is left.
+    if low < best_peak:
+        race_budget = budget.part(0.5)
+        found = _race(search, low, low, step, nodes, race_budget, stats, walk, options.seed)
+        if found == "infeasible":
+            low += step  # proven: nothing fits at ``low``
+        elif isinstance(found, tuple):
+            best, best_peak = found[1], peak(found[1])
     # Then walk down from the best peak; node budgets, not seconds, keep the
     # result independent of machine speed; the walk ends when ``budget`` is
     # spent.
@@ -234,14 +241,17 @@ def _race(
     in each preorder runs before the turns: a loose capacity is met by a
     descent or two; ``Restarts`` at a tighter target (``TIGHTER_NUMERATOR``
     / ``TIGHTER_DENOMINATOR`` of the way up from ``low``, on the pool's
-    granularity ``step``) take turns too. Each may
-    spend what ``budget`` has left (charged to it, so ``budget`` may be
-    overdrawn up to four times): whatever one of them finds within the
-    budget alone, the race finds too, so a capacity at or above one that is
-    met is met too, and no decision repeats work. A proof that ``low`` does
-    not fit ends its decision.
+    granularity ``step``) take turns too. They share ``budget``: each
+    member's budget is a part of it, so the race spends at most what
+    ``budget`` has left, and no decision repeats work. A proof that ``low``
+    does not fit ends its decision.
     """
     left, deadline = budget.left(), budget.deadline
+
+    def member() -> Budget:
+        """A member's own count, charged to ``budget`` and bounded by it."""
+        return Budget(left, parent=budget, deadline=deadline)
+
     decisions: list[tuple[int, Decision, Budget]] = []
     if low < capacity:
         # Above the bound, restarted searches at the capacity (``Restarts``):
@@ -250,20 +260,19 @@ def _race(
         # bound the portfolio's own searches do better: B).
         unit = max(RESTART_NODES, search.count + 256)
         restarts = search.restarts(capacity, unit, seed)
-        own = Budget(left, deadline=deadline)
+        own = member()
         # First a restart in each preorder, unshuffled: where the capacity
         # is loose, one of their descents meets it at once (B x 1.05 and
         # E x 1.1 in about 300 nodes by WAT alone, which the bound's
         # decision would have kept waiting).
         stats["probes"] += 1
         status, offsets = restarts.advance(own, unit * len(search.preorderings))
-        budget.charge(own.used)
         stats["nodes"] = search.visited
         if status == SearchStatus.FOUND:
             return capacity, offsets
         if status == SearchStatus.NOT_FOUND:
             return "infeasible"
-        decisions.append((low, search.start(low), Budget(left, deadline=deadline)))
+        decisions.append((low, search.start(low), member()))
         decisions.append((capacity, restarts, own))
         # Restarts at a tighter target too (``TIGHTER``): a plan there fits
         # ``capacity``, and the tighter capacity prunes a wasteful partial
@@ -273,22 +282,17 @@ def _race(
         tighter = low + (capacity - low) * TIGHTER_NUMERATOR // TIGHTER_DENOMINATOR
         tighter -= (tighter - low) % step
         if low < tighter < capacity:
-            decisions.append(
-                (tighter, search.restarts(tighter, unit, seed), Budget(left, deadline=deadline))
-            )
+            decisions.append((tighter, search.restarts(tighter, unit, seed), member()))
     else:
-        decisions.append((capacity, search.start(capacity), Budget(left, deadline=deadline)))
-    walk_budget = Budget(left, deadline=deadline)
+        decisions.append((capacity, search.start(capacity), member()))
+    walk_budget = member()
     steps: Generator[None, None, bool] | None = walk(walk_budget, capacity)
-    charged = 0
     try:
-        while decisions or steps is not None:
+        while (decisions or steps is not None) and not budget.exhausted():
             for entry in list(decisions):
                 target, decision, own = entry
                 stats["probes"] += 1
-                before = own.used
                 status, offsets = decision.advance(own, nodes)
-                budget.charge(own.used - before)  # may overdraw it: see above
                 stats["nodes"] = search.visited
                 if status == SearchStatus.FOUND:
                     return target, offsets
@@ -307,8 +311,6 @@ def _race(
                     next(steps)
                 except StopIteration as finished:
                     steps, done = None, finished.value
-                budget.charge(walk_budget.used - charged)
-                charged = walk_budget.used
                 if done:
                     return None  # the walk met the capacity or proved it too small
             nodes *= 2
