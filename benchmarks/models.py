@@ -187,9 +187,9 @@ def measure_model(path: Path, repeat: int, run: bool = False) -> ModelRow:
     import onnx
 
     from memplan.dialect.context import memplan_context
+    from memplan.dialect.printer import module_text
     from memplan.passes.plan_report import gather_report
     from memplan.tools.frontends.onnx.importer import import_model
-    from memplan.tools.xdsl_compat import module_text
 
     model = onnx.load(path)
     text = module_text(import_model(model))

@@ -34,23 +34,38 @@ reference; edit the docstring, not this page). Run a pass with
 Option values are written as in MLIR on memplan's command lines, bare up
 to the next space or `}`: `--plan-report='format=json output=out/plan.json'`,
 `-p 'plan-report{format=json output=out/plan.json}'`. xDSL's own pipeline
-parser (`xdsl-opt -p`, `PassPipeline.parse_spec` from Python) reads a bare
-value only when it is a number, a word (`exact`, `greedy-by-size`, `true`)
-or a list; any other value, a path for one, needs double quotes:
+parser (`xdsl-opt -p`) reads a bare value only when it is a number, a word
+(`exact`, `greedy-by-size`, `true`) or a list; any other value, a path for
+one, needs double quotes:
 
 ```sh
 xdsl-opt in.mlir -p 'manifest-alloc,insert-kills,usmp,plan-report{format=json output="out/plan.json"}'
 ```
 
+(`memplan-opt` accepts both forms.) From Python, compose memplan's passes
+with xDSL's through `memplan.tools.pipeline`: `all_passes()` is both
+registries (memplan's `memplan.passes.get_all_passes()` alone lacks
+`canonicalize`; xDSL's `xdsl.transforms.get_all_passes()` lacks memplan's),
+and `parse_pipeline` reads a pipeline as `memplan-opt -p` does, with
+memplan's option checks and messages:
+
 ```python
-PassPipeline.parse_spec(get_all_passes(), 'plan-report{format=json output="out/plan.json"}')
+from memplan.dialect.context import memplan_context
+from memplan.tools.pipeline import PipelineError, parse_pipeline
+
+pipeline = parse_pipeline("canonicalize,plan{algorithm=exact},plan-report{format=json output=out/plan.json}")
+pipeline.apply(memplan_context(), module)
 ```
 
-(`memplan-opt` accepts both forms.) From Python a pass is a dataclass,
-`UsmpPass(algorithm="exact", timeout=5)`. Bad options fail when the pass is
-built, however it is built, with a `ValueError` naming the pass, the option
-and what it takes (`usmp: algorithm must be one of greedy-by-size,
-greedy-by-conflicts, hill-climb, exact, auto (got 'fast')`); a pass that
+A bad pipeline raises `PipelineError` (a `ValueError`) with `memplan-opt`'s
+message (`usmp: algorithm must be one of greedy-by-size,
+greedy-by-conflicts, hill-climb, exact, auto (got 'exakt')`, `usmp:
+unknown option 'algoritm' (did you mean 'algorithm'?)`). A pass is also a
+dataclass, `UsmpPass(algorithm="exact", timeout=5)`, whose bad options fail
+when it is built with a `ValueError` naming the pass, the option and what
+it takes. xDSL's `PassPipeline.parse_spec` checks option values against
+their Python types first and words its own errors (`Incompatible types:
+given ('exakt',), ...`): use `parse_pipeline` for memplan's. A pass that
 cannot handle its input raises xDSL's `PassFailedException` with the
 diagnostic.
 """

@@ -25,7 +25,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import NoReturn, TypeVar
+from typing import Literal, NoReturn, TypeVar
 
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException
@@ -75,7 +75,9 @@ def defining_op(locus: IRLocus) -> Operation | None:
     return owner if isinstance(owner, Operation) else None
 
 
-RemarkHandler = Callable[[Operation, str], None]
+Severity = Literal["remark", "warning"]
+RemarkHandler = Callable[[Operation, str, Severity], None]
+"""Shows a remark or warning about an op: ``(op, message, severity)``."""
 
 _remark_handlers: list[RemarkHandler] = []
 
@@ -85,15 +87,26 @@ def emit_remark(op: Operation, message: str) -> None:
     ``remark:``). A driver that knows where ops came from installs a handler
     (``remark_handler``) that prints ``file:line:col: remark: ...``; without
     one the remark goes to stderr as ``remark: message``."""
+    _emit(op, message, "remark")
+
+
+def emit_warning(op: Operation, message: str) -> None:
+    """Tell the user that something they asked for did nothing or may not be
+    what they meant (mlir-opt's ``warning:``); shown as ``emit_remark`` shows
+    a remark. The run still succeeds."""
+    _emit(op, message, "warning")
+
+
+def _emit(op: Operation, message: str, severity: Severity) -> None:
     if _remark_handlers:
-        _remark_handlers[-1](op, message)
+        _remark_handlers[-1](op, message, severity)
     else:
-        print(f"remark: {message}", file=sys.stderr)
+        print(f"{severity}: {message}", file=sys.stderr)
 
 
 @contextmanager
 def remark_handler(handler: RemarkHandler) -> Iterator[None]:
-    """Route ``emit_remark`` to ``handler`` while the body runs."""
+    """Route ``emit_remark`` and ``emit_warning`` to ``handler`` while the body runs."""
     _remark_handlers.append(handler)
     try:
         yield

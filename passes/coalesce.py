@@ -32,7 +32,7 @@ from memplan.dialect.ops import (
 from memplan.dialect.regions import ancestor_in_region
 from memplan.dialect.types import MAX_BYTES
 from memplan.passes.analysis import FunctionLifetimes, StorageLifetime, analyze_function
-from memplan.passes.analysis.forms import remark_value_semantic
+from memplan.passes.analysis.forms import warn_value_semantic
 from memplan.passes.pass_options import PlanningPassOptions, check_options
 from memplan.passes.planning.algorithms import (
     Budget,
@@ -247,7 +247,11 @@ def plan_function(
 def apply_plan(plan: RegionPlan) -> AllocStorageOp:
     """Rewrite the IR for one ``RegionPlan``; returns the merged ``alloc_storage``."""
     first = plan.members[0].alloc
-    merged = new_storage_op(plan.size, plan.alignment, plan.device, plan.candidates, "region")
+    # Named after the first tensor it holds, so that reports and headers
+    # name it by what it holds.
+    tensors = [t.value.name_hint for member in plan.members for t in member.tensors]
+    name = next((f"{hint}_storage" for hint in tensors if hint), "region")
+    merged = new_storage_op(plan.size, plan.alignment, plan.device, plan.candidates, name)
     Rewriter.insert_op(merged, InsertPoint.before(first))
     if plan.kill_after is not None:
         Rewriter.insert_op(KillOp(merged.storage), InsertPoint.after(plan.kill_after))
@@ -271,7 +275,8 @@ class CoalescePass(PlanningPassOptions, ModulePass):
     their device). The storages of one piece are grouped by device and by
     candidate pools (`pools [...]`, identical lists only, so that the merged
     storage keeps the same candidates), and every group of two or more
-    becomes one `memory.alloc_storage`:
+    becomes one `memory.alloc_storage`, named after the first tensor it
+    holds (`%<tensor>_storage`, as reports and C headers name it too):
 
     - its size covers the members at their offsets, its alignment is the
       largest member alignment, and every member sits at a multiple of its
@@ -341,7 +346,7 @@ class CoalescePass(PlanningPassOptions, ModulePass):
         check_options(self, non_negative=self.NON_NEGATIVE)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        remark_value_semantic(op, self.name)
+        warn_value_semantic(op, self.name)
         functions = [f for f in op.walk() if isinstance(f, FuncOp) and not f.is_declaration]
         work = [
             (lifetimes, merge_groups(lifetimes))

@@ -18,6 +18,7 @@ from memplan.passes.analysis import (
     Lifetime,
     analyze_function,
 )
+from memplan.passes.analysis.forms import warn_value_semantic
 from memplan.passes.analysis.inplace import in_place_sources
 from memplan.passes.analysis.symbols import SymbolCache
 
@@ -98,6 +99,7 @@ class InsertKillsPass(ModulePass):
     name = "insert-kills"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        warn_value_semantic(op, self.name)
         functions = [
             func for func in op.walk() if isinstance(func, FuncOp) and not func.is_declaration
         ]

@@ -29,7 +29,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from memplan.dialect.ops import AllocStorageOp, KillOp
 from memplan.dialect.regions import ancestor_in_region
 from memplan.passes.analysis import FunctionLifetimes, StorageLifetime, analyze_function
-from memplan.passes.analysis.forms import remark_value_semantic
+from memplan.passes.analysis.forms import warn_value_semantic
 from memplan.passes.pass_options import check_options
 from memplan.passes.planning.algorithms.slot_reuse import assign_slots
 from memplan.passes.storage_rewrites import (
@@ -228,7 +228,7 @@ class ReusePass(ModulePass):
         check_options(self, non_negative=("match_range",))
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        remark_value_semantic(op, self.name)
+        warn_value_semantic(op, self.name)
         functions = [f for f in op.walk() if isinstance(f, FuncOp) and not f.is_declaration]
         for func in functions:
             lifetimes = analyze_function(func, pools=())

@@ -10,7 +10,7 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
-from memplan.dialect.diagnostics import at_op, error_notes, error_op
+from memplan.dialect.diagnostics import at_op, emit_warning, error_notes, error_op
 from memplan.dialect.ops import InvokeOp, PoolOp, describe
 from memplan.passes.analysis import (
     FunctionLifetimes,
@@ -20,6 +20,7 @@ from memplan.passes.analysis import (
     analyze_module,
 )
 from memplan.passes.analysis.clobber import Clobber, find_clobbers
+from memplan.passes.analysis.forms import value_semantic_functions, value_semantic_message
 from memplan.passes.analysis.inplace import declared_in_place
 from memplan.passes.analysis.kill_order import verify_kill_order
 from memplan.passes.analysis.symbols import SymbolCache
@@ -286,7 +287,9 @@ class VerifyPlanPass(ModulePass):
     its `memory.kill` (`analysis.kill_order`).
 
     Unpinned storages are not checked against pools unless `require-pinned`
-    is set, which makes each of them an error. Tensors with a dynamic offset
+    is set, which makes each of them an error. A function still in
+    value-semantic form (kernels on tensors, no storage) has no plan to
+    check: a warning, and an error under `require-pinned`. Tensors with a dynamic offset
     or shape, and dynamic-size storages, are skipped.
 
     Each diagnostic names both values, their byte ranges and their lifetimes
@@ -327,6 +330,14 @@ class VerifyPlanPass(ModulePass):
             assert located is not None
             failure = PassFailedException(f"verify-plan: {error}")
             raise at_op(failure, located, *error_notes(error)) from None
+        unplanned = value_semantic_functions(op)
+        if unplanned and self.require_pinned:
+            # Nothing pinned because nothing is allocated: not a plan at all.
+            function = unplanned[0]
+            message = value_semantic_message(function, self.name)
+            raise at_op(PassFailedException(message), function)
+        for function in unplanned:
+            emit_warning(function, value_semantic_message(function, self.name))
         if lifetimes is None:
             lifetimes = analyze_module(op)
         problems = plan_problems(lifetimes, require_pinned=self.require_pinned)

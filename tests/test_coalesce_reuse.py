@@ -536,7 +536,7 @@ def test_cli_runs_both_passes(tmp_path: Path) -> None:
     part1 = "--coalesce=overlap=false timeout=1"
     assert memplan_opt_main([mlp, *flags, part1, "--verify-plan", "-o", str(target)]) == 0
     # 512 + 512 + 512 + align(40, 64) + 40 bytes, end to end.
-    assert "%region = memory.alloc_storage : !memory.storage<1640>" in target.read_text()
+    assert "%h0_storage = memory.alloc_storage : !memory.storage<1640>" in target.read_text()
 
 
 def test_cli_reports_bad_options(capsys: pytest.CaptureFixture[str]) -> None:

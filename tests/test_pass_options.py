@@ -195,3 +195,24 @@ def test_planning_options_parse_and_are_checked_alike(name: str) -> None:
     )
     with pytest.raises(ValueError, match=f"^{name}: iterations must be non-negative \\(got -1\\)$"):
         PassPipeline.parse_spec(get_all_passes(), f"{name}{{iterations=-1}}")
+
+
+def test_parse_pipeline_composes_xdsl_and_memplan_passes_with_memplans_messages() -> None:
+    """memplan.tools.pipeline: xDSL's canonicalize and memplan's passes in
+    one pipeline, run; a bad option value or a misspelt option gives the
+    message memplan-opt -p prints, not xDSL's type error."""
+    from memplan.dialect.context import memplan_context
+    from memplan.tools.pipeline import PipelineError, parse_pipeline
+    from memplan_testing import parse_module
+
+    module = parse_module((REPO / "examples" / "mlp.mlir").read_text(), verify=True)
+    parse_pipeline("canonicalize,plan{algorithm=exact}").apply(memplan_context(), module)
+    assert "memory.pool @workspace_cpu" in str(module)
+    with pytest.raises(PipelineError) as bad_value:
+        parse_pipeline("canonicalize,usmp{algorithm=exakt}")
+    assert str(bad_value.value) == (
+        "usmp: algorithm must be one of greedy-by-size, greedy-by-conflicts, hill-climb, "
+        "exact, auto (got 'exakt')"
+    )
+    with pytest.raises(PipelineError, match=r"usmp: unknown option 'algoritm' \(did you mean"):
+        parse_pipeline("usmp{algoritm=exact}")

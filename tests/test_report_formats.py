@@ -278,9 +278,9 @@ def _big_module(count: int = 2000, window: int = 24, seed: int = 7) -> str:
     for i in range(count):
         if i >= window:
             j = i - window
-            lines.append(f"  memory.kill %buffer_{j} : !memory.storage<{sizes[j]}>")
+            lines.append(f"  memory.kill %b{j} : !memory.storage<{sizes[j]}>")
         lines.append(
-            f"  %buffer_{i} = memory.alloc_storage at @sram[{(i % window) * slot}] "
+            f"  %b{i} = memory.alloc_storage at @sram[{(i % window) * slot}] "
             f": !memory.storage<{sizes[i]}>"
         )
     lines += ["  func.return", "}"]

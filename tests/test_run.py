@@ -452,8 +452,8 @@ def test_scalars_bools_external_data_and_constant_outputs(tmp_path: Path) -> Non
     load, and a graph output that is a folded constant is returned."""
     from onnx import TensorProto, helper, numpy_helper
 
+    from memplan.dialect.printer import module_text
     from memplan.tools.frontends.onnx.importer import import_onnx
-    from memplan.tools.xdsl_compat import module_text
 
     weights = np.arange(2000, dtype=np.float32).reshape(40, 50) / 1000
     graph = helper.make_graph(

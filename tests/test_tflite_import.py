@@ -10,11 +10,11 @@ import pytest
 import tflite
 from fixtures.tflite import make_fixtures as fx
 
+from memplan.dialect.printer import module_text
 from memplan.tools import memplan_import_tflite
 from memplan.tools.frontends.tflite.importer import fold_constants, import_tflite
 from memplan.tools.frontends.tflite.model import TfliteImportError, load_model, read_subgraph
 from memplan.tools.memplan_opt import main as memplan_opt_main
-from memplan.tools.xdsl_compat import module_text
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "tflite"
 

@@ -26,8 +26,9 @@ from xdsl.utils.exceptions import ParseError
 from xdsl.utils.mlir_lexer import MLIRLexer
 
 from memplan.dialect.context import memplan_context
+from memplan.dialect.printer import DistinctNamePrinter
 from memplan.tools.memplan_opt import main as memplan_opt_main
-from memplan.tools.xdsl_compat import CompatParser, DistinctNamePrinter, LinearLexer
+from memplan.tools.xdsl_compat import CompatParser, LinearLexer
 
 INTEGER_TOO_LARGE = """\
 func.func @f() -> i64 {

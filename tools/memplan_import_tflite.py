@@ -71,10 +71,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # Loaded after the command line is read: --help and --version need
     # neither xDSL nor the flatbuffer reader.
+    from memplan.dialect.printer import module_text
     from memplan.tools.driver import Progress
     from memplan.tools.frontends.protocol import FrontendError
     from memplan.tools.frontends.registry import frontend
-    from memplan.tools.xdsl_compat import module_text
 
     tflite = frontend(".tflite")
     try:

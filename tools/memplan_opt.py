@@ -67,7 +67,7 @@ from xdsl.utils.exceptions import (
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from memplan import passes
-from memplan.dialect.diagnostics import remark_handler
+from memplan.dialect.diagnostics import Severity, remark_handler
 from memplan.passes.analysis.kill_order import verify_kill_order
 from memplan.tools import launch
 from memplan.tools.arguments import suggest_options
@@ -519,9 +519,9 @@ class MemplanOptMain(xDSLOptMain):
             self.report(error)
             return False
 
-    def _remark(self, op: Operation, message: str) -> None:
+    def _remark(self, op: Operation, message: str, severity: Severity) -> None:
         sys.stdout.flush()
-        print(self.source.diagnostic(PROG, message, op, severity="remark"), file=sys.stderr)
+        print(self.source.diagnostic(PROG, message, op, severity=severity), file=sys.stderr)
 
     def report(self, error: BaseException, module: ModuleOp | None = None) -> None:
         """Print a user error's diagnostic on stderr: at the op it is about

@@ -107,6 +107,7 @@ from memplan.tools.driver import Progress as CliProgress
 from memplan.tools.frontends.protocol import Frontend, FrontendError, ImportOptions
 from memplan.tools.frontends.registry import FRONTENDS, all_frontends, frontend_for
 from memplan.tools.output_file import OutputFile, OutputFileError
+from memplan.tools.pipeline import all_passes
 from memplan.tools.run_arguments import DEFAULT_PIPELINE, PROG, build_parser
 from memplan.tools.run_compare import (
     RunReport,
@@ -124,15 +125,6 @@ class RunError(Exception):
 # ---------------------------------------------------------------------------
 # Context, parsing and planning
 # ---------------------------------------------------------------------------
-
-
-def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:
-    """Upstream xDSL passes plus memplan's (memplan's win on a name clash)."""
-    from xdsl.transforms import get_all_passes as upstream_passes
-
-    from memplan.passes import get_all_passes
-
-    return {**upstream_passes(), **get_all_passes()}
 
 
 class LocatedRunError(RunError):
@@ -170,7 +162,7 @@ def plan(module: ModuleOp, pipeline: str, ctx: Context | None = None) -> ModuleO
 
     try:
         pass_pipeline = build_pipeline(
-            pipeline, available_passes(), verify, origin=f"--pipeline '{pipeline}'"
+            pipeline, all_passes(), verify, origin=f"--pipeline '{pipeline}'"
         )
     except CommandLineError as error:
         raise RunError(str(error)) from None
@@ -614,7 +606,7 @@ def _check_pipeline(pipeline: str) -> None:
     """``RunError`` for a pipeline that would not build or names an ``output=``
     that cannot be written: checked before the import and the runs."""
     try:
-        check_pipeline(normalize_pipeline(pipeline), available_passes(), f"--pipeline '{pipeline}'")
+        check_pipeline(normalize_pipeline(pipeline), all_passes(), f"--pipeline '{pipeline}'")
     except CommandLineError as error:
         raise RunError(str(error)) from None
 

@@ -7,8 +7,8 @@ names the xDSL behaviour it covers and the upstream fix it waits for;
 ``tests/test_xdsl_compat.py`` has one test per workaround (failing if the
 workaround is removed) and one per upstream behaviour (failing once xDSL
 fixes it, when the workaround can go). ``docs/known-limits.md`` lists them
-for users. ``DistinctNamePrinter`` (with ``DistinctNameMLIRTarget``, its
-``memplan-opt`` output) is the printer's. Beside the workarounds, the
+for users. ``DistinctNameMLIRTarget`` is ``memplan-opt``'s output through
+the printer's (``memplan.dialect.printer.DistinctNamePrinter``). Beside the workarounds, the
 parser keeps caches and reads common lines in one step, for speed on large
 programs (``CompatParser``). They touch xDSL internals (``_parser_state``,
 ``_parse_block``, ``ForwardDeclaredValue``, the lexer's string pattern and
@@ -20,24 +20,23 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Container, Sequence
-from dataclasses import dataclass, field
-from io import StringIO
+from dataclasses import dataclass
 from typing import IO, Any, TypeVar, cast
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import MemRefType, ModuleOp, SymbolRefAttr, TensorType
+from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue, TypeAttribute
 from xdsl.parser import Parser
 from xdsl.parser.core import ForwardDeclaredValue, UnresolvedOperand
 from xdsl.parser.generic_parser import ParserState
-from xdsl.printer import Printer
 from xdsl.targets.mlir import MLIRTarget
 from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Input, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from memplan.dialect.irdl_caches import property_names
+from memplan.dialect.printer import DistinctNamePrinter
 
 # A shaped type with a plain element type, e.g. `tensor<1x64xf32>`: the
 # spelling `CompatParser.parse_optional_type` keeps parsed types under.
@@ -446,73 +445,6 @@ class CompatParser(Parser):
                     raise ParseError(span, f"operand %{name} does not dominate its use")
 
 
-@dataclass(eq=False, repr=False)
-class DistinctNamePrinter(Printer):
-    """xDSL's printer, giving every value of a scope a name of its own.
-
-    Upstream (xDSL 0.74 ``Printer.print_ssa_value``): a name hint seen
-    before is printed with the next ``_N`` suffix, without checking that
-    another value's hint is not that name; and a hint loses one ``_N``
-    suffix when it is set (``SSAValue.extract_valid_name``). So ``%w``,
-    ``%w_1`` and ``%w_1_1`` (or ONNX tensors ``w`` and ``w_1:0``) print as
-    ``%w``, ``%w_1``, ``%w_1``: a value defined twice, a text that does not
-    parse (or, after a use, parses to another program). Here a name
-    already printed in the scope takes the hint's next free suffix. Waits
-    for: the same check in ``print_ssa_value``."""
-
-    _printed_names: list[set[str]] = field(default_factory=lambda: [set[str]()], init=False)
-    # Upstream prints a type's parameters again at every use; a program
-    # names a few shapes many times.
-    _shaped_type_text: dict[Attribute, str] = field(
-        default_factory=dict[Attribute, str], init=False
-    )
-
-    def print_ssa_value(self, value: SSAValue) -> str:
-        hint = value.name_hint
-        if hint and value not in self._ssa_values:
-            taken = self._printed_names[-1]
-            index = self.ssa_names.get(hint, 0)
-            name = f"{hint}_{index}" if index else hint
-            while name in taken:
-                index += 1
-                name = f"{hint}_{index}"
-            self.ssa_names[hint] = index + 1
-            self._ssa_values[value] = name
-            taken.add(name)
-        return super().print_ssa_value(value)
-
-    def print_attribute(self, attribute: Attribute) -> None:
-        # Each shaped type is spelled once (see ``_shaped_type_text``).
-        if isinstance(attribute, TensorType | MemRefType):
-            text = self._shaped_type_text.get(attribute)
-            if text is None:
-                stream, column = self.stream, self._current_column
-                self.stream = StringIO()
-                super().print_attribute(attribute)
-                text = self._shaped_type_text[attribute] = self.stream.getvalue()
-                self.stream, self._current_column = stream, column
-            self.print_string(text)
-            return
-        super().print_attribute(attribute)
-
-    def print_string(self, text: str, *, indent: int | None = None) -> None:
-        # The common case (no newline) without ``print``'s own overhead.
-        stream = self.stream
-        if stream is not None and "\n" not in text:
-            self._current_column += len(text)
-            stream.write(text)
-            return
-        super().print_string(text, indent=indent)
-
-    def enter_scope(self) -> None:
-        super().enter_scope()
-        self._printed_names.append(set(self._printed_names[-1]))
-
-    def exit_scope(self) -> None:
-        super().exit_scope()
-        self._printed_names.pop()
-
-
 @dataclass(frozen=True)
 class DistinctNameMLIRTarget(MLIRTarget):
     """``memplan-opt``'s ``mlir`` output through ``DistinctNamePrinter``."""
@@ -530,13 +462,3 @@ class DistinctNameMLIRTarget(MLIRTarget):
         printer.print_op(module)
         printer.print_metadata(ctx.loaded_dialects)
         print("\n", file=output)
-
-
-def module_text(module: ModuleOp) -> str:
-    """``module`` printed as xDSL/MLIR text, with a final newline, each
-    value under a name of its own (``DistinctNamePrinter``): what the
-    importers write."""
-    stream = StringIO()
-    DistinctNamePrinter(stream=stream).print_op(module)
-    stream.write("\n")
-    return stream.getvalue()

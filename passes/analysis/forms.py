@@ -32,15 +32,24 @@ def value_semantic_functions(module: ModuleOp) -> list[func.FuncOp]:
     return found
 
 
-def remark_value_semantic(module: ModuleOp, pass_name: str) -> None:
-    """A remark per function ``pass_name`` leaves alone because it is still in
-    value-semantic form (so that `--coalesce --usmp` on such input does not
-    silently print it unchanged)."""
-    from memplan.dialect.diagnostics import emit_remark
+def value_semantic_message(function: func.FuncOp, pass_name: str) -> str:
+    """What ``pass_name`` says of a function it has nothing to do in."""
+    first = _BEFORE.get(pass_name, "manifest-alloc and insert-kills")
+    return (
+        f"{pass_name}: @{function.sym_name.data} calls kernels on tensors but allocates "
+        f"no storage: run {first} first (or --plan)"
+    )
+
+
+_BEFORE = {"insert-kills": "manifest-alloc", "verify-plan": "manifest-alloc, insert-kills and usmp"}
+"""The passes that make a plan before ``pass_name`` (default: before coalesce and usmp)."""
+
+
+def warn_value_semantic(module: ModuleOp, pass_name: str) -> None:
+    """A warning per function ``pass_name`` leaves alone because it is still
+    in value-semantic form (so that `--coalesce --usmp` on such input does
+    not silently print it unchanged)."""
+    from memplan.dialect.diagnostics import emit_warning
 
     for function in value_semantic_functions(module):
-        emit_remark(
-            function,
-            f"{pass_name}: @{function.sym_name.data} calls kernels on tensors but allocates "
-            "no storage: run manifest-alloc and insert-kills first (or --plan)",
-        )
+        emit_warning(function, value_semantic_message(function, pass_name))

@@ -24,7 +24,7 @@ region depth), plus one bit-vector fixpoint per multi-block scope region.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
@@ -66,8 +66,13 @@ from memplan.passes.analysis.region_liveness import RegionLiveness, defining_blo
 from memplan.passes.planning.model import Pool
 
 
-def _unique_names(values: Sequence[SSAValue], prefix: str) -> list[str]:
-    """Name hints made unique in order; ``<prefix><N>`` for unnamed or taken ones."""
+def _unique_names(
+    values: Sequence[SSAValue], prefix: str, printed: Mapping[SSAValue, str] | None = None
+) -> list[str]:
+    """The names ``printed`` gives (the names the IR is printed under), else
+    name hints made unique in order; ``<prefix><N>`` for unnamed or taken ones."""
+    if printed is not None and all(value in printed for value in values):
+        return [printed[value] for value in values]
     hints = [value.name_hint for value in values]
     taken = {hint for hint in hints if hint}
     used: set[str] = set()
@@ -86,9 +91,15 @@ def _unique_names(values: Sequence[SSAValue], prefix: str) -> list[str]:
 class _FunctionAnalyzer:
     """Builds a ``FunctionLifetimes`` (one instance per function)."""
 
-    def __init__(self, func: FuncOp, pools: tuple[Pool, ...]) -> None:
+    def __init__(
+        self,
+        func: FuncOp,
+        pools: tuple[Pool, ...],
+        printed: Mapping[SSAValue, str] | None = None,
+    ) -> None:
         self.func = func
         self.pools = pools
+        self.printed = printed
         self.body = func.body
         self.numbering = OpNumbering.of_region(self.body)
         # Straight-line code (one block, no op with regions, as an imported
@@ -118,8 +129,8 @@ class _FunctionAnalyzer:
             aliases, uses, escapes = closures[root]
             scopes[root] = self._scope(root, uses, escapes)
         liveness = self._region_liveness(roots, closures, scopes)
-        storage_names = _unique_names([op.results[0] for op in storage_ops], "s")
-        tensor_names = _unique_names([op.results[0] for op in tensor_ops], "t")
+        storage_names = _unique_names([op.results[0] for op in storage_ops], "s", self.printed)
+        tensor_names = _unique_names([op.results[0] for op in tensor_ops], "t", self.printed)
         storages: list[StorageLifetime] = []
         by_storage: dict[SSAValue, StorageLifetime] = {}
         for op, name in zip(storage_ops, storage_names):
@@ -484,13 +495,20 @@ def _enclosing_module(op: Operation) -> ModuleOp | None:
     return parent
 
 
-def analyze_function(func: FuncOp, pools: tuple[Pool, ...] | None = None) -> FunctionLifetimes:
+def analyze_function(
+    func: FuncOp,
+    pools: tuple[Pool, ...] | None = None,
+    printed: Mapping[SSAValue, str] | None = None,
+) -> FunctionLifetimes:
     """Lifetimes of ``func``'s storages and tensors (``func`` must have a body).
 
     ``pools`` defaults to the ``memory.pool`` ops of the enclosing module.
+    ``printed`` (``memplan.dialect.printer.printed_names``) names storages
+    and tensors as the printed IR does; without it they are named after
+    their hints, made unique.
     """
     if pools is None:
         pools = pools_of(_enclosing_module(func))
     if func.is_declaration:
         raise ValueError(f"@{func.sym_name.data} is a declaration")
-    return _FunctionAnalyzer(func, pools).run()
+    return _FunctionAnalyzer(func, pools, printed).run()

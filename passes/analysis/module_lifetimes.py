@@ -29,10 +29,12 @@ rounds.
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
+from xdsl.ir import SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
 from memplan.passes.analysis.function_lifetimes import analyze_function, pools_of
@@ -262,11 +264,14 @@ def _handed_back(
     return returned, leaked
 
 
-def analyze_module(module: ModuleOp) -> ModuleLifetimes:
-    """Lifetimes of every function with a body among ``module``'s top-level ops."""
+def analyze_module(
+    module: ModuleOp, printed: Mapping[SSAValue, str] | None = None
+) -> ModuleLifetimes:
+    """Lifetimes of every function with a body among ``module``'s top-level
+    ops (``printed``: names as the IR is printed, see ``analyze_function``)."""
     pools = pools_of(module)
     functions = [
-        analyze_function(op, pools)
+        analyze_function(op, pools, printed)
         for op in module.ops
         if isinstance(op, FuncOp) and not op.is_declaration
     ]

@@ -13,6 +13,7 @@ from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, ModuleOp, StringAtt
 from xdsl.ir import SSAValue
 
 from memplan.dialect.ops import SOURCE_IDS_ATTR, SOURCE_NAMES_ATTR, InvokeOp
+from memplan.dialect.printer import printed_names
 from memplan.passes.analysis import (
     FunctionLifetimes,
     ModuleLifetimes,
@@ -179,7 +180,8 @@ def _module_pools(lifetimes: ModuleLifetimes) -> tuple[PoolRecord, ...]:
 
 def gather_report(module: ModuleOp) -> PlanReport:
     """The plan of ``module`` as data (every format writes this)."""
-    lifetimes = analyze_module(module)
+    # Storages and tensors under the names the printed IR gives them.
+    lifetimes = analyze_module(module, printed_names(module))
     return PlanReport(
         functions=tuple(_function_report(lifetimes, f) for f in lifetimes.functions),
         pools=_module_pools(lifetimes),

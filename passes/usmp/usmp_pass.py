@@ -27,7 +27,7 @@ from memplan.passes.analysis import (
     analyze_module,
     pools_of,
 )
-from memplan.passes.analysis.forms import remark_value_semantic
+from memplan.passes.analysis.forms import warn_value_semantic
 from memplan.passes.pass_options import PlanningPassOptions, check_options
 from memplan.passes.planning.algorithms import (
     GREEDY_ALGORITHMS,
@@ -226,7 +226,7 @@ class UsmpPass(PlanningPassOptions, ModulePass):
         leaves it when it has one (the pass changed the IR only by pinning
         storages after that analysis, and pins are read from the ops), for
         `plan` to hand to `verify-plan` (``passes.analysis.handoff``)."""
-        remark_value_semantic(op, self.name)
+        warn_value_semantic(op, self.name)
         if not any(isinstance(child, PoolOp) for child in op.ops):
             pools = default_pools(op)
             if pools:

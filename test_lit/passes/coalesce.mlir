@@ -38,26 +38,26 @@ func.func @straight_line(%x: memref<64xf32>) {
 }
 
 // CHECK-LABEL: func.func @straight_line(
-// CHECK-NEXT:    %region = memory.alloc_storage : !memory.storage<512>
-// CHECK-NEXT:    %t0 = memory.alloc_tensor %region[256] : !memory.storage<512> -> memref<64xf32>
+// CHECK-NEXT:    %t0_storage = memory.alloc_storage : !memory.storage<512>
+// CHECK-NEXT:    %t0 = memory.alloc_tensor %t0_storage[256] : !memory.storage<512> -> memref<64xf32>
 // CHECK-NEXT:    memory.invoke @k ins(%x : memref<64xf32>) outs(%t0 : memref<64xf32>)
-// CHECK-NEXT:    %t1 = memory.alloc_tensor %region[0] : !memory.storage<512> -> memref<64xf32>
+// CHECK-NEXT:    %t1 = memory.alloc_tensor %t0_storage[0] : !memory.storage<512> -> memref<64xf32>
 // CHECK-NEXT:    memory.invoke @k ins(%t0 : memref<64xf32>) outs(%t1 : memref<64xf32>)
 // CHECK-NEXT:    memory.kill %t0 : memref<64xf32>
-// CHECK-NEXT:    %t2 = memory.alloc_tensor %region[256] : !memory.storage<512> -> memref<32xf32>
-// CHECK-NEXT:    %u1 = memory.alloc_tensor %region[128] : !memory.storage<512> -> memref<32xf32>
+// CHECK-NEXT:    %t2 = memory.alloc_tensor %t0_storage[256] : !memory.storage<512> -> memref<32xf32>
+// CHECK-NEXT:    %u1 = memory.alloc_tensor %t0_storage[128] : !memory.storage<512> -> memref<32xf32>
 // CHECK-NEXT:    memory.invoke @k2 ins(%u1 : memref<32xf32>) outs(%t2 : memref<32xf32>)
 // CHECK-NEXT:    memory.invoke @k2 ins(%t2 : memref<32xf32>) outs(%t2 : memref<32xf32>)
-// CHECK-NEXT:    memory.kill %region : !memory.storage<512>
+// CHECK-NEXT:    memory.kill %t0_storage : !memory.storage<512>
 // CHECK-NEXT:    func.return
 
 // PART1-LABEL: func.func @straight_line(
-// PART1-NEXT:    %region = memory.alloc_storage : !memory.storage<640>
-// PART1-NEXT:    %t0 = memory.alloc_tensor %region[0] : !memory.storage<640> -> memref<64xf32>
-// PART1:         %t1 = memory.alloc_tensor %region[256] : !memory.storage<640> -> memref<64xf32>
-// PART1:         %t2 = memory.alloc_tensor %region[512] : !memory.storage<640> -> memref<32xf32>
-// PART1-NEXT:    %u1 = memory.alloc_tensor %region[384] : !memory.storage<640> -> memref<32xf32>
-// PART1:         memory.kill %region : !memory.storage<640>
+// PART1-NEXT:    %t0_storage = memory.alloc_storage : !memory.storage<640>
+// PART1-NEXT:    %t0 = memory.alloc_tensor %t0_storage[0] : !memory.storage<640> -> memref<64xf32>
+// PART1:         %t1 = memory.alloc_tensor %t0_storage[256] : !memory.storage<640> -> memref<64xf32>
+// PART1:         %t2 = memory.alloc_tensor %t0_storage[512] : !memory.storage<640> -> memref<32xf32>
+// PART1-NEXT:    %u1 = memory.alloc_tensor %t0_storage[384] : !memory.storage<640> -> memref<32xf32>
+// PART1:         memory.kill %t0_storage : !memory.storage<640>
 // PART1-NEXT:    func.return
 
 // -----
@@ -98,15 +98,15 @@ func.func @diamond(%c: i1, %x: memref<64xf32>) {
 // CHECK-NEXT:    %s0 = memory.alloc_storage : !memory.storage<256>
 // CHECK:         cf.cond_br %c, ^bb1, ^bb2
 // CHECK-NEXT:  ^bb1:
-// CHECK-NEXT:    %region = memory.alloc_storage : !memory.storage<512>
-// CHECK-NEXT:    %t1 = memory.alloc_tensor %region[0] : !memory.storage<512> -> memref<64xf32>
+// CHECK-NEXT:    %t1_storage = memory.alloc_storage : !memory.storage<512>
+// CHECK-NEXT:    %t1 = memory.alloc_tensor %t1_storage[0] : !memory.storage<512> -> memref<64xf32>
 // CHECK-NEXT:    memory.invoke @k ins(%t0 : memref<64xf32>) outs(%t1 : memref<64xf32>)
 // CHECK-NEXT:    memory.kill %s0 : !memory.storage<256>
-// CHECK-NEXT:    %t2 = memory.alloc_tensor %region[256] : !memory.storage<512> -> memref<64xf32>
+// CHECK-NEXT:    %t2 = memory.alloc_tensor %t1_storage[256] : !memory.storage<512> -> memref<64xf32>
 // CHECK-NEXT:    memory.invoke @k ins(%t1 : memref<64xf32>) outs(%t2 : memref<64xf32>)
-// CHECK-NEXT:    %t3 = memory.alloc_tensor %region[0] : !memory.storage<512> -> memref<64xf32>
+// CHECK-NEXT:    %t3 = memory.alloc_tensor %t1_storage[0] : !memory.storage<512> -> memref<64xf32>
 // CHECK-NEXT:    memory.invoke @k ins(%t2 : memref<64xf32>) outs(%t3 : memref<64xf32>)
-// CHECK-NEXT:    memory.kill %region : !memory.storage<512>
+// CHECK-NEXT:    memory.kill %t1_storage : !memory.storage<512>
 // CHECK-NEXT:    cf.br ^bb3
 // CHECK-NEXT:  ^bb2:
 // CHECK-NEXT:    memory.kill %s0 : !memory.storage<256>
@@ -153,22 +153,22 @@ func.func @if_branches(%c: i1, %x: memref<64xf32>) {
 
 // CHECK-LABEL: func.func @if_branches(
 // CHECK-NEXT:    %r = scf.if %c -> (memref<64xf32>) {
-// CHECK-NEXT:      %region = memory.alloc_storage : !memory.storage<512>
-// CHECK-NEXT:      %t1 = memory.alloc_tensor %region[256] : !memory.storage<512> -> memref<64xf32>
+// CHECK-NEXT:      %t1_storage = memory.alloc_storage : !memory.storage<512>
+// CHECK-NEXT:      %t1 = memory.alloc_tensor %t1_storage[256] : !memory.storage<512> -> memref<64xf32>
 // CHECK-NEXT:      memory.invoke @k ins(%x : memref<64xf32>) outs(%t1 : memref<64xf32>)
-// CHECK-NEXT:      %t2 = memory.alloc_tensor %region[0] : !memory.storage<512> -> memref<64xf32>
+// CHECK-NEXT:      %t2 = memory.alloc_tensor %t1_storage[0] : !memory.storage<512> -> memref<64xf32>
 // CHECK-NEXT:      memory.invoke @k ins(%t1 : memref<64xf32>) outs(%t2 : memref<64xf32>)
 // CHECK-NEXT:      %s3 = memory.alloc_storage : !memory.storage<256>
 // CHECK-NEXT:      %t3 = memory.alloc_tensor %s3[0] : !memory.storage<256> -> memref<64xf32>
 // CHECK-NEXT:      memory.invoke @k ins(%t2 : memref<64xf32>) outs(%t3 : memref<64xf32>)
-// CHECK-NEXT:      memory.kill %region : !memory.storage<512>
+// CHECK-NEXT:      memory.kill %t1_storage : !memory.storage<512>
 // CHECK-NEXT:      scf.yield %t3 : memref<64xf32>
 // CHECK-NEXT:    } else {
-// CHECK-NEXT:      %region_1 = memory.alloc_storage : !memory.storage<256>
-// CHECK-NEXT:      %t4 = memory.alloc_tensor %region_1[0] : !memory.storage<256> -> memref<32xf32>
-// CHECK-NEXT:      %t5 = memory.alloc_tensor %region_1[128] : !memory.storage<256> -> memref<32xf32>
+// CHECK-NEXT:      %t4_storage = memory.alloc_storage : !memory.storage<256>
+// CHECK-NEXT:      %t4 = memory.alloc_tensor %t4_storage[0] : !memory.storage<256> -> memref<32xf32>
+// CHECK-NEXT:      %t5 = memory.alloc_tensor %t4_storage[128] : !memory.storage<256> -> memref<32xf32>
 // CHECK-NEXT:      memory.invoke @k2 ins(%t4 : memref<32xf32>) outs(%t5 : memref<32xf32>)
-// CHECK-NEXT:      memory.kill %region_1 : !memory.storage<256>
+// CHECK-NEXT:      memory.kill %t4_storage : !memory.storage<256>
 // CHECK-NEXT:      scf.yield %x : memref<64xf32>
 // CHECK-NEXT:    }
 // CHECK-NEXT:    %s6 = memory.alloc_storage : !memory.storage<256>
@@ -210,19 +210,19 @@ func.func @loop(%x: memref<64xf32>, %n: index) {
 }
 
 // CHECK-LABEL: func.func @loop(
-// CHECK:         %region = memory.alloc_storage : !memory.storage<512>
-// CHECK-NEXT:    %ta = memory.alloc_tensor %region[256] : !memory.storage<512> -> memref<64xf32>
-// CHECK:         %t0 = memory.alloc_tensor %region[0] : !memory.storage<512> -> memref<64xf32>
+// CHECK:         %ta_storage = memory.alloc_storage : !memory.storage<512>
+// CHECK-NEXT:    %ta = memory.alloc_tensor %ta_storage[256] : !memory.storage<512> -> memref<64xf32>
+// CHECK:         %t0 = memory.alloc_tensor %ta_storage[0] : !memory.storage<512> -> memref<64xf32>
 // CHECK:         scf.for
-// CHECK-NEXT:      %region_1 = memory.alloc_storage : !memory.storage<512>
-// CHECK-NEXT:      %t1 = memory.alloc_tensor %region_1[0] : !memory.storage<512> -> memref<64xf32>
-// CHECK:           %t2 = memory.alloc_tensor %region_1[256] : !memory.storage<512> -> memref<64xf32>
+// CHECK-NEXT:      %t1_storage = memory.alloc_storage : !memory.storage<512>
+// CHECK-NEXT:      %t1 = memory.alloc_tensor %t1_storage[0] : !memory.storage<512> -> memref<64xf32>
+// CHECK:           %t2 = memory.alloc_tensor %t1_storage[256] : !memory.storage<512> -> memref<64xf32>
 // CHECK:           memory.invoke @k ins(%t2 : memref<64xf32>) outs(%t0 : memref<64xf32>)
-// CHECK-NEXT:      memory.kill %region_1 : !memory.storage<512>
+// CHECK-NEXT:      memory.kill %t1_storage : !memory.storage<512>
 // CHECK-NEXT:    }
-// CHECK-NEXT:    %t3 = memory.alloc_tensor %region[256] : !memory.storage<512> -> memref<64xf32>
+// CHECK-NEXT:    %t3 = memory.alloc_tensor %ta_storage[256] : !memory.storage<512> -> memref<64xf32>
 // CHECK-NEXT:    memory.invoke @k ins(%t0 : memref<64xf32>) outs(%t3 : memref<64xf32>)
-// CHECK-NEXT:    memory.kill %region : !memory.storage<512>
+// CHECK-NEXT:    memory.kill %ta_storage : !memory.storage<512>
 // CHECK-NEXT:    func.return
 
 // -----
@@ -258,17 +258,17 @@ func.func @dynamic(%x: memref<64xf32>, %n: index) {
 }
 
 // CHECK-LABEL: func.func @dynamic(
-// CHECK-NEXT:    %region = memory.alloc_storage : !memory.storage<512>
-// CHECK-NEXT:    %t0 = memory.alloc_tensor %region[256] : !memory.storage<512> -> memref<64xf32>
-// CHECK:         %t1 = memory.alloc_tensor %region[0] : !memory.storage<512> -> memref<64xf32>
+// CHECK-NEXT:    %t0_storage = memory.alloc_storage : !memory.storage<512>
+// CHECK-NEXT:    %t0 = memory.alloc_tensor %t0_storage[256] : !memory.storage<512> -> memref<64xf32>
+// CHECK:         %t1 = memory.alloc_tensor %t0_storage[0] : !memory.storage<512> -> memref<64xf32>
 // CHECK:         %d = memory.alloc_storage(%bytes) : !memory.storage<?>
 // CHECK:         memory.kill %d : !memory.storage<?>
-// CHECK-NEXT:    %region_1 = memory.alloc_storage : !memory.storage<512>
-// CHECK-NEXT:    %t2 = memory.alloc_tensor %region_1[0] : !memory.storage<512> -> memref<64xf32>
+// CHECK-NEXT:    %t2_storage = memory.alloc_storage : !memory.storage<512>
+// CHECK-NEXT:    %t2 = memory.alloc_tensor %t2_storage[0] : !memory.storage<512> -> memref<64xf32>
 // CHECK-NEXT:    memory.invoke @k ins(%t1 : memref<64xf32>) outs(%t2 : memref<64xf32>)
-// CHECK-NEXT:    memory.kill %region : !memory.storage<512>
-// CHECK-NEXT:    %t3 = memory.alloc_tensor %region_1[256] : !memory.storage<512> -> memref<64xf32>
-// CHECK:         memory.kill %region_1 : !memory.storage<512>
+// CHECK-NEXT:    memory.kill %t0_storage : !memory.storage<512>
+// CHECK-NEXT:    %t3 = memory.alloc_tensor %t2_storage[256] : !memory.storage<512> -> memref<64xf32>
+// CHECK:         memory.kill %t2_storage : !memory.storage<512>
 // CHECK-NEXT:    func.return
 
 // -----
@@ -302,21 +302,21 @@ func.func @mixed_alignments() {
 }
 
 // CHECK-LABEL: func.func @mixed_alignments(
-// CHECK-NEXT:    %region = memory.alloc_storage align 128 : !memory.storage<296>
-// CHECK-NEXT:    %ta = memory.alloc_tensor %region[256] align 16 : !memory.storage<296> -> memref<5xf32>
-// CHECK-NEXT:    %tb = memory.alloc_tensor %region[0] : !memory.storage<296> -> memref<64xf32>
+// CHECK-NEXT:    %ta_storage = memory.alloc_storage align 128 : !memory.storage<296>
+// CHECK-NEXT:    %ta = memory.alloc_tensor %ta_storage[256] align 16 : !memory.storage<296> -> memref<5xf32>
+// CHECK-NEXT:    %tb = memory.alloc_tensor %ta_storage[0] : !memory.storage<296> -> memref<64xf32>
 // CHECK-NEXT:    memory.invoke
-// CHECK-NEXT:    %tc = memory.alloc_tensor %region[256] align 32 : !memory.storage<296> -> memref<10xf32>
+// CHECK-NEXT:    %tc = memory.alloc_tensor %ta_storage[256] align 32 : !memory.storage<296> -> memref<10xf32>
 // CHECK-NEXT:    memory.invoke
-// CHECK-NEXT:    memory.kill %region : !memory.storage<296>
+// CHECK-NEXT:    memory.kill %ta_storage : !memory.storage<296>
 // CHECK-NEXT:    func.return
 
 // PART1-LABEL: func.func @mixed_alignments(
-// PART1-NEXT:    %region = memory.alloc_storage align 128 : !memory.storage<424>
-// PART1-NEXT:    %ta = memory.alloc_tensor %region[0] align 16 : !memory.storage<424> -> memref<5xf32>
-// PART1-NEXT:    %tb = memory.alloc_tensor %region[128] : !memory.storage<424> -> memref<64xf32>
+// PART1-NEXT:    %ta_storage = memory.alloc_storage align 128 : !memory.storage<424>
+// PART1-NEXT:    %ta = memory.alloc_tensor %ta_storage[0] align 16 : !memory.storage<424> -> memref<5xf32>
+// PART1-NEXT:    %tb = memory.alloc_tensor %ta_storage[128] : !memory.storage<424> -> memref<64xf32>
 // PART1-NEXT:    memory.invoke
-// PART1-NEXT:    %tc = memory.alloc_tensor %region[384] align 32 : !memory.storage<424> -> memref<10xf32>
+// PART1-NEXT:    %tc = memory.alloc_tensor %ta_storage[384] align 32 : !memory.storage<424> -> memref<10xf32>
 
 // -----
 
@@ -346,7 +346,7 @@ func.func @padding_does_not_pay() {
 // CHECK:         %c = memory.alloc_storage align 32 : !memory.storage<40>
 
 // PART1-LABEL: func.func @padding_does_not_pay(
-// PART1-NEXT:    %region = memory.alloc_storage align 128 : !memory.storage<424>
+// PART1-NEXT:    %ta_storage = memory.alloc_storage align 128 : !memory.storage<424>
 
 // -----
 
@@ -375,18 +375,18 @@ func.func @devices(%x: memref<64xf32>) {
 }
 
 // CHECK-LABEL: func.func @devices(
-// CHECK-NEXT:    %region = memory.alloc_storage : !memory.storage<256>
-// CHECK-NEXT:    %t0 = memory.alloc_tensor %region[0] : !memory.storage<256> -> memref<64xf32>
+// CHECK-NEXT:    %t0_storage = memory.alloc_storage : !memory.storage<256>
+// CHECK-NEXT:    %t0 = memory.alloc_tensor %t0_storage[0] : !memory.storage<256> -> memref<64xf32>
 // CHECK-NEXT:    memory.invoke
-// CHECK-NEXT:    %region_1 = memory.alloc_storage on "npu" : !memory.storage<512>
-// CHECK-NEXT:    %u0 = memory.alloc_tensor %region_1[0] : !memory.storage<512> -> memref<64xf32>
+// CHECK-NEXT:    %u0_storage = memory.alloc_storage on "npu" : !memory.storage<512>
+// CHECK-NEXT:    %u0 = memory.alloc_tensor %u0_storage[0] : !memory.storage<512> -> memref<64xf32>
 // CHECK-NEXT:    memory.invoke
-// CHECK-NEXT:    %u1 = memory.alloc_tensor %region_1[256] : !memory.storage<512> -> memref<64xf32>
+// CHECK-NEXT:    %u1 = memory.alloc_tensor %u0_storage[256] : !memory.storage<512> -> memref<64xf32>
 // CHECK-NEXT:    memory.invoke
-// CHECK-NEXT:    %t1 = memory.alloc_tensor %region[0] : !memory.storage<256> -> memref<64xf32>
+// CHECK-NEXT:    %t1 = memory.alloc_tensor %t0_storage[0] : !memory.storage<256> -> memref<64xf32>
 // CHECK-NEXT:    memory.invoke
-// CHECK-NEXT:    memory.kill %region_1 : !memory.storage<512>
-// CHECK-NEXT:    memory.kill %region : !memory.storage<256>
+// CHECK-NEXT:    memory.kill %u0_storage : !memory.storage<512>
+// CHECK-NEXT:    memory.kill %t0_storage : !memory.storage<256>
 // CHECK-NEXT:    func.return
 
 // -----
@@ -410,11 +410,11 @@ func.func @escaping(%x: memref<64xf32>) -> memref<64xf32> {
 }
 
 // CHECK-LABEL: func.func @escaping(
-// CHECK-NEXT:    %region = memory.alloc_storage : !memory.storage<512>
+// CHECK-NEXT:    %t0_storage = memory.alloc_storage : !memory.storage<512>
 // CHECK:         %s2 = memory.alloc_storage : !memory.storage<256>
 // CHECK-NEXT:    %t2 = memory.alloc_tensor %s2[0] : !memory.storage<256> -> memref<64xf32>
 // CHECK-NEXT:    memory.invoke
-// CHECK-NEXT:    memory.kill %region : !memory.storage<512>
+// CHECK-NEXT:    memory.kill %t0_storage : !memory.storage<512>
 // CHECK-NEXT:    func.return %t2 : memref<64xf32>
 
 // -----
@@ -448,12 +448,12 @@ func.func @pools_and_pins(%x: memref<64xf32>) {
 
 // CHECK-LABEL: func.func @pools_and_pins(
 // CHECK-NEXT:    %p = memory.alloc_storage at @slow[0] : !memory.storage<256>
-// CHECK:         %region = memory.alloc_storage pools [@fast] : !memory.storage<256>
-// CHECK-NEXT:    %t0 = memory.alloc_tensor %region[0] : !memory.storage<256> -> memref<64xf32>
+// CHECK:         %t0_storage = memory.alloc_storage pools [@fast] : !memory.storage<256>
+// CHECK-NEXT:    %t0 = memory.alloc_tensor %t0_storage[0] : !memory.storage<256> -> memref<64xf32>
 // CHECK:         %g0 = memory.alloc_storage pools [@fast, @slow] : !memory.storage<256>
-// CHECK:         %t1 = memory.alloc_tensor %region[0] : !memory.storage<256> -> memref<64xf32>
+// CHECK:         %t1 = memory.alloc_tensor %t0_storage[0] : !memory.storage<256> -> memref<64xf32>
 // CHECK:         memory.kill %g0 : !memory.storage<256>
-// CHECK-NEXT:    memory.kill %region : !memory.storage<256>
+// CHECK-NEXT:    memory.kill %t0_storage : !memory.storage<256>
 // CHECK-NEXT:    memory.kill %p : !memory.storage<256>
 
 // -----
@@ -475,16 +475,16 @@ func.func @dynamic_offset(%x: memref<32xf32>, %off: index) {
 }
 
 // CHECK-LABEL: func.func @dynamic_offset(
-// CHECK-NEXT:    %region = memory.alloc_storage : !memory.storage<384>
-// CHECK-NEXT:    %t0 = memory.alloc_tensor %region[0] : !memory.storage<384> -> memref<32xf32>
+// CHECK-NEXT:    %t0_storage = memory.alloc_storage : !memory.storage<384>
+// CHECK-NEXT:    %t0 = memory.alloc_tensor %t0_storage[0] : !memory.storage<384> -> memref<32xf32>
 // CHECK-NEXT:    memory.invoke
 // CHECK-NEXT:    %[[SHIFT:.*]] = arith.constant 256 : index
 // CHECK-NEXT:    %[[OFF:.*]] = arith.addi %off, %[[SHIFT]] : index
-// CHECK-NEXT:    %t1 = memory.alloc_tensor %region[%[[OFF]]] : !memory.storage<384> -> memref<32xf32>
+// CHECK-NEXT:    %t1 = memory.alloc_tensor %t0_storage[%[[OFF]]] : !memory.storage<384> -> memref<32xf32>
 
 // PART1-LABEL: func.func @dynamic_offset(
-// PART1-NEXT:    %region = memory.alloc_storage : !memory.storage<384>
-// PART1-NEXT:    %t0 = memory.alloc_tensor %region[0] : !memory.storage<384> -> memref<32xf32>
+// PART1-NEXT:    %t0_storage = memory.alloc_storage : !memory.storage<384>
+// PART1-NEXT:    %t0 = memory.alloc_tensor %t0_storage[0] : !memory.storage<384> -> memref<32xf32>
 // PART1-NEXT:    memory.invoke
 // PART1-NEXT:    %[[SHIFT:.*]] = arith.constant 256 : index
 // PART1-NEXT:    %[[OFF:.*]] = arith.addi %off, %[[SHIFT]] : index
@@ -516,13 +516,13 @@ func.func @no_kills(%x: memref<64xf32>) {
 }
 
 // CHECK-LABEL: func.func @partly_killed(
-// CHECK-NEXT:    %region = memory.alloc_storage : !memory.storage<512>
+// CHECK-NEXT:    %t0_storage = memory.alloc_storage : !memory.storage<512>
 // CHECK:         memory.invoke @k ins(%t0 : memref<64xf32>) outs(%t1 : memref<64xf32>)
 // CHECK-NEXT:    memory.invoke @k ins(%x : memref<64xf32>) outs(%t1 : memref<64xf32>)
-// CHECK-NEXT:    memory.kill %region : !memory.storage<512>
+// CHECK-NEXT:    memory.kill %t0_storage : !memory.storage<512>
 // CHECK-NEXT:    func.return
 // CHECK-LABEL: func.func @no_kills(
-// CHECK-NEXT:    %region = memory.alloc_storage : !memory.storage<512>
+// CHECK-NEXT:    %t0_storage = memory.alloc_storage : !memory.storage<512>
 // CHECK-NOT:     memory.kill
 // CHECK:         func.return
 

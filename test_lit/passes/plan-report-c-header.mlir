@@ -81,6 +81,28 @@ module @tiny_net {
 
 // -----
 
+// Storages and tensors are named as the IR prints them: the second %s
+// (whose name is %s_1 in the IR) is %s_1 in the header too, and its macros
+// are S_1_... (not a position-based name of the report's own).
+memory.pool @sram align 64
+func.func @twins() {
+  %s = memory.alloc_storage at @sram[0] : !memory.storage<64>
+  %s_1 = memory.alloc_storage at @sram[64] : !memory.storage<64>
+  %t = memory.alloc_tensor %s[0] : !memory.storage<64> -> memref<16xf32>
+  %t_1 = memory.alloc_tensor %s_1[0] : !memory.storage<64> -> memref<16xf32>
+  memory.kill %s : !memory.storage<64>
+  memory.kill %s_1 : !memory.storage<64>
+  func.return
+}
+// CHECK-LABEL: /* @twins: byte offsets
+// CHECK:       /* storage %s (constant) in @sram: 64 bytes, align 64, live [0, 4) */
+// CHECK-NEXT:  #define MEMPLAN_TWINS_S_OFFSET 0
+// CHECK:       /* storage %s_1 (constant) in @sram: 64 bytes, align 64, live [1, 5) */
+// CHECK-NEXT:  #define MEMPLAN_TWINS_S_1_OFFSET 64
+// CHECK:       /* tensor %t_1 in %s_1 at +0: 64 bytes, live [3, 4) */
+
+// -----
+
 // Nothing planned, and no module name: the prefix is "memplan", PLANNED is
 // 0, the declared pool uses 0 bytes, the static storages are listed with
 // their sizes (no offsets to give) and the dynamic one apart.

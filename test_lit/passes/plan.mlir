@@ -16,9 +16,12 @@
 // RUN: filecheck %s --input-file %t.plan.mlir
 //
 // The planning passes on value-semantic input have nothing to plan: each
-// says so in a remark at the function, instead of printing the input
-// unchanged without a word.
+// says so in a warning at the function, instead of printing the input
+// unchanged without a word; verify-plan has no plan to check, and under
+// require-pinned that is an error (exit 1).
 // RUN: memplan-opt %s --coalesce --usmp 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
+// RUN: memplan-opt %s --insert-kills --verify-plan 2>&1 >/dev/null | filecheck %s --check-prefix=KILLS
+// RUN: not memplan-opt %s --verify-plan=require-pinned=true 2>&1 >/dev/null | filecheck %s --check-prefix=PINNED
 
 func.func private @dense(tensor<1x64xf32>) -> tensor<1x64xf32>
 
@@ -26,8 +29,12 @@ func.func private @dense(tensor<1x64xf32>) -> tensor<1x64xf32>
 // returned): two slots, 512 bytes.
 // CHECK:       memory.pool @workspace_cpu targets ["cpu"] used 512
 // CHECK-LABEL: func.func @main
-// REMARK:      plan.mlir:[[# @LINE + 2]]:1: remark: coalesce: @main calls kernels on tensors but allocates no storage: run manifest-alloc and insert-kills first (or --plan)
-// REMARK:      plan.mlir:[[# @LINE + 1]]:1: remark: usmp: @main calls kernels
+// REMARK:      plan.mlir:[[# @LINE + 6]]:1: warning: coalesce: @main calls kernels on tensors but allocates no storage: run manifest-alloc and insert-kills first (or --plan)
+// REMARK:      plan.mlir:[[# @LINE + 5]]:1: warning: usmp: @main calls kernels
+// KILLS:       plan.mlir:[[# @LINE + 4]]:1: warning: insert-kills: @main calls kernels on tensors but allocates no storage: run manifest-alloc first (or --plan)
+// KILLS:       plan.mlir:[[# @LINE + 3]]:1: warning: verify-plan: @main calls kernels on tensors but allocates no storage: run manifest-alloc, insert-kills and usmp first (or --plan)
+// PINNED:      plan.mlir:[[# @LINE + 2]]:1: error: verify-plan: @main calls kernels on tensors but allocates no storage: run manifest-alloc, insert-kills and usmp first (or --plan)
+// PINNED-NOT:  warning
 func.func @main(%x: tensor<1x64xf32>) -> tensor<1x64xf32> {
   %a = func.call @dense(%x) : (tensor<1x64xf32>) -> tensor<1x64xf32>
   %b = func.call @dense(%a) : (tensor<1x64xf32>) -> tensor<1x64xf32>
