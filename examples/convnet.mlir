@@ -9,8 +9,9 @@
 //
 //   memplan-opt --plan --plan-report examples/convnet.mlir
 //
-// (`--plan` is `--manifest-alloc --insert-kills --coalesce --usmp`; planning
-// passes alone on this form have nothing to plan and say so in a remark.)
+// (`--plan` is `--manifest-alloc --insert-kills --coalesce --usmp
+// --verify-plan`; planning passes alone on this form have nothing to plan
+// and say so in a warning.)
 
 func.func private @conv2d_3to8(tensor<1x3x32x32xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x32x32xf32>
 func.func private @bias_add_8(tensor<1x8x32x32xf32>, tensor<8xf32>) -> tensor<1x8x32x32xf32>

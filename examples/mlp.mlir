@@ -7,8 +7,9 @@
 //
 //   memplan-opt --plan --plan-report examples/mlp.mlir
 //
-// (`--plan` is `--manifest-alloc --insert-kills --coalesce --usmp`; planning
-// passes alone on this form have nothing to plan and say so in a remark.)
+// (`--plan` is `--manifest-alloc --insert-kills --coalesce --usmp
+// --verify-plan`; planning passes alone on this form have nothing to plan
+// and say so in a warning.)
 
 func.func private @dense_256x128(tensor<1x256xf32>, tensor<256x128xf32>) -> tensor<1x128xf32>
 func.func private @bias_add_128(tensor<1x128xf32>, tensor<128xf32>) -> tensor<1x128xf32>

@@ -396,3 +396,24 @@ def test_export_tflite_on_a_cut_model_is_one_line_at_every_cut(tmp_path: Path) -
         if result.returncode != 1 or len(lines) != 1 or output.exists():
             failures.append(f"{length} bytes: exit {result.returncode}: {result.stderr[-300:]}")
     assert not failures, "\n".join(failures)
+
+
+def test_each_importer_names_the_other_for_the_other_format(tmp_path: Path) -> None:
+    onnx = _tool("memplan-import-onnx", TFLITE / "convnet.tflite", "-o", tmp_path / "x.mlir")
+    assert (onnx.returncode, onnx.stderr) == (
+        1,
+        f"memplan-import-onnx: error: {TFLITE / 'convnet.tflite'} is a TFLite model, not an "
+        "ONNX one: import it with memplan-import-tflite\n",
+    )
+    tflite = _tool("memplan-import-tflite", CONVNET_ONNX, "-o", tmp_path / "x.mlir")
+    assert (tflite.returncode, tflite.stderr) == (
+        1,
+        f"memplan-import-tflite: error: {CONVNET_ONNX} is not a TFLite model (no 'TFL3' file "
+        "identifier): import it with memplan-import-onnx\n",
+    )
+
+
+def test_memplan_run_on_a_bad_model_prints_only_its_error() -> None:
+    result = _tool("memplan-run", TFLITE / "truncated.tflite")
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr.startswith(f"memplan-run: error: {TFLITE / 'truncated.tflite'} is ")

@@ -621,7 +621,6 @@ def _main(args: argparse.Namespace, out: TextIO, save_outputs: OutputFile | None
     if model_frontend is not None:
         options = model_frontend.parse_options(args.input_shape, args.upper_bound, args.input_value)
         pipeline = args.pipeline or DEFAULT_PIPELINE
-        out.write(f"{args.input}: pipeline {pipeline}\n")
         reports = run_model(
             args.input,
             pipeline,
@@ -635,6 +634,8 @@ def _main(args: argparse.Namespace, out: TextIO, save_outputs: OutputFile | None
             kernels=kernels,
             show_progress=show_progress,
         )
+        # Written once the model has run: a model that fails prints its error only.
+        out.write(f"{args.input}: pipeline {pipeline}\n")
         return _write_reports(reports, out, save_outputs)
     try:
         text = Path(args.input).read_text()

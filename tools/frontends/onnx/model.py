@@ -158,6 +158,10 @@ def load_model(source: str | Path | bytes) -> Any:
             data = Path(source).read_bytes()
         except OSError as error:
             raise OnnxImportError(f"cannot read {label}: {error.strerror}") from error
+    if data[4:8] == b"TFL3":  # TFLite's file identifier
+        raise OnnxImportError(
+            f"{label} is a TFLite model, not an ONNX one: import it with memplan-import-tflite"
+        )
     try:
         model = onnx.load_model_from_string(data)
     except Exception as error:  # protobuf raises DecodeError and friends

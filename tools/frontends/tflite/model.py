@@ -221,7 +221,8 @@ def load_model(source: str | Path | bytes) -> tuple[Any, str]:
         except OSError as error:
             raise TfliteImportError(f"cannot read {label}: {error.strerror}") from None
     if len(data) < 8 or data[4:8] != b"TFL3":
-        raise TfliteImportError(f"{label} is not a TFLite model (no 'TFL3' file identifier)")
+        hint = ": import it with memplan-import-onnx" if label.lower().endswith(".onnx") else ""
+        raise TfliteImportError(f"{label} is not a TFLite model (no 'TFL3' file identifier){hint}")
     return _tflite().Model.GetRootAs(_StrictBytes(data), 0), label
 
 
