@@ -1,0 +1,232 @@
+"""memplan's planner as ExecuTorch's memory planning algorithm.
+
+ExecuTorch's ``MemoryPlanningPass`` takes the algorithm that places every
+planned tensor (``memory_planning_algo``); this module gives it memplan's::
+
+    from executorch.exir import ExecutorchBackendConfig
+    from executorch.exir.passes import MemoryPlanningPass
+    from memplan.tools.executorch import memplan_algorithm
+
+    config = ExecutorchBackendConfig(
+        memory_planning_pass=MemoryPlanningPass(memory_planning_algo=memplan_algorithm())
+    )
+    program = edge.to_executorch(config)
+
+ExecuTorch calls the algorithm with ``(alignment, specs, graph_module,
+graph_signature, extra_padding)`` once per graph (the control-flow
+submodules first, then the graph holding them). Each ``TensorSpec`` is one
+planned tensor: ``allocated_memory`` bytes (after ``realign(alignment)``),
+live over the inclusive node-index range ``lifetime``, in memory
+``mem_id`` (1 when unset; 0 holds constants and is never planned). The
+algorithm sets each spec's ``mem_id``, ``mem_offset`` and ``mem_obj_id``
+(tensors whose bytes overlap share one ``mem_obj_id``, as ExecuTorch's
+``Verifier.verify_storage_reuse`` requires) and returns the size of every
+memory, ``[0, size of 1, ...]``.
+
+Here each memory id is one pool of memplan's planning model
+(``memplan.passes.planning``), planned by ``algorithm`` within ``budget``
+nodes (the same options as ``memplan-solve``; ``capacities`` bounds a
+memory). A spec with a ``storage_base`` (a view ExecuTorch keeps on its
+base's bytes) is not planned itself: it sits at its base's offset plus
+``storage_base_offset``, and its lifetime extends its base's. A submodule's
+tensors start above ``graph_module.input_mem_buffer_sizes`` (the bytes the
+enclosing graph holds while the submodule runs), as ExecuTorch's own
+algorithms do. ``extra_padding`` is added to every planned memory's size.
+
+A memory whose tensors do not fit its capacity raises
+``MemplanPlanningError`` naming the memory, its capacity and the bytes the
+plan needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from memplan.passes.planning.algorithms import ALGORITHMS, DEFAULT_BUDGET, PlanOptions, solve
+from memplan.passes.planning.bounds import lower_bound
+from memplan.passes.planning.model import Buffer, Pool, Problem
+
+
+class MemplanPlanningError(ValueError):
+    """memplan found no plan for a memory within its capacity (or budget)."""
+
+
+@dataclass
+class PlanRecord:
+    """What one call planned, per memory id: the bytes the plan takes (without
+    ``extra_padding``) and the peak of live bytes (the lower bound)."""
+
+    sizes: dict[int, int] = field(default_factory=dict[int, int])
+    bounds: dict[int, int] = field(default_factory=dict[int, int])
+
+
+@dataclass
+class MemplanAlgorithm:
+    """A ``memory_planning_algo`` for ExecuTorch (see the module docstring).
+
+    ``algorithm``: one of ``memplan.passes.planning.algorithms.ALGORITHMS``
+    (default ``auto``). ``budget``: search nodes per memory. ``capacities``:
+    the most bytes each memory id may take (absent: unbounded). ``records``
+    collects what each call planned, for reports and tests.
+    """
+
+    algorithm: str = "auto"
+    budget: int = DEFAULT_BUDGET
+    capacities: Mapping[int, int] = field(default_factory=dict[int, int])
+    records: list[PlanRecord] = field(default_factory=list[PlanRecord])
+
+    def __post_init__(self) -> None:
+        if self.algorithm not in ALGORITHMS:
+            raise ValueError(
+                f"memplan: algorithm must be one of {', '.join(ALGORITHMS)} "
+                f"(got '{self.algorithm}')"
+            )
+        if self.budget < 0:
+            raise ValueError(f"memplan: budget must be non-negative (got {self.budget})")
+
+    # ExecuTorch looks up the algorithm's name for its logs.
+    @property
+    def __name__(self) -> str:
+        return f"memplan_{self.algorithm}"
+
+    def __call__(
+        self,
+        alignment: int,
+        specs: Iterable[Any],
+        graph_module: Any,
+        graph_signature: Any = None,
+        extra_padding: int = 0,
+    ) -> list[int]:
+        # ExecuTorch passes its specs in graph order; a set has none: sorted then.
+        ordered = list(specs) if isinstance(specs, list | tuple) else sorted(specs, key=_spec_order)
+        planned = [spec for spec in ordered if spec.storage_base is None]
+        views = [spec for spec in ordered if spec.storage_base is not None]
+        for spec in ordered:
+            if spec.mem_id is None:
+                spec.mem_id = 1
+            spec.realign(alignment)
+        # A view keeps its base's bytes live for as long as it is used.
+        lifetimes = {id(spec): tuple(spec.lifetime) for spec in planned}
+        for view in views:
+            base = _root(view)
+            first, last = lifetimes[id(base)]
+            lifetimes[id(base)] = (min(first, view.lifetime[0]), max(last, view.lifetime[1]))
+        base_sizes: list[int] = list(getattr(graph_module, "input_mem_buffer_sizes", None) or [])
+        record = PlanRecord()
+        offsets: dict[int, int] = {}
+        for mem_id in sorted({spec.mem_id for spec in planned}):
+            members = [spec for spec in planned if spec.mem_id == mem_id]
+            start = base_sizes[mem_id] if mem_id < len(base_sizes) else 0
+            placed, size, bound = self._plan_memory(mem_id, members, lifetimes, alignment, start)
+            offsets.update(placed)
+            record.sizes[mem_id] = size
+            record.bounds[mem_id] = bound
+        for spec in planned:
+            spec.mem_offset = offsets[id(spec)]
+        _number_shared_objects(planned)
+        for view in views:
+            root, offset = _root(view), 0
+            spec = view
+            while spec.storage_base is not None:
+                offset += spec.storage_base_offset
+                spec = spec.storage_base
+            view.mem_id = root.mem_id
+            view.mem_offset = root.mem_offset + offset
+            view.mem_obj_id = root.mem_obj_id
+        self.records.append(record)
+        count = max([1, *record.sizes, len(base_sizes) - 1]) + 1
+        sizes = [0] * count
+        for mem_id in range(1, count):
+            start = base_sizes[mem_id] if mem_id < len(base_sizes) else 0
+            if mem_id in record.sizes:
+                sizes[mem_id] = start + record.sizes[mem_id] + extra_padding
+            else:
+                sizes[mem_id] = start
+        return sizes
+
+    def _plan_memory(
+        self,
+        mem_id: int,
+        specs: list[Any],
+        lifetimes: Mapping[int, tuple[int, int]],
+        alignment: int,
+        start: int,
+    ) -> tuple[dict[int, int], int, int]:
+        """Offsets (by ``id(spec)``, from the memory's base), the bytes above
+        ``start`` the plan takes, and the lower bound of one memory."""
+        buffers = tuple(
+            Buffer(
+                f"t{index}",
+                int(spec.allocated_memory),
+                lifetimes[id(spec)][0],
+                lifetimes[id(spec)][1] + 1,  # inclusive end -> half-open
+                alignment=alignment,
+            )
+            for index, spec in enumerate(specs)
+        )
+        capacity = self.capacities.get(mem_id)
+        name = f"mem{mem_id}"
+        available = None if capacity is None else capacity - start
+        if available is not None and available < 0:
+            raise MemplanPlanningError(
+                f"memory {mem_id}: its capacity of {capacity} bytes is below the "
+                f"{start} bytes the enclosing graph holds"
+            )
+        problem = Problem(buffers, (Pool(name, size=available, alignment=alignment),))
+        bound = lower_bound(problem)[name]
+        options = PlanOptions(budget=self.budget, minimize=available is None)
+        solution = solve(problem, self.algorithm, options)
+        if solution.unplaced(problem) or solution.status in ("infeasible", "unknown"):
+            raise MemplanPlanningError(
+                f"memory {mem_id}: no plan within its capacity of {capacity} bytes "
+                f"({len(buffers)} tensors; they need at least {bound + start} bytes, "
+                f"status {solution.status})"
+            )
+        offsets = {
+            id(spec): start + solution.placements[buffer.id].offset
+            for spec, buffer in zip(specs, buffers)
+        }
+        return offsets, solution.peak(problem), bound
+
+
+def memplan_algorithm(
+    algorithm: str = "auto",
+    budget: int = DEFAULT_BUDGET,
+    capacities: Mapping[int, int] | None = None,
+) -> MemplanAlgorithm:
+    """memplan's planner for ``MemoryPlanningPass(memory_planning_algo=...)``."""
+    return MemplanAlgorithm(algorithm, budget, dict(capacities or {}))
+
+
+def _number_shared_objects(specs: list[Any]) -> None:
+    """``mem_obj_id``: ExecuTorch's "shared object" a tensor sits in. Its
+    verifier (``verify_storage_reuse``) wants tensors whose bytes overlap in
+    one object: here each maximal run of byte ranges that chain by overlap,
+    per memory, is one object."""
+    index = -1
+    for mem_id in sorted({spec.mem_id for spec in specs}):
+        members = sorted(
+            (spec for spec in specs if spec.mem_id == mem_id),
+            key=lambda spec: (spec.mem_offset, int(spec.allocated_memory)),
+        )
+        end = None
+        for spec in members:
+            if end is None or spec.mem_offset >= end:
+                index += 1
+                end = spec.mem_offset
+            spec.mem_obj_id = index
+            end = max(end, spec.mem_offset + int(spec.allocated_memory))
+
+
+def _root(spec: Any) -> Any:
+    while spec.storage_base is not None:
+        spec = spec.storage_base
+    return spec
+
+
+def _spec_order(spec: Any) -> tuple[int, int, int]:
+    """A deterministic order of specs (ExecuTorch hands over a set)."""
+    first, last = spec.lifetime
+    return (first, last, int(spec.allocated_memory))
