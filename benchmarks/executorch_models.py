@@ -1,0 +1,344 @@
+"""memplan against ExecuTorch's own memory planner, in ExecuTorch's runtime.
+
+Each model (``torch.nn`` modules and ``transformers`` architectures built
+from small configs with random weights; nothing is downloaded) is exported
+with ``torch.export`` -> ``to_edge`` -> ``to_executorch`` twice: with
+ExecuTorch's default planner (greedy) and with ``memplan_algorithm()``
+(``memplan.tools.executorch``). Both programs run in ExecuTorch's runtime
+(portable kernels) on the same inputs; the table gives the arena of each
+(``non_const_buffer_sizes[1]``), the peak of live bytes (the lower bound of
+the order ExecuTorch runs, which no planner of it goes below), whether the
+outputs are bit-identical, and the CPU seconds of ``to_executorch`` with
+each planner.
+
+    pip install -e '.[executorch]' transformers
+    python benchmarks/executorch_models.py [--only gpt2,bert] [--markdown OUT.md]
+
+(Not ``executorch.py``: run as a script, that name would shadow the
+``executorch`` package.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+warnings.simplefilter("ignore")
+
+import torch  # noqa: E402
+from executorch.exir import ExecutorchBackendConfig, to_edge  # noqa: E402
+from executorch.exir.passes import MemoryPlanningPass  # noqa: E402
+from executorch.runtime import Runtime  # noqa: E402
+from torch import nn  # noqa: E402
+
+from memplan.tools.executorch import memplan_algorithm  # noqa: E402
+
+Model = tuple[nn.Module, tuple[Any, ...]]
+
+
+class Blocks(nn.Module):
+    """Linear layers with a concatenation, a slice and skips."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.b = nn.Linear(64, 256), nn.Linear(256, 128)
+        self.c, self.d, self.e = nn.Linear(384, 64), nn.Linear(64, 512), nn.Linear(512, 64)
+
+    def forward(self, x: Any) -> Any:
+        h = torch.relu(self.a(x))
+        g = torch.relu(self.b(h))
+        k = self.c(torch.cat([g, h], 1)) + x
+        return self.e(torch.relu(self.d(k))) + k
+
+
+class ResidualCNN(nn.Module):
+    """A small ResNet: stem, three stages of two residual blocks, head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU())
+        layers: list[nn.Module] = []
+        channels = 16
+        for width, stride in [(16, 1), (32, 2), (64, 2)]:
+            for block in range(2):
+                layers.append(_Residual(channels, width, stride if block == 0 else 1))
+                channels = width
+        self.stages = nn.Sequential(*layers)
+        self.head = nn.Linear(64, 10)
+
+    def forward(self, x: Any) -> Any:
+        y = self.stages(self.stem(x))
+        return self.head(y.mean((2, 3)))
+
+
+class _Residual(nn.Module):
+    def __init__(self, cin: int, cout: int, stride: int) -> None:
+        super().__init__()
+        self.a = nn.Sequential(
+            nn.Conv2d(cin, cout, 3, stride, 1), nn.BatchNorm2d(cout), nn.ReLU(),
+            nn.Conv2d(cout, cout, 3, 1, 1), nn.BatchNorm2d(cout),
+        )  # fmt: skip
+        self.skip = nn.Conv2d(cin, cout, 1, stride) if (cin, stride) != (cout, 1) else None
+
+    def forward(self, x: Any) -> Any:
+        return torch.relu(self.a(x) + (x if self.skip is None else self.skip(x)))
+
+
+class InvertedResidualCNN(nn.Module):
+    """MobileNetV2-style inverted residual blocks (expand, depthwise, project)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Conv2d(3, 16, 3, 2, 1)
+        specs = [(16, 16, 1), (16, 24, 2), (24, 24, 1), (24, 32, 2), (32, 32, 1), (32, 32, 1)]
+        self.blocks = nn.ModuleList(_Inverted(cin, cout, stride) for cin, cout, stride in specs)
+        self.head = nn.Linear(32, 10)
+
+    def forward(self, x: Any) -> Any:
+        x = self.stem(x)
+        for block in self.blocks:
+            x = block(x)
+        return self.head(x.mean((2, 3)))
+
+
+class _Inverted(nn.Module):
+    def __init__(self, cin: int, cout: int, stride: int) -> None:
+        super().__init__()
+        hidden = cin * 6
+        self.body = nn.Sequential(
+            nn.Conv2d(cin, hidden, 1), nn.ReLU6(),
+            nn.Conv2d(hidden, hidden, 3, stride, 1, groups=hidden), nn.ReLU6(),
+            nn.Conv2d(hidden, cout, 1),
+        )  # fmt: skip
+        self.residual = stride == 1 and cin == cout
+
+    def forward(self, x: Any) -> Any:
+        y = self.body(x)
+        return x + y if self.residual else y
+
+
+class UNet(nn.Module):
+    """Two down and two up levels with skip concatenations."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.d1, self.d2 = nn.Conv2d(3, 16, 3, padding=1), nn.Conv2d(16, 32, 3, padding=1)
+        self.mid = nn.Conv2d(32, 32, 3, padding=1)
+        self.u2, self.u1 = nn.Conv2d(64, 16, 3, padding=1), nn.Conv2d(32, 8, 3, padding=1)
+        self.out = nn.Conv2d(8, 1, 1)
+
+    def forward(self, x: Any) -> Any:
+        a = torch.relu(self.d1(x))
+        b = torch.relu(self.d2(nn.functional.max_pool2d(a, 2)))
+        m = torch.relu(self.mid(nn.functional.max_pool2d(b, 2)))
+        up2 = nn.functional.interpolate(m, scale_factor=2.0)
+        c = torch.relu(self.u2(torch.cat([up2, b], 1)))
+        up1 = nn.functional.interpolate(c, scale_factor=2.0)
+        return self.out(torch.relu(self.u1(torch.cat([up1, a], 1))))
+
+
+def _torch_models() -> dict[str, Callable[[], Model]]:
+    def encoder() -> Model:
+        layer = nn.TransformerEncoderLayer(256, 4, 512, dropout=0.0, batch_first=True)
+        return nn.TransformerEncoder(layer, 4, enable_nested_tensor=False), (
+            torch.randn(1, 128, 256),
+        )
+
+    return {
+        "blocks (nn.Linear, cat, skips)": lambda: (Blocks(), (torch.randn(8, 64),)),
+        "TransformerEncoder d256 x4, seq 128": encoder,
+        "residual CNN (ResNet-like)": lambda: (ResidualCNN(), (torch.randn(1, 3, 64, 64),)),
+        "inverted residual CNN (MobileNetV2-like)": lambda: (
+            InvertedResidualCNN(),
+            (torch.randn(1, 3, 96, 96),),
+        ),
+        "UNet (concatenated skips)": lambda: (UNet(), (torch.randn(1, 3, 64, 64),)),
+    }
+
+
+class _LastHidden(nn.Module):
+    """A transformers model's first output tensor (its last hidden state or logits)."""
+
+    def __init__(self, model: nn.Module, key: str) -> None:
+        super().__init__()
+        self.model, self.key = model, key
+
+    def forward(self, *args: Any) -> Any:
+        output = self.model(*args)
+        return output[self.key] if self.key in output else output[0]
+
+
+def _transformers_models() -> dict[str, Callable[[], Model]]:
+    import transformers as tf
+
+    def ids(vocab: int, length: int) -> Any:
+        return torch.randint(0, vocab, (1, length))
+
+    def gpt2() -> Model:
+        config = tf.GPT2Config(n_layer=2, n_embd=128, n_head=4, n_positions=128, vocab_size=1000)
+        config.use_cache = False
+        return _LastHidden(tf.GPT2LMHeadModel(config), "logits"), (ids(1000, 64),)
+
+    def llama() -> Model:
+        config = tf.LlamaConfig(
+            hidden_size=128, intermediate_size=344, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, vocab_size=1000, max_position_embeddings=128, use_cache=False,
+        )  # fmt: skip
+        return _LastHidden(tf.LlamaForCausalLM(config), "logits"), (ids(1000, 64),)
+
+    def bert() -> Model:
+        config = tf.BertConfig(
+            hidden_size=128, num_hidden_layers=2, num_attention_heads=4, intermediate_size=512,
+            vocab_size=1000, max_position_embeddings=128,
+        )  # fmt: skip
+        return _LastHidden(tf.BertModel(config), "last_hidden_state"), (ids(1000, 64),)
+
+    def vit() -> Model:
+        config = tf.ViTConfig(
+            hidden_size=128, num_hidden_layers=2, num_attention_heads=4, intermediate_size=512,
+            image_size=64, patch_size=8,
+        )  # fmt: skip
+        return _LastHidden(tf.ViTModel(config), "last_hidden_state"), (torch.randn(1, 3, 64, 64),)
+
+    def resnet() -> Model:
+        config = tf.ResNetConfig(
+            embedding_size=16, hidden_sizes=[16, 32, 64, 128], depths=[1, 1, 1, 1],
+            layer_type="basic",
+        )  # fmt: skip
+        return _LastHidden(tf.ResNetModel(config), "pooler_output"), (torch.randn(1, 3, 64, 64),)
+
+    def mobilenet() -> Model:
+        config = tf.MobileNetV2Config(image_size=64, depth_multiplier=0.35)
+        model = tf.MobileNetV2Model(config)
+        return _LastHidden(model, "pooler_output"), (torch.randn(1, 3, 64, 64),)
+
+    def whisper_encoder() -> Model:
+        config = tf.WhisperConfig(
+            d_model=128, encoder_layers=2, encoder_attention_heads=4, decoder_layers=1,
+            decoder_attention_heads=4, encoder_ffn_dim=256, decoder_ffn_dim=256,
+            num_mel_bins=40, max_source_positions=64,
+        )  # fmt: skip
+        encoder = tf.WhisperModel(config).get_encoder()
+        return _LastHidden(encoder, "last_hidden_state"), (torch.randn(1, 40, 128),)
+
+    def t5_encoder() -> Model:
+        config = tf.T5Config(
+            d_model=128, d_kv=32, d_ff=256, num_layers=2, num_heads=4, vocab_size=1000,
+        )  # fmt: skip
+        return _LastHidden(tf.T5EncoderModel(config), "last_hidden_state"), (ids(1000, 64),)
+
+    return {
+        "GPT-2 (2 layers, d 128, seq 64)": gpt2,
+        "Llama (2 layers, d 128, GQA, seq 64)": llama,
+        "BERT (2 layers, d 128, seq 64)": bert,
+        "ViT (2 layers, d 128, 64x64)": vit,
+        "ResNet (transformers, 64x64)": resnet,
+        "MobileNetV2 (transformers, 0.35, 64x64)": mobilenet,
+        "Whisper encoder (2 layers, d 128)": whisper_encoder,
+        "T5 encoder (2 layers, d 128, seq 64)": t5_encoder,
+    }
+
+
+@dataclass
+class Row:
+    name: str
+    greedy: int | None = None
+    memplan: int | None = None
+    bound: int | None = None
+    identical: bool | None = None
+    greedy_seconds: float = 0.0
+    memplan_seconds: float = 0.0
+    problem: str | None = None
+
+
+def _export(model: nn.Module, example: tuple[Any, ...], algo: Any) -> tuple[Any, float]:
+    edge = to_edge(torch.export.export(model, example))
+    config = (
+        ExecutorchBackendConfig()
+        if algo is None
+        else ExecutorchBackendConfig(
+            memory_planning_pass=MemoryPlanningPass(memory_planning_algo=algo)
+        )
+    )
+    started = time.process_time()
+    program = edge.to_executorch(config)
+    return program, time.process_time() - started
+
+
+def _run(program: Any, example: tuple[Any, ...]) -> list[Any]:
+    method = Runtime.get().load_program(program.buffer).load_method("forward")
+    return list(method.execute(list(example)))
+
+
+def measure(name: str, build: Callable[[], Model]) -> Row:
+    row = Row(name)
+    torch.manual_seed(0)
+    try:
+        model, example = build()
+        model = model.eval()
+        greedy, row.greedy_seconds = _export(model, example, None)
+        algo = memplan_algorithm()
+        ours, row.memplan_seconds = _export(model, example, algo)
+    except Exception as error:  # noqa: BLE001 - a model that does not export is a row
+        row.problem = f"export: {type(error).__name__}: {str(error).splitlines()[0][:120]}"
+        return row
+    plan = greedy.executorch_program.execution_plan[0]
+    row.greedy = list(plan.non_const_buffer_sizes)[1]
+    row.memplan = list(ours.executorch_program.execution_plan[0].non_const_buffer_sizes)[1]
+    # The graph holding the others is planned last; its memory 1 is the arena.
+    row.bound = algo.records[-1].bounds.get(1)
+    expected, got = _run(greedy, example), _run(ours, example)
+    row.identical = len(expected) == len(got) and all(
+        torch.equal(a, b) for a, b in zip(expected, got)
+    )
+    return row
+
+
+def table(rows: list[Row]) -> str:
+    lines = [
+        "| model | ExecuTorch greedy | memplan | lower bound | memplan / greedy | outputs "
+        "| to_executorch s (greedy / memplan) |",
+        "|---|--:|--:|--:|--:|---|---|",
+    ]
+    for row in rows:
+        if row.problem is not None:
+            lines.append(f"| {row.name} | - | - | - | - | {row.problem} | - |")
+            continue
+        assert row.greedy is not None and row.memplan is not None
+        ratio = f"{row.memplan / row.greedy:.3f}" if row.greedy else "-"
+        outputs = "bit-identical" if row.identical else "DIFFER"
+        lines.append(
+            f"| {row.name} | {row.greedy:,} | {row.memplan:,} | "
+            f"{row.bound:,} | {ratio} | {outputs} | "
+            f"{row.greedy_seconds:.2f} / {row.memplan_seconds:.2f} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--only", default="", help="comma-separated substrings of model names")
+    parser.add_argument("--markdown", help="also write the table to this file")
+    args = parser.parse_args()
+    models = {**_torch_models(), **_transformers_models()}
+    wanted = [w.lower() for w in args.only.split(",") if w]
+    rows = []
+    for name, build in models.items():
+        if wanted and not any(w in name.lower() for w in wanted):
+            continue
+        rows.append(measure(name, build))
+        print(table(rows[-1:]).splitlines()[-1], flush=True)
+    text = table(rows)
+    print()
+    print(text)
+    if args.markdown:
+        with open(args.markdown, "w") as out:
+            out.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
