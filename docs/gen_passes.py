@@ -53,7 +53,9 @@ memplan's option checks and messages:
 from memplan.dialect.context import memplan_context
 from memplan.tools.pipeline import PipelineError, parse_pipeline
 
-pipeline = parse_pipeline("canonicalize,plan{algorithm=exact},plan-report{format=json output=out/plan.json}")
+pipeline = parse_pipeline(
+    "canonicalize,plan{algorithm=exact},plan-report{format=json output=out/plan.json}"
+)
 pipeline.apply(memplan_context(), module)
 ```
 

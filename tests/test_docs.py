@@ -189,6 +189,7 @@ def test_the_examples_test_finds_the_commands() -> None:
     }
     assert shown == {
         ("README.md", "memplan-opt"),
+        ("README.md", "python"),
         ("tools.md", "M=$(python"),
         ("tools.md", "memplan-run"),
         ("testing.md", "lit"),
