@@ -131,4 +131,3 @@ def test_bad_options_name_what_they_take() -> None:
         memplan_algorithm("fast")
     with pytest.raises(ValueError, match=r"memplan: budget must be non-negative \(got -1\)"):
         memplan_algorithm(budget=-1)
-
