@@ -271,6 +271,7 @@ def _export(model: nn.Module, example: tuple[Any, ...], algo: Any) -> tuple[Any,
 
 def _run(program: Any, example: tuple[Any, ...]) -> list[Any]:
     method = Runtime.get().load_program(program.buffer).load_method("forward")
+    assert method is not None
     return list(method.execute(list(example)))
 
 

@@ -37,6 +37,7 @@ for name, planning in planners.items():
     program = edge.to_executorch(ExecutorchBackendConfig(memory_planning_pass=planning))
     arena = program.executorch_program.execution_plan[0].non_const_buffer_sizes[1]
     method = Runtime.get().load_program(program.buffer).load_method("forward")
+    assert method is not None
     outputs[name] = method.execute(list(example))
     print(f"{name}: arena {arena} bytes")
     if name == "memplan":

@@ -7,9 +7,7 @@ turns the IR into report data, the format named by ``format`` writes it
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,6 +17,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
+from memplan.passes.output_file import OutputFile, OutputFileError
 from memplan.passes.pass_options import check_options
 from memplan.passes.report_formats import FORMAT_OPTIONS, REPORT_FORMATS, ReportFormatName
 from memplan.passes.report_formats.gather import gather_report
@@ -47,30 +46,11 @@ def deferred_report_files() -> Iterator[dict[str, str]]:
 
 def write_report_file(path: str, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file next to it and a
-    rename: a failure leaves an existing ``path`` as it was. Raises
-    ``OSError``."""
-    target = os.path.realpath(path)
-    if os.path.exists(target) and not os.path.isfile(target):
-        with open(target, "w", encoding="utf-8") as stream:  # a FIFO, /dev/stdout
-            stream.write(text)
-        return
-    handle, temporary = tempfile.mkstemp(
-        prefix=f".{os.path.basename(target)}.", dir=os.path.dirname(target)
-    )
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        if os.path.exists(target):
-            os.chmod(temporary, os.stat(target).st_mode & 0o7777)
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(temporary, 0o666 & ~umask)
-        os.replace(temporary, target)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+    rename (``output_file.OutputFile``): a failure leaves an existing
+    ``path`` as it was. Raises ``OutputFileError``."""
+    with OutputFile(path) as output:
+        output.stream.write(text)
+        output.commit()
 
 
 @dataclass(frozen=True)
@@ -152,7 +132,7 @@ class PlanReportPass(ModulePass):
             return
         try:
             write_report_file(self.output, text)
-        except OSError as error:
+        except OutputFileError as error:
             raise PassFailedException(
-                f"plan-report: cannot write '{self.output}': {error.strerror}"
+                f"plan-report: cannot write '{self.output}': {error.reason}"
             ) from error

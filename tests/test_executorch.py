@@ -71,6 +71,7 @@ def _arena(program: Any) -> list[int]:
 
 def _run(program: Any, example: tuple[Any, ...]) -> list[Any]:
     method = Runtime.get().load_program(program.buffer).load_method("forward")
+    assert method is not None
     return list(method.execute(list(example)))
 
 

@@ -1,5 +1,5 @@
-"""The layering the project promises, checked on the source (module-level
-imports, read with ``ast``):
+"""The layering the project promises, checked on the source (imports read
+with ``ast``; the layers also for imports inside functions):
 
 - every module sits in one layer and imports only from its own layer and
   the layers below it: the dialect < analysis and planning < passes < front
@@ -56,13 +56,23 @@ PASS_MODULES = {
 }
 
 
-def _imports(path: Path, module: str) -> set[str]:
-    """memplan modules imported at module level (not under TYPE_CHECKING, not
-    inside functions: those run after every module has loaded)."""
+def _imports(path: Path, module: str, *, anywhere: bool = False) -> set[str]:
+    """memplan modules imported at module level, or with ``anywhere`` inside
+    functions too; never those under ``TYPE_CHECKING`` (they do not run).
+    Module level is what import circles are about: a function's imports run
+    after every module has loaded."""
     tree = ast.parse(path.read_text())
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    type_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for inner in ast.walk(node)
+    }
     found: set[str] = set()
-    for node in tree.body:
+    for node in ast.walk(tree) if anywhere else tree.body:
+        if id(node) in type_only:
+            continue
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.startswith("memplan.")}
         elif isinstance(node, ast.ImportFrom):
@@ -202,3 +212,18 @@ def test_modules_import_only_their_layer_and_below() -> None:
     # Every layer holds modules: the prefixes still name real packages.
     assert {_layer(name) for name in graph} == set(range(len(LAYERS)))
     assert _layer("memplan.dialect.interpreter") > _layer("memplan.passes")
+
+
+def test_imports_inside_functions_respect_the_layers_too() -> None:
+    """A lazy import (inside a function, to load a module only when used)
+    is still a dependency: it may not reach a higher layer either."""
+    modules = {
+        _module_name(path): path for folder in FOLDERS for path in (REPO / folder).rglob("*.py")
+    }
+    offenders = sorted(
+        f"{name} ({LAYERS[_layer(name)][0]}) imports {target} ({LAYERS[_layer(target)][0]})"
+        for name, path in modules.items()
+        for target in _imports(path, name, anywhere=True) & set(modules)
+        if _layer(target) > _layer(name)
+    )
+    assert not offenders, "\n".join(offenders)

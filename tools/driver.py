@@ -46,9 +46,9 @@ from xdsl.utils.exceptions import ArgSpecParseError, ParseError, VerifyException
 from xdsl.utils.lexer import Span
 
 from memplan.dialect.diagnostics import IRLocus, defining_op, error_notes, error_op
+from memplan.passes.output_file import OutputFileError, check_output_path
 from memplan.passes.pass_options import option_problem, option_values_text
 from memplan.tools.memory_lines import MEMORY_LINES
-from memplan.tools.output_file import OutputFileError, check_output_path
 from memplan.tools.xdsl_compat import CompatParser
 
 PassRegistry = Mapping[str, Callable[[], type[ModulePass]]]

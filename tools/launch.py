@@ -8,7 +8,7 @@ modules load (xDSL, NumPy: hundreds of milliseconds), ends the same way:
 * exit status 128 + the signal's number, as the shell reports a command
   killed by it (130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP);
 * ``-o FILE`` left as it was and no temporary file left behind
-  (``memplan.tools.output_file`` registers each one; they are removed here).
+  (``memplan.passes.output_file`` registers each one; they are removed here).
 
 A signal a parent told the process to ignore (``nohup``, a background
 job's SIGINT) stays ignored. The first signal decides the exit status; the
@@ -46,7 +46,7 @@ from collections.abc import Callable
 from importlib import import_module
 from types import FrameType
 
-from memplan.tools.output_file import remove_pending_temporaries
+from memplan.passes.output_file import remove_pending_temporaries
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 

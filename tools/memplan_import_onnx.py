@@ -21,9 +21,9 @@ import dataclasses
 import sys
 from collections.abc import Sequence
 
+from memplan.passes.output_file import OutputFile, OutputFileError
 from memplan.tools import launch
 from memplan.tools.arguments import ToolArgumentParser
-from memplan.tools.output_file import OutputFile, OutputFileError
 
 PROG = "memplan-import-onnx"
 

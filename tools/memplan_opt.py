@@ -34,7 +34,7 @@ stdout and the exit code is 0.
 temporary file next to FILE, created before the input is parsed (an
 unwritable FILE fails at once), that replaces it at the end, so a failed or
 interrupted run leaves an existing FILE untouched
-(``memplan.tools.output_file``). So are the ``output=`` options of the
+(``memplan.passes.output_file``). So are the ``output=`` options of the
 pipeline's passes checked before any pass runs (the input file is refused
 there), and their files written only when every pass of every chunk
 succeeded. Ctrl-C, SIGTERM and SIGHUP
@@ -68,7 +68,8 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from memplan import passes
 from memplan.dialect.diagnostics import Severity, remark_handler
-from memplan.passes.analysis.kill_order import verify_kill_order
+from memplan.passes.analysis.kill_order import ChecksKillOrder, verify_kill_order
+from memplan.passes.output_file import OutputFile, OutputFileError
 from memplan.tools import launch
 from memplan.tools.arguments import suggest_options
 from memplan.tools.driver import (
@@ -81,7 +82,6 @@ from memplan.tools.driver import (
     normalize_pipeline,
     pass_options_help,
 )
-from memplan.tools.output_file import OutputFile, OutputFileError
 from memplan.tools.version import version_text
 from memplan.tools.xdsl_compat import DistinctNameMLIRTarget
 
@@ -346,7 +346,8 @@ class MemplanOptMain(xDSLOptMain):
             nonlocal step
             if verify is not None:
                 verify(previous, module, next_pass)
-            if not self.args.disable_verify and not getattr(previous, "kill_order_checked", False):
+            checked = isinstance(previous, ChecksKillOrder) and previous.kill_order_checked
+            if not self.args.disable_verify and not checked:
                 # The path checks of `memory.kill`, once per module (linear);
                 # not again right after a pass that ended with them on the
                 # module it leaves (verify-plan, plan).
@@ -471,9 +472,9 @@ class MemplanOptMain(xDSLOptMain):
         for path, text in reports.items():
             try:
                 write_report_file(path, text)
-            except OSError as error:
+            except OutputFileError as error:
                 print(
-                    f"{PROG}: error: plan-report: cannot write '{path}': {error.strerror}",
+                    f"{PROG}: error: plan-report: cannot write '{path}': {error.reason}",
                     file=sys.stderr,
                 )
                 return False

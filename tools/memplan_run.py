@@ -93,6 +93,7 @@ from memplan.dialect.interpreter import (
 )
 from memplan.dialect.ops import InvokeOp
 from memplan.passes.analysis.kill_order import verify_kill_order
+from memplan.passes.output_file import OutputFile, OutputFileError
 from memplan.tools import launch
 from memplan.tools.driver import (
     CommandLineError,
@@ -106,7 +107,6 @@ from memplan.tools.driver import (
 from memplan.tools.driver import Progress as CliProgress
 from memplan.tools.frontends.protocol import Frontend, FrontendError, ImportOptions
 from memplan.tools.frontends.registry import FRONTENDS, all_frontends, frontend_for
-from memplan.tools.output_file import OutputFile, OutputFileError
 from memplan.tools.pipeline import all_passes
 from memplan.tools.run_arguments import DEFAULT_PIPELINE, PROG, build_parser
 from memplan.tools.run_compare import (

@@ -46,6 +46,7 @@ import sys
 import time
 from contextlib import ExitStack
 
+from memplan.passes.output_file import OutputFile, OutputFileError
 from memplan.passes.planning.algorithms import ALGORITHMS, DEFAULT_BUDGET, PlanOptions, solve
 from memplan.passes.planning.bounds import lower_bound
 from memplan.passes.planning.io import PlanningInputError, format_csv, read_csv_table
@@ -53,7 +54,6 @@ from memplan.passes.planning.model import Placement, Problem, Solution
 from memplan.passes.planning.validate import validate
 from memplan.tools import launch
 from memplan.tools.arguments import EXIT_USER_ERROR, ToolArgumentParser
-from memplan.tools.output_file import OutputFile, OutputFileError
 
 PROG = "memplan-solve"
 CAPACITY_BUDGET = 4 * DEFAULT_BUDGET

@@ -16,6 +16,8 @@ after parsing and after every pass, and ``verify-plan`` runs it too.
 
 from __future__ import annotations
 
+from typing import Protocol, runtime_checkable
+
 from xdsl.ir import Block, Operation
 from xdsl.utils.exceptions import VerifyException
 
@@ -24,6 +26,17 @@ from memplan.dialect.op_model import is_function, transitive_views
 from memplan.dialect.ops import KillOp, describe
 from memplan.dialect.regions import ancestor_in_region, reachable_blocks
 from memplan.passes.analysis.numbering import OpNumbering
+
+
+@runtime_checkable
+class ChecksKillOrder(Protocol):
+    """A pass that may end by checking the kill order of the module it leaves
+    (``verify-plan``; ``plan`` with its ``verify``): a driver that checks the
+    kill order after every pass need not check it again after one whose
+    ``kill_order_checked`` is true."""
+
+    @property
+    def kill_order_checked(self) -> bool: ...
 
 
 class _KillOrder:

@@ -188,7 +188,7 @@ def campaign(programs: int, seed: int, max_calls: int = 25) -> Tally:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--programs", type=int, default=100)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--max-calls", type=int, default=25)

@@ -1,6 +1,8 @@
 """Output files written only on success, checked before the work starts.
 
-Every memplan tool writes ``-o FILE`` the same way (a library, not a tool):
+Every memplan tool writes ``-o FILE`` the same way, and ``plan-report``
+its ``output=FILE`` (a library of the standard library alone, so that the
+passes and the tools share it):
 
 * ``OutputFile(path)`` creates a temporary file next to ``path`` at once, so
   an unwritable path (a missing directory, a read-only one) is an error
