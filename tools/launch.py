@@ -186,6 +186,11 @@ def memplan_export_tflite() -> int:
     )
 
 
+def memplan_export_pte() -> int:
+    """The ``memplan-export-pte`` command."""
+    return run("memplan-export-pte", "memplan.tools.memplan_export_pte")
+
+
 def memplan_run() -> int:
     """The ``memplan-run`` command."""
     return run("memplan-run", "memplan.tools.memplan_run", "memplan.tools.run_arguments")

@@ -1,0 +1,355 @@
+"""Re-planning a built ExecuTorch program (``.pte``) with memplan.
+
+A ``.pte`` holds, per method (``execution_plan``), every value of the
+method (``values``), the instructions that run it (``chains``) and, for
+each tensor the planner placed, its memory id and byte offset
+(``AllocationDetails``); ``non_const_buffer_sizes[i]`` is the size of
+memory ``i`` (0 is the constants' and never planned). ``replan`` reads that,
+recovers each planned tensor's lifetime from the instructions and plans the
+tensors again with memplan's planning core, one pool per memory id, and
+writes the same program with memplan's offsets and sizes.
+
+- **Lifetimes**: a tensor is live from the first instruction that names it
+  (as an argument, directly or in a tensor list) to the last, inclusive;
+  the method's inputs from before the first instruction, its outputs to
+  after the last. Two tensors live at one instruction never share bytes.
+- **Views**: a planned tensor that the program places inside another
+  one's bytes while both are live (ExecuTorch's storage-backed tensors) keeps
+  its place relative to that base, whose lifetime grows to cover it.
+- **Left as they are**: tensors without ``AllocationDetails`` (constants,
+  and what the runtime allocates itself).
+- **Refused** (one line each, ``PteError``): a file that is not a ``.pte``;
+  a method with delegates (their memory is not in the program), control
+  flow (jumps, several chains), or a dynamic tensor without an upper bound
+  that the program placed; a capacity too small (``--capacity MEM_ID=BYTES``).
+
+The program is written back by ExecuTorch's own serializer: every field but
+the offsets and ``non_const_buffer_sizes`` is as it was (the flatbuffer is
+laid out anew, so the bytes differ).
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from memplan.passes.planning.algorithms import DEFAULT_BUDGET, PlanOptions, solve
+from memplan.passes.planning.bounds import lower_bound
+from memplan.passes.planning.model import Buffer, Pool, Problem
+
+ALIGNMENT = 16
+"""ExecuTorch's ``MemoryPlanningPass`` default: every planned offset a multiple of it."""
+
+
+class PteError(Exception):
+    """A program ``memplan-export-pte`` refuses, or a plan it cannot make (one line)."""
+
+
+@dataclass
+class MemoryPlan:
+    """One memory of one method: the program's size and memplan's, the
+    lower bound (peak of live bytes), and how many tensors were planned."""
+
+    method: str
+    memory_id: int
+    before: int
+    after: int
+    lower_bound: int
+    tensors: int
+
+
+@dataclass
+class Replanned:
+    """``replan``'s result: the new program's bytes and what was planned."""
+
+    data: bytes
+    memories: list[MemoryPlan] = field(default_factory=list[MemoryPlan])
+
+
+def _executorch() -> Any:
+    # torch and ExecuTorch log and warn about their own internals at import:
+    # not the user's concern (and not this tool's output).
+    logging.disable(logging.WARNING)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import executorch.exir.schema as schema
+            from executorch.exir._serialize._program import (
+                deserialize_pte_binary,
+                serialize_pte_binary,
+            )
+    except ImportError:
+        raise PteError(
+            "reading a .pte needs ExecuTorch: pip install 'memplan[executorch]'"
+        ) from None
+    finally:
+        logging.disable(logging.NOTSET)
+    return schema, deserialize_pte_binary, serialize_pte_binary
+
+
+@dataclass
+class _Tensor:
+    index: int
+    value: Any
+    memory_id: int
+    offset: int
+    size: int
+    first: int
+    last: int
+    written: int | None
+    """The first instruction that writes it (None: none does)."""
+
+
+def _offset(details: Any) -> int:
+    return int(details.memory_offset_low) + (int(details.memory_offset_high) << 32)
+
+
+def _byte_size(tensor: Any, element_sizes: Mapping[int, int], where: str) -> int:
+    count = 1
+    for dim in tensor.sizes:
+        count *= int(dim)
+    scalar = int(tensor.scalar_type)
+    if scalar not in element_sizes:
+        raise PteError(f"{where}: tensor of scalar type {tensor.scalar_type} has no known size")
+    return count * element_sizes[scalar]
+
+
+def _element_sizes(schema: Any) -> dict[int, int]:
+    import torch
+    from executorch.exir.tensor import scalar_type_enum
+
+    sizes: dict[int, int] = {}
+    for dtype in (
+        torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8, torch.uint8,
+        torch.int16, torch.int32, torch.int64, torch.bool, torch.complex64,
+    ):  # fmt: skip
+        sizes[int(scalar_type_enum(dtype))] = torch.empty((), dtype=dtype).element_size()
+    return sizes
+
+
+def _writes(plan: Any) -> list[list[bool]]:
+    """Per operator of ``plan``: which of a call's arguments it writes (its
+    schema's arguments, then its returns, as a ``KernelCall`` lists them)."""
+    import torch
+
+    flags: list[list[bool]] = []
+    for operator in plan.operators:
+        namespace, _, name = str(operator.name).partition("::")
+        try:
+            packet = getattr(getattr(torch.ops, namespace), name)
+            schema = getattr(packet, operator.overload or "default")._schema
+        except (AttributeError, RuntimeError):
+            raise PteError(
+                f"method '{plan.name}': operator {operator.name}.{operator.overload} has no "
+                "schema here, so which arguments it writes is unknown"
+            ) from None
+        flags.append(
+            [
+                bool(a.alias_info is not None and a.alias_info.is_write)
+                for a in [*schema.arguments, *schema.returns]
+            ]
+        )
+    return flags
+
+
+def _uses(instruction: Any, values: Sequence[Any], schema: Any) -> list[int]:
+    """The value indices an instruction names, tensor lists expanded."""
+    args = instruction.instr_args
+    if isinstance(args, schema.KernelCall):
+        named = list(args.args)
+    elif isinstance(args, schema.MoveCall):
+        named = [args.move_from, args.move_to]
+    elif isinstance(args, schema.FreeCall):
+        named = []
+    else:
+        named = []
+    found: list[int] = []
+    for index in named:
+        found.append(index)
+        value = values[index].val
+        if isinstance(value, schema.TensorList | schema.OptionalTensorList):
+            found.extend(int(i) for i in value.items if int(i) >= 0)
+    return found
+
+
+def _method_tensors(plan: Any, schema: Any, element_sizes: Mapping[int, int]) -> list[_Tensor]:
+    """The planned tensors of one method with their lifetimes (see the module docstring)."""
+    name = plan.name
+    if plan.delegates:
+        raise PteError(
+            f"method '{name}' has {len(plan.delegates)} delegate(s), whose memory the program "
+            "does not show: memplan-export-pte plans programs without delegates"
+        )
+    if len(plan.chains) != 1:
+        raise PteError(f"method '{name}' has {len(plan.chains)} chains; memplan plans one")
+    instructions = plan.chains[0].instructions
+    values = plan.values
+    writes = _writes(plan)
+    uses: dict[int, list[int]] = {}
+    written: dict[int, int] = {int(index): -1 for index in plan.inputs}
+    for position, instruction in enumerate(instructions):
+        args = instruction.instr_args
+        if isinstance(args, schema.KernelCall):
+            for index, flag in zip(args.args, writes[args.op_index]):
+                if flag:
+                    targets = [index]
+                    value = values[index].val
+                    if isinstance(value, schema.TensorList):
+                        targets += [int(i) for i in value.items]
+                    for target in targets:
+                        written.setdefault(int(target), position)
+        elif isinstance(args, schema.MoveCall):
+            written.setdefault(int(args.move_to), position)
+        if isinstance(instruction.instr_args, schema.JumpFalseCall):
+            raise PteError(
+                f"method '{name}' has control flow (a JumpFalseCall at instruction {position}); "
+                "memplan-export-pte plans straight-line methods"
+            )
+        if isinstance(instruction.instr_args, schema.DelegateCall):
+            raise PteError(f"method '{name}' calls a delegate at instruction {position}")
+        for index in _uses(instruction, values, schema):
+            uses.setdefault(index, []).append(position)
+    for index in plan.inputs:
+        uses.setdefault(int(index), []).append(-1)
+    for index in plan.outputs:
+        uses.setdefault(int(index), []).append(len(instructions))
+    tensors: list[_Tensor] = []
+    for index, value in enumerate(values):
+        tensor = value.val
+        if not isinstance(tensor, schema.Tensor) or tensor.allocation_info is None:
+            continue
+        where = f"method '{name}', value {index}"
+        if tensor.shape_dynamism == schema.TensorShapeDynamism.DYNAMIC_UNBOUND:
+            raise PteError(f"{where}: a dynamic tensor without an upper bound has no static place")
+        # Placed but never named: live before the first instruction, as an input.
+        times = uses.get(index) or [-1]
+        details = tensor.allocation_info
+        tensors.append(
+            _Tensor(
+                index,
+                tensor,
+                int(details.memory_id),
+                _offset(details),
+                _byte_size(tensor, element_sizes, where),
+                min(times),
+                max(times),
+                written.get(index),
+            )
+        )
+    return tensors
+
+
+def _views(tensors: list[_Tensor]) -> dict[int, tuple[_Tensor, int]]:
+    """Tensors that are views of another one's bytes in the program: index ->
+    (base, offset in it). A tensor is a view when the program places it
+    inside a tensor live at the same time (ExecuTorch's storage-backed
+    tensors), or when it is read before anything writes it: then it reads
+    what was written into the tensor that holds its bytes, the one written
+    last before that read."""
+    found: dict[int, tuple[_Tensor, int]] = {}
+    by_memory: dict[int, list[_Tensor]] = {}
+    for tensor in tensors:
+        by_memory.setdefault(tensor.memory_id, []).append(tensor)
+    for members in by_memory.values():
+        members.sort(key=lambda t: (t.offset, -t.size, t.index))
+        for tensor in members:
+            if tensor.size == 0:
+                continue
+            holders = [
+                other
+                for other in members
+                if other is not tensor
+                and other.offset <= tensor.offset
+                and tensor.offset + tensor.size <= other.offset + other.size
+                and (other.size, -other.index) > (tensor.size, -tensor.index)
+            ]
+            read_first = tensor.written is None or tensor.written > tensor.first
+            if read_first:
+                # The holder written last before the tensor is first read.
+                earlier = [
+                    h for h in holders if h.written is not None and h.written <= tensor.first
+                ]
+                base = max(earlier, key=lambda h: (h.written, h.size), default=None)
+            else:
+                live = [h for h in holders if h.first <= tensor.last and tensor.first <= h.last]
+                base = max(live, key=lambda h: h.size, default=None)
+            if base is not None:
+                found[tensor.index] = (base, tensor.offset - base.offset)
+    # A chain of views points at its root.
+    for index, (base, offset) in list(found.items()):
+        while base.index in found:
+            base, extra = found[base.index]
+            offset += extra
+        found[index] = (base, offset)
+    return found
+
+
+def replan(
+    data: bytes,
+    label: str,
+    *,
+    algorithm: str = "auto",
+    budget: int = DEFAULT_BUDGET,
+    capacities: Mapping[int, int] | None = None,
+    alignment: int = ALIGNMENT,
+) -> Replanned:
+    """``data`` (a ``.pte``) with every planned tensor at memplan's offset."""
+    schema, deserialize, serialize = _executorch()
+    # The flatbuffer's file identifier: "ET" and a two-digit schema version.
+    if len(data) < 8 or data[4:6] != b"ET" or not data[6:8].isdigit():
+        raise PteError(f"{label} is not an ExecuTorch program (no 'ETnn' file identifier)")
+    try:
+        pte = deserialize(data)
+    except Exception as error:  # noqa: BLE001 - the flatbuffer reader's own failures
+        first = (str(error).splitlines() or [type(error).__name__])[0]
+        raise PteError(f"{label} is truncated or corrupt ({first})") from None
+    element_sizes = _element_sizes(schema)
+    result = Replanned(b"")
+    capacities = dict(capacities or {})
+    for plan in pte.program.execution_plan:
+        tensors = _method_tensors(plan, schema, element_sizes)
+        views = _views(tensors)
+        roots = [t for t in tensors if t.index not in views]
+        for index, (base, _) in views.items():
+            view = next(t for t in tensors if t.index == index)
+            base.first, base.last = min(base.first, view.first), max(base.last, view.last)
+        sizes = list(plan.non_const_buffer_sizes)
+        for memory_id in sorted({t.memory_id for t in roots}):
+            members = [t for t in roots if t.memory_id == memory_id]
+            buffers = tuple(
+                Buffer(f"v{t.index}", t.size, t.first + 1, t.last + 2, alignment=alignment)
+                for t in members
+            )  # shifted by one: inputs live from -1
+            capacity = capacities.get(memory_id)
+            pool = Pool(f"mem{memory_id}", size=capacity, alignment=alignment)
+            problem = Problem(buffers, (pool,))
+            bound = lower_bound(problem)[pool.name]
+            options = PlanOptions(budget=budget, minimize=capacity is None)
+            solution = solve(problem, algorithm, options)
+            if solution.unplaced(problem) or solution.status in ("infeasible", "unknown"):
+                raise PteError(
+                    f"method '{plan.name}', memory {memory_id}: no plan within "
+                    f"{capacity} bytes (its tensors need at least {bound}; status "
+                    f"{solution.status})"
+                )
+            for tensor, buffer in zip(members, buffers):
+                tensor.offset = solution.placements[buffer.id].offset
+            before = sizes[memory_id] if memory_id < len(sizes) else 0
+            after = solution.peak(problem)
+            if memory_id < len(sizes):
+                sizes[memory_id] = after
+            result.memories.append(
+                MemoryPlan(plan.name, memory_id, before, after, bound, len(members))
+            )
+        for index, (base, offset) in views.items():
+            next(t for t in tensors if t.index == index).offset = base.offset + offset
+        for tensor in tensors:
+            details = tensor.value.allocation_info
+            details.memory_offset_low = tensor.offset & 0xFFFFFFFF
+            details.memory_offset_high = tensor.offset >> 32
+        plan.non_const_buffer_sizes = sizes
+    result.data = bytes(serialize(pte))
+    return result
