@@ -4,12 +4,14 @@ Each model (``torch.nn`` modules and ``transformers`` architectures built
 from small configs with random weights; nothing is downloaded) is exported
 with ``torch.export`` -> ``to_edge`` -> ``to_executorch`` twice: with
 ExecuTorch's default planner (greedy) and with ``memplan_algorithm()``
-(``memplan.tools.executorch``). Both programs run in ExecuTorch's runtime
-(portable kernels) on the same inputs; the table gives the arena of each
-(``non_const_buffer_sizes[1]``), the peak of live bytes (the lower bound of
-the order ExecuTorch runs, which no planner of it goes below), whether the
-outputs are bit-identical, and the CPU seconds of ``to_executorch`` with
-each planner.
+(``memplan.tools.executorch``), and the greedy program is also re-planned
+after the fact (``memplan.tools.pte_export.replan``, what
+``memplan-export-pte`` runs). The three programs run in ExecuTorch's
+runtime (portable kernels) on the same inputs; the table gives the arena of
+each (``non_const_buffer_sizes[1]``), the peak of live bytes (the lower
+bound of the order ExecuTorch runs, which no planner of it goes below),
+whether the outputs are bit-identical to the greedy program's, and the CPU
+seconds of ``to_executorch`` with each planner and of the re-plan.
 
     pip install -e '.[executorch]' transformers
     python benchmarks/executorch_models.py [--only gpt2,bert] [--markdown OUT.md]
@@ -36,6 +38,7 @@ from executorch.runtime import Runtime  # noqa: E402
 from torch import nn  # noqa: E402
 
 from memplan.tools.executorch import memplan_algorithm  # noqa: E402
+from memplan.tools.pte_export import replan  # noqa: E402
 
 Model = tuple[nn.Module, tuple[Any, ...]]
 
@@ -250,8 +253,11 @@ class Row:
     memplan: int | None = None
     bound: int | None = None
     identical: bool | None = None
+    replanned: int | None = None
+    replanned_identical: bool | None = None
     greedy_seconds: float = 0.0
     memplan_seconds: float = 0.0
+    replan_seconds: float = 0.0
     problem: str | None = None
 
 
@@ -270,7 +276,8 @@ def _export(model: nn.Module, example: tuple[Any, ...], algo: Any) -> tuple[Any,
 
 
 def _run(program: Any, example: tuple[Any, ...]) -> list[Any]:
-    method = Runtime.get().load_program(program.buffer).load_method("forward")
+    buffer = program if isinstance(program, bytes) else program.buffer
+    method = Runtime.get().load_program(buffer).load_method("forward")
     assert method is not None
     return list(method.execute(list(example)))
 
@@ -292,30 +299,41 @@ def measure(name: str, build: Callable[[], Model]) -> Row:
     row.memplan = list(ours.executorch_program.execution_plan[0].non_const_buffer_sizes)[1]
     # The graph holding the others is planned last; its memory 1 is the arena.
     row.bound = algo.records[-1].bounds.get(1)
-    expected, got = _run(greedy, example), _run(ours, example)
-    row.identical = len(expected) == len(got) and all(
-        torch.equal(a, b) for a, b in zip(expected, got)
-    )
+    started = time.process_time()
+    replanned = replan(greedy.buffer, name)
+    row.replan_seconds = time.process_time() - started
+    row.replanned = next(m.after for m in replanned.memories if m.memory_id == 1)
+    expected = _run(greedy, example)
+
+    def same(got: list[Any]) -> bool:
+        return len(expected) == len(got) and all(torch.equal(a, b) for a, b in zip(expected, got))
+
+    row.identical = same(_run(ours, example))
+    row.replanned_identical = same(_run(replanned.data, example))
     return row
 
 
 def table(rows: list[Row]) -> str:
     lines = [
-        "| model | ExecuTorch greedy | memplan | lower bound | memplan / greedy | outputs "
-        "| to_executorch s (greedy / memplan) |",
-        "|---|--:|--:|--:|--:|---|---|",
+        "| model | ExecuTorch greedy | memplan (hook) | memplan-export-pte | lower bound "
+        "| memplan / greedy | outputs (hook, re-plan) | CPU s (greedy, hook, re-plan) |",
+        "|---|--:|--:|--:|--:|--:|---|---|",
     ]
     for row in rows:
         if row.problem is not None:
-            lines.append(f"| {row.name} | - | - | - | - | {row.problem} | - |")
+            lines.append(f"| {row.name} | - | - | - | - | - | {row.problem} | - |")
             continue
         assert row.greedy is not None and row.memplan is not None
+        assert row.replanned is not None and row.bound is not None
         ratio = f"{row.memplan / row.greedy:.3f}" if row.greedy else "-"
-        outputs = "bit-identical" if row.identical else "DIFFER"
+        outputs = ", ".join(
+            "bit-identical" if same else "DIFFER"
+            for same in (row.identical, row.replanned_identical)
+        )
         lines.append(
-            f"| {row.name} | {row.greedy:,} | {row.memplan:,} | "
+            f"| {row.name} | {row.greedy:,} | {row.memplan:,} | {row.replanned:,} | "
             f"{row.bound:,} | {ratio} | {outputs} | "
-            f"{row.greedy_seconds:.2f} / {row.memplan_seconds:.2f} |"
+            f"{row.greedy_seconds:.2f}, {row.memplan_seconds:.2f}, {row.replan_seconds:.2f} |"
         )
     return "\n".join(lines)
 

@@ -60,7 +60,7 @@ def test_the_budget_ends_the_search_here() -> None:
     assert first.placements == second.placements
     # A bigger budget does better here, so a search stopped earlier by a busy
     # clock would show in the plan.
-    more = solve(problem, "auto", PlanOptions(budget=2 * BUDGET))
+    more = solve(problem, "auto", PlanOptions(budget=4 * BUDGET))
     assert more.peak(problem) < first.peak(problem)
 
 

@@ -1528,11 +1528,14 @@ def _dynamic_quantize_lstm_model(path: Path) -> None:
     onnx.save(helper.make_model(graph, opset_imports=opsets), path)
 
 
-def test_onnx_runtime_contrib_lstm_imports_and_names_its_missing_kernel(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_onnx_runtime_contrib_lstm_imports_and_runs_with_onnx_runtimes_kernel(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """com.microsoft.DynamicQuantizeLSTM's outputs are typed by ONNX
-    Runtime's shape function; memplan-run names the kernel it lacks."""
+    Runtime's shape function; memplan-run runs the operator, which
+    onnx.reference lacks, with ONNX Runtime's kernel in planned memory (and
+    the whole model in ONNX Runtime as the reference); without onnxruntime
+    it names the kernel it lacks and what would give it."""
     from memplan.tools.memplan_run import main as run_main
 
     path = tmp_path / "quantized_lstm.onnx"
@@ -1541,11 +1544,17 @@ def test_onnx_runtime_contrib_lstm_imports_and_names_its_missing_kernel(
     assert code == 0, err
     assert "-> (tensor<5x2x1x4xf32>, tensor<2x1x4xf32>, tensor<2x1x4xf32>)" in out
     assert "func.func @main(%x: tensor<5x1x8xf32>) -> tensor<5x8xf32>" in out
-    assert run_main([str(path)]) == 1
+    assert run_main([str(path)]) == 0
+    report = capsys.readouterr().out
+    assert "y       float32[5,8]  bit-identical         max |diff| 0" in report
+    assert report.endswith("result: OK\n")
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # as if not installed
+    assert run_main([str(path), "--no-reference"]) == 1
     [line] = capsys.readouterr().err.splitlines()[-1:]
     assert line == (
         "memplan-run: error: unplanned run: kernel @onnx.com.microsoft.DynamicQuantizeLSTM "
         "failed: memplan-run has no kernel for ONNX operator com.microsoft.DynamicQuantizeLSTM "
         "(onnx.reference: Node type 'DynamicQuantizeLSTM' from domain 'com.microsoft' is "
-        "unknown, known functions: [].); give one with --kernels FILE.py"
+        "unknown, known functions: [].); install onnxruntime to run it with ONNX Runtime's "
+        "kernel, or give one with --kernels FILE.py"
     )

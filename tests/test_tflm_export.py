@@ -562,6 +562,9 @@ def test_the_c_header_names_tensors_after_the_model(tmp_path: Path) -> None:
         "MEMPLAN_MAIN_BLOCK_ACT_1_STORAGE_2_OFFSET",
         "MEMPLAN_MAIN_BLOCK_ACT_1_2_OFFSET",
     ]
-    # The SSA names are what xDSL left (t1 for the second "block_act").
-    assert "/* tensor %t1 (model tensor 2 'block/act_1') in %s1 at +0" in header
+    # The SSA names are the IR's: the second "block_act" prints as %block_act_1.
+    assert (
+        "/* tensor %block_act_1 (model tensor 2 'block/act_1') in %block_act_storage_1 at +0"
+        in header
+    )
     assert "/* tensor %block.act (model tensor 3 'block.act_1') in" in header

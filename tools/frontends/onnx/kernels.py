@@ -1,5 +1,7 @@
 """The kernels `memplan-run` executes ONNX-imported modules with: each kernel
-declaration becomes a one-node ONNX model run by ONNX's reference evaluator."""
+declaration becomes a one-node ONNX model run by ONNX's reference evaluator,
+or, for an operator it lacks (ONNX Runtime's `com.microsoft` contrib ops),
+by ONNX Runtime when `onnxruntime` is installed."""
 
 from __future__ import annotations
 
@@ -132,14 +134,11 @@ class OnnxKernelResolver:
                     )
                     evaluator = reference_evaluator(model)
                 except Exception as error:  # noqa: BLE001 - onnx.reference's own reasons
-                    # An op of a domain onnx.reference does not implement
-                    # (ONNX Runtime's contrib ops): say which kernel is missing.
-                    what = f"{domain}.{op_type.data}" if domain else op_type.data
+                    # An op onnx.reference does not implement (ONNX Runtime's
+                    # contrib ops): ONNX Runtime's kernel when it is installed.
+                    name = f"{domain}.{op_type.data}" if domain else op_type.data
                     first = (str(error).splitlines() or [type(error).__name__])[0]
-                    raise NotImplementedError(
-                        f"memplan-run has no kernel for ONNX operator {what} (onnx.reference: "
-                        f"{first}); give one with --kernels FILE.py"
-                    ) from None
+                    evaluator = onnxruntime_evaluator(model, f"ONNX operator {name}", first)
                 self.cache[key] = CompiledNode(evaluator, in_names, out_names)
             return self.cache[key], out_slots
 
@@ -151,3 +150,30 @@ class OnnxKernelResolver:
             return [np.asarray(r) for r in results]
 
         return run
+
+
+def onnxruntime_evaluator(model: Any, what: str, reference_problem: str) -> Any:
+    """ONNX Runtime's session of ``model`` (its ``run(names, feeds)`` is the
+    reference evaluator's), for ``what`` (an operator, the model) that
+    onnx.reference cannot run; ``NotImplementedError`` naming both reasons
+    when ONNX Runtime cannot either."""
+    try:
+        import onnxruntime
+    except ImportError:
+        raise NotImplementedError(
+            f"memplan-run has no kernel for {what} (onnx.reference: "
+            f"{reference_problem}); install onnxruntime to run it with ONNX Runtime's "
+            "kernel, or give one with --kernels FILE.py"
+        ) from None
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3  # errors only: its warnings are not the run's output
+    try:
+        return onnxruntime.InferenceSession(
+            model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+        )
+    except Exception as error:  # noqa: BLE001 - ONNX Runtime's own reasons
+        first = (str(error).splitlines() or [type(error).__name__])[0]
+        raise NotImplementedError(
+            f"memplan-run has no kernel for {what} (onnx.reference: "
+            f"{reference_problem}; onnxruntime: {first}); give one with --kernels FILE.py"
+        ) from None
