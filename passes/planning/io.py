@@ -401,7 +401,7 @@ def solution_from_json(data: Any, source: str = "<json>") -> Solution:
         raise PlanningInputError(f"{source}: not a {SOLUTION_SCHEMA} object")
     status = data.get("status", "feasible")
     if status == "timeout":
-        status = "unknown"  # the name files written before issue 32 use
+        status = "unknown"  # the name older solution files use
     if status not in ("optimal", "feasible", "unknown", "infeasible"):
         raise PlanningInputError(f"{source}: unknown status {status!r}")
     placements: dict[str, Placement] = {}

@@ -31,11 +31,10 @@ BUFFERS_PER_NODE = 4
 
 DEFAULT_BUDGET = 60_000
 """Default search nodes of a planning run (``PlanOptions.budget``, the passes'
-``budget=``). It gives the plans the former 10-second default gave on an
-idle machine: MiniMalloc's 11 problems all solved at 1 MiB (B, the most
-nodes, takes 48,770), minimised D and J at the same peaks (10 s visited
-60,482 and 41,458 nodes there), and hill-climb on 10,000 random buffers the
-same peak; about 6 to 18 CPU seconds where the whole budget is spent."""
+``budget=``): about 6 to 18 CPU seconds where the whole budget is spent.
+It is a cap on the whole run: searches that race inside one run share it.
+``memplan-solve`` defaults to more (``CAPACITY_BUDGET``, ``MINIMIZE_BUDGET``
+in ``memplan.tools.memplan_solve``)."""
 
 
 def placement_cost(buffers: int) -> int:

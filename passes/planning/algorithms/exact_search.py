@@ -257,14 +257,13 @@ def _race(
         # Above the bound, restarted searches at the capacity (``Restarts``):
         # one of a few dozen lightly shuffled preorders often finds a plan
         # no single preorder's search reaches within the budget (at the
-        # bound the portfolio's own searches do better: B).
+        # bound the portfolio's own searches do better).
         unit = max(RESTART_NODES, search.count + 256)
         restarts = search.restarts(capacity, unit, seed)
         own = member()
         # First a restart in each preorder, unshuffled: where the capacity
-        # is loose, one of their descents meets it at once (B x 1.05 and
-        # E x 1.1 in about 300 nodes by WAT alone, which the bound's
-        # decision would have kept waiting).
+        # is loose, one of their descents meets it at once, before the
+        # bound's decision would have had a turn.
         stats["probes"] += 1
         status, offsets = restarts.advance(own, unit * len(search.preorderings))
         stats["nodes"] = search.visited
@@ -277,8 +276,7 @@ def _race(
         # Restarts at a tighter target too (``TIGHTER``): a plan there fits
         # ``capacity``, and the tighter capacity prunes a wasteful partial
         # packing sooner, so its restarts find plans the ones at
-        # ``capacity`` miss (D x 1.05: none in 30,000 nodes at 1,035,417,
-        # one in 4,336 at 1,032,704), and the other way round (J x 1.05).
+        # ``capacity`` miss, and the other way round.
         tighter = low + (capacity - low) * TIGHTER_NUMERATOR // TIGHTER_DENOMINATOR
         tighter -= (tighter - low) % step
         if low < tighter < capacity:
