@@ -23,6 +23,7 @@ from memplan.tools.frontends.tflite.importer import (
     import_subgraph,
     import_tflite,
     parse_upper_bound,
+    records_placeholder_sizes,
     size_subgraph,
     subgraph_reader,
 )
@@ -70,7 +71,7 @@ class TfliteFrontend:
         subgraph = read_subgraph(model, label)
         upper_bounds = _bounds_by_axis(options.upper_bounds)
         sized = subgraph
-        if upper_bounds or options.input_shapes:
+        if upper_bounds or options.input_shapes or records_placeholder_sizes(subgraph):
             sized = size_subgraph(
                 Path(path).read_bytes(), subgraph, options.input_shapes, upper_bounds
             )

@@ -1242,10 +1242,20 @@ def import_tflite(
     (``(input name, axis) -> bound``) kept dynamic (``size_subgraph``)."""
     model, label = load_model(source)
     read = read_subgraph(model, label, subgraph)
-    if upper_bounds or input_shapes:
+    if upper_bounds or input_shapes or records_placeholder_sizes(read):
         data = source if isinstance(source, bytes) else Path(source).read_bytes()
         read = size_subgraph(data, read, input_shapes or {}, upper_bounds or {})
     return import_subgraph(read, inputs_in_arena, subgraphs=subgraph_reader(model, label))
+
+
+def records_placeholder_sizes(subgraph: TfliteSubgraph) -> bool:
+    """Does ``subgraph`` (the one TFLite runs first) have tensors whose sizes
+    the model leaves to be computed (-1 in their ``shape_signature``)? Then
+    the sizes it records may be placeholders: TFLite recomputes every size
+    from the inputs' when it prepares the model, and memplan sizes it the
+    same way (``size_subgraph``, at the inputs' recorded sizes when no
+    ``--input-shape`` or ``--upper-bound`` gives others), no flag needed."""
+    return subgraph.index == 0 and any(-1 in (t.signature or ()) for t in subgraph.tensors)
 
 
 def subgraph_reader(model: Any, label: str) -> SubgraphReader:
