@@ -23,7 +23,9 @@ writes the same program with memplan's offsets and sizes.
   flow (jumps, several chains), or a dynamic tensor without an upper bound
   that the program placed; a capacity too small (``--capacity MEM_ID=BYTES``).
 
-The program is written back by ExecuTorch's own serializer: every field but
+Each memory's plan is checked by the planning core's independent checker
+(``passes.planning.validate``) on the lifetimes read from the program
+before it is written. The program is written back by ExecuTorch's own serializer: every field but
 the offsets and ``non_const_buffer_sizes`` is as it was (the flatbuffer is
 laid out anew, so the bytes differ).
 """
@@ -39,6 +41,7 @@ from typing import Any
 from memplan.passes.planning.algorithms import DEFAULT_BUDGET, PlanOptions, solve
 from memplan.passes.planning.bounds import lower_bound
 from memplan.passes.planning.model import Buffer, Pool, Problem
+from memplan.passes.planning.validate import validate
 
 ALIGNMENT = 16
 """ExecuTorch's ``MemoryPlanningPass`` default: every planned offset a multiple of it."""
@@ -335,6 +338,11 @@ def replan(
                     f"{capacity} bytes (its tensors need at least {bound}; status "
                     f"{solution.status})"
                 )
+            # The planning core's independent checker, on the lifetimes read
+            # from the program: no two tensors live together share bytes.
+            findings = validate(problem, solution)
+            if findings:
+                raise PteError(f"method '{plan.name}': memplan's plan is invalid: {findings[0]}")
             for tensor, buffer in zip(members, buffers):
                 tensor.offset = solution.placements[buffer.id].offset
             before = sizes[memory_id] if memory_id < len(sizes) else 0
