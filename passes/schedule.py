@@ -88,8 +88,10 @@ class SchedulePass(ModulePass):
     still follows every op it reads.
 
     Each function gets a remark `schedule: @f: peak of live tensor bytes
-    A -> B (order)`: the highest segment peak before and after, and the
-    orders chosen.
+    A -> B, each tensor counted apart (before in-place sharing) (order)`:
+    the highest segment peak before and after, and the orders chosen. The
+    peak counts every tensor on its own: a plan whose in-place results take
+    their operands' bytes can be below it.
 
     Options:
 
@@ -127,7 +129,8 @@ class SchedulePass(ModulePass):
                 emit_remark(
                     function,
                     f"schedule: @{function.sym_name.data}: peak of live tensor bytes "
-                    f"{before} -> {after} ({', '.join(sorted(chosen)) or 'nothing to order'})",
+                    f"{before} -> {after}, each tensor counted apart (before in-place "
+                    f"sharing) ({', '.join(sorted(chosen)) or 'nothing to order'})",
                 )
 
     @staticmethod

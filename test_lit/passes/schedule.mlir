@@ -26,7 +26,7 @@ func.func @two_branches(%x: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT:    %b = func.call @big(%x)
 // CHECK-NEXT:    %sb = func.call @shrink(%b)
 // CHECK-NEXT:    %r = func.call @add(%sa, %sb)
-// REMARK: remark: schedule: @two_branches: peak of live tensor bytes 2064 -> 1056 (list)
+// REMARK: remark: schedule: @two_branches: peak of live tensor bytes 2064 -> 1056, each tensor counted apart (before in-place sharing) (list)
 
 // -----
 
@@ -56,7 +56,7 @@ func.func @bounded_branches(%x: tensor<4xf32>, %n: index) -> tensor<4xf32> {
 // CHECK-NEXT:    %b = func.call @big(%x, %n)
 // CHECK-NEXT:    %sb = func.call @shrink(%b)
 // CHECK-NEXT:    %r = func.call @add(%sa, %sb)
-// REMARK: remark: schedule: @bounded_branches: peak of live tensor bytes 2064 -> 1056 (list)
+// REMARK: remark: schedule: @bounded_branches: peak of live tensor bytes 2064 -> 1056, each tensor counted apart (before in-place sharing) (list)
 
 // -----
 
@@ -82,7 +82,7 @@ func.func @kept_last(%x: tensor<4xf32>) -> (tensor<256xf32>, tensor<4xf32>) {
 // CHECK-NEXT:    %r = func.call @mix(%s, %b)
 // CHECK-NEXT:    %a = func.call @big(%s)
 // CHECK-NEXT:    func.return %a, %r
-// REMARK: remark: schedule: @kept_last: peak of live tensor bytes 2080 -> 1056 (exact)
+// REMARK: remark: schedule: @kept_last: peak of live tensor bytes 2080 -> 1056, each tensor counted apart (before in-place sharing) (exact)
 
 // -----
 
@@ -99,7 +99,7 @@ func.func @weights(%x: tensor<4xf32>) -> tensor<4xf32> {
 }
 
 // CHECK-LABEL: func.func @weights(
-// REMARK: remark: schedule: @weights: peak of live tensor bytes 16 -> 16 (post-order)
+// REMARK: remark: schedule: @weights: peak of live tensor bytes 16 -> 16, each tensor counted apart (before in-place sharing) (post-order)
 
 // -----
 
@@ -128,7 +128,7 @@ func.func @barrier(%c: i1, %x: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT:    %y = scf.if %c
 // CHECK:         %b2 = func.call @big(%x)
 // CHECK-NEXT:    %sb = func.call @shrink(%b2)
-// REMARK: remark: schedule: @barrier: peak of live tensor bytes 1040 -> 1040 (post-order)
+// REMARK: remark: schedule: @barrier: peak of live tensor bytes 1040 -> 1040, each tensor counted apart (before in-place sharing) (post-order)
 
 // -----
 
@@ -161,4 +161,4 @@ func.func @write_barrier(%x: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK:         %b = func.call @big(%x)
 // CHECK-NEXT:    bufferization.materialize_in_destination %x in restrict writable %g
 // CHECK:         %again = func.call @read(%g)
-// REMARK: remark: schedule: @write_barrier: peak of live tensor bytes 2048 -> 2048 (list, post-order)
+// REMARK: remark: schedule: @write_barrier: peak of live tensor bytes 2048 -> 2048, each tensor counted apart (before in-place sharing) (list, post-order)
