@@ -16,7 +16,7 @@
 #                                  # .[test] admits, not the pinned ones
 #
 # Python packages are pinned by requirements/test-constraints.txt (how to
-# move them on is written there).
+# move them on is written there). pytest runs on every core (pytest-xdist).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -76,8 +76,8 @@ if [ "$quick" -eq 0 ]; then
   ln -sfn ../../../tools build/typecheck/memplan/tools
   "$venv/bin/pyright" --pythonpath "$venv/bin/python"
   "$venv/bin/lit" -v "${lit_order[@]}" test_lit
-  "$venv/bin/pytest" -W error -q "${pytest_order[@]}"
+  "$venv/bin/pytest" -W error -q -n auto "${pytest_order[@]}"
 else
   "$venv/bin/lit" -q "${lit_order[@]}" -D quick=1 test_lit
-  "$venv/bin/pytest" -W error -q "${pytest_order[@]}" -m "not slow"
+  "$venv/bin/pytest" -W error -q -n auto "${pytest_order[@]}" -m "not slow"
 fi
