@@ -140,16 +140,3 @@ def test_malformed_json(tmp_path: Path) -> None:
                 "buffers": [{"id": "a", "size": "1", "start": 0, "end": 1}],
             }
         )
-
-
-def test_csv_buffers_equal_constructed_ones() -> None:
-    """The CSV reader's fast construction gives the same Buffer as the
-    dataclass's own __init__, every field included."""
-    from memplan.passes.planning.io import parse_csv
-    from memplan.passes.planning.model import Buffer
-
-    table = parse_csv("id,lower,upper,size,alignment,offset\na,0,3,16,8,\nb,1,4,8,4,32\n")
-    assert table.problem.buffers == (
-        Buffer("a", 16, 0, 3, alignment=8),
-        Buffer("b", 8, 1, 4, alignment=4, pinned_offset=32),
-    )
