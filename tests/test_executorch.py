@@ -243,3 +243,19 @@ def test_export_pte_refuses_a_program_with_a_delegate(tmp_path: Path) -> None:
         "memplan-export-pte: error: method 'forward' has 1 delegate(s), whose memory the "
         "program does not show: memplan-export-pte plans programs without delegates\n",
     )
+
+
+def test_export_pte_refuses_control_flow_by_name(tmp_path: Path) -> None:
+    class Branches(nn.Module):
+        def forward(self, x: Any) -> Any:
+            return torch.cond(x.sum() > 0, lambda x: x.sin() + 1, lambda x: x.cos() - 1, (x,))
+
+    edge = to_edge(torch.export.export(Branches(), (torch.randn(4),)))
+    path = tmp_path / "cond.pte"
+    path.write_bytes(edge.to_executorch(ExecutorchBackendConfig()).buffer)
+    result = _export_pte(path, "-o", tmp_path / "out.pte")
+    assert (result.returncode, result.stderr) == (
+        1,
+        "memplan-export-pte: error: method 'forward' has control flow (a JumpFalseCall at "
+        "instruction 2); memplan-export-pte plans straight-line methods\n",
+    )
