@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -25,8 +26,12 @@ from memplan.passes.report_formats.gather import gather_report
 __all__ = ["PlanReportPass", "deferred_report_files", "gather_report", "write_report_file"]
 
 
-_deferred_reports: list[dict[str, str]] = []
-"""Open ``deferred_report_files`` scopes, innermost last: path -> text."""
+_deferred_reports: ContextVar[dict[str, str] | None] = ContextVar(
+    "memplan_deferred_reports", default=None
+)
+"""The innermost open ``deferred_report_files`` scope's files (path -> text),
+or None outside one: a context variable, so that each thread and task
+sees its own driver's scope."""
 
 
 @contextmanager
@@ -37,11 +42,11 @@ def deferred_report_files() -> Iterator[dict[str, str]]:
     was. Outside such a block (a pass pipeline run from Python) F is written
     when the pass runs."""
     pending: dict[str, str] = {}
-    _deferred_reports.append(pending)
+    token = _deferred_reports.set(pending)
     try:
         yield pending
     finally:
-        _deferred_reports.pop()
+        _deferred_reports.reset(token)
 
 
 def write_report_file(path: str, text: str) -> None:
@@ -127,8 +132,9 @@ class PlanReportPass(ModulePass):
         if self.output is None:
             sys.stderr.write(text)
             return
-        if _deferred_reports:
-            _deferred_reports[-1][self.output] = text
+        deferred = _deferred_reports.get()
+        if deferred is not None:
+            deferred[self.output] = text
             return
         try:
             write_report_file(self.output, text)
