@@ -242,14 +242,27 @@ def test_help_and_version_load_neither_xdsl_nor_numpy(tool: str, option: str) ->
 # --- progress --------------------------------------------------------------------
 
 
-def test_importers_show_their_stage_on_a_terminal_only(tmp_path: Path) -> None:
-    """Stderr on a terminal shows importing, verifying, writing (from the
-    start under MEMPLAN_PROGRESS_DELAY=0), erased at the end; piped, nothing."""
+@pytest.mark.parametrize(
+    ("tool", "stages"),
+    [
+        ("memplan-import-onnx", ("importing {model}", "verifying", "writing")),
+        # memplan-run's first stage is the import too: a large model takes
+        # seconds before anything runs.
+        ("memplan-run", ("importing {model}", "planning with ")),
+    ],
+)
+def test_importers_show_their_stage_on_a_terminal_only(
+    tool: str, stages: tuple[str, ...], tmp_path: Path
+) -> None:
+    """Stderr on a terminal shows each stage (from the start under
+    MEMPLAN_PROGRESS_DELAY=0), erased at the end; piped, nothing."""
     import os
     import pty
 
     model = ONNX / "mlp.onnx"
-    argv = [str(BIN / "memplan-import-onnx"), str(model), "-o", str(tmp_path / "o.mlir")]
+    argv = [str(BIN / tool), str(model)]
+    if tool == "memplan-import-onnx":
+        argv += ["-o", str(tmp_path / "o.mlir")]
     env = {**os.environ, "MEMPLAN_PROGRESS_DELAY": "0"}
     leader, follower = pty.openpty()
     with subprocess.Popen(argv, stderr=follower, stdout=subprocess.DEVNULL, env=env) as process:
@@ -266,8 +279,8 @@ def test_importers_show_their_stage_on_a_terminal_only(tmp_path: Path) -> None:
     os.close(leader)
     shown = b"".join(chunks).decode()
     assert process.returncode == 0
-    for stage in (f"importing {model}", "verifying", "writing"):
-        assert f"memplan-import-onnx: {stage}, " in shown
+    for stage in stages:
+        assert f"{tool}: {stage.format(model=model)}" in shown
     assert shown.endswith("\r\x1b[K")
     piped = subprocess.run(argv, capture_output=True, text=True, env=env, check=True)
     assert piped.stderr == ""

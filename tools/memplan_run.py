@@ -390,7 +390,11 @@ def run_model(
     if model_frontend is None:
         raise RunError(f"{model_path}: not a model file ({', '.join(FRONTENDS)})")
     options = options or ImportOptions()
-    imported = model_frontend.import_for_run(model_path, options)
+    # On a terminal the import is a stage of its own: a large model takes
+    # seconds to read, fold and type before anything runs.
+    with CliProgress(PROG, enabled=show_progress).running() as progress:
+        progress.set(f"importing {model_path}")
+        imported = model_frontend.import_for_run(model_path, options)
     runs: list[tuple[str, dict[str, tuple[int, ...]]]] = [("", {})]
     if options.upper_bounds and inputs is None:
         runs = _dim_runs(imported.input_dims, options.upper_bounds, dim_values or {})
