@@ -51,9 +51,9 @@ from memplan.passes.output_file import remove_pending_temporaries
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 GC_THRESHOLDS = (100_000, 50, 100)
+"""``gc.set_threshold`` for every tool (see the module's docstring)."""
 OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
 """Write errors of a full or failing device: reported as one line, not a traceback."""
-"""``gc.set_threshold`` for every tool (see the module's docstring)."""
 
 
 class Interrupted(KeyboardInterrupt):
