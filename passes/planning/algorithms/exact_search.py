@@ -246,11 +246,10 @@ def _race(
     ``budget`` has left, and no decision repeats work. A proof that ``low``
     does not fit ends its decision.
     """
-    left, deadline = budget.left(), budget.deadline
 
     def member() -> Budget:
         """A member's own count, charged to ``budget`` and bounded by it."""
-        return Budget(left, parent=budget, deadline=deadline)
+        return budget.part(1.0)
 
     decisions: list[tuple[int, Decision, Budget]] = []
     if low < capacity:
