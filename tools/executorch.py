@@ -33,20 +33,23 @@ tensors start above ``graph_module.input_mem_buffer_sizes`` (the bytes the
 enclosing graph holds while the submodule runs), as ExecuTorch's own
 algorithms do. ``extra_padding`` is added to every planned memory's size.
 
-A memory whose tensors do not fit its capacity raises
+Each memory is planned by ``plan_memory`` (``memplan-export-pte`` plans a
+built program's memories with it too) and checked by the planning core's
+validator. A memory whose tensors do not fit its capacity raises
 ``MemplanPlanningError`` naming the memory, its capacity and the bytes the
 plan needs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from memplan.passes.planning.algorithms import ALGORITHMS, DEFAULT_BUDGET, PlanOptions, solve
 from memplan.passes.planning.bounds import lower_bound
 from memplan.passes.planning.model import Buffer, Pool, Problem
+from memplan.passes.planning.validate import validate
 
 
 class MemplanPlanningError(ValueError):
@@ -110,7 +113,7 @@ class MemplanAlgorithm:
         # A view keeps its base's bytes live for as long as it is used.
         lifetimes = {id(spec): tuple(spec.lifetime) for spec in planned}
         for view in views:
-            base = _root(view)
+            base, _ = _root(view)
             first, last = lifetimes[id(base)]
             lifetimes[id(base)] = (min(first, view.lifetime[0]), max(last, view.lifetime[1]))
         base_sizes: list[int] = list(getattr(graph_module, "input_mem_buffer_sizes", None) or [])
@@ -127,11 +130,7 @@ class MemplanAlgorithm:
             spec.mem_offset = offsets[id(spec)]
         _number_shared_objects(planned)
         for view in views:
-            root, offset = _root(view), 0
-            spec = view
-            while spec.storage_base is not None:
-                offset += spec.storage_base_offset
-                spec = spec.storage_base
+            root, offset = _root(view)
             view.mem_id = root.mem_id
             view.mem_offset = root.mem_offset + offset
             view.mem_obj_id = root.mem_obj_id
@@ -156,39 +155,63 @@ class MemplanAlgorithm:
     ) -> tuple[dict[int, int], int, int]:
         """Offsets (by ``id(spec)``, from the memory's base), the bytes above
         ``start`` the plan takes, and the lower bound of one memory."""
-        buffers = tuple(
-            Buffer(
-                f"t{index}",
-                int(spec.allocated_memory),
-                lifetimes[id(spec)][0],
-                lifetimes[id(spec)][1] + 1,  # inclusive end -> half-open
-                alignment=alignment,
-            )
-            for index, spec in enumerate(specs)
-        )
         capacity = self.capacities.get(mem_id)
-        name = f"mem{mem_id}"
         available = None if capacity is None else capacity - start
         if available is not None and available < 0:
             raise MemplanPlanningError(
                 f"memory {mem_id}: its capacity of {capacity} bytes is below the "
                 f"{start} bytes the enclosing graph holds"
             )
-        problem = Problem(buffers, (Pool(name, size=available, alignment=alignment),))
-        bound = lower_bound(problem)[name]
-        options = PlanOptions(budget=self.budget, minimize=available is None)
-        solution = solve(problem, self.algorithm, options)
-        if solution.unplaced(problem) or solution.status in ("infeasible", "unknown"):
+        tensors = [(int(spec.allocated_memory), *lifetimes[id(spec)]) for spec in specs]
+        placed = plan_memory(tensors, alignment, available, self.algorithm, self.budget)
+        if placed.offsets is None:
             raise MemplanPlanningError(
                 f"memory {mem_id}: no plan within its capacity of {capacity} bytes "
-                f"({len(buffers)} tensors; they need at least {bound + start} bytes, "
-                f"status {solution.status})"
+                f"({len(specs)} tensors; they need at least {placed.lower_bound + start} bytes, "
+                f"status {placed.status})"
             )
-        offsets = {
-            id(spec): start + solution.placements[buffer.id].offset
-            for spec, buffer in zip(specs, buffers)
-        }
-        return offsets, solution.peak(problem), bound
+        offsets = {id(spec): start + offset for spec, offset in zip(specs, placed.offsets)}
+        return offsets, placed.peak, placed.lower_bound
+
+
+@dataclass(frozen=True)
+class PlacedMemory:
+    """``plan_memory``'s answer: each tensor's offset (None when no plan fits
+    the capacity), the bytes the plan takes, the peak of live bytes and the
+    planner's status."""
+
+    offsets: list[int] | None
+    peak: int
+    lower_bound: int
+    status: str
+
+
+def plan_memory(
+    tensors: Sequence[tuple[int, int, int]],
+    alignment: int,
+    capacity: int | None,
+    algorithm: str,
+    budget: int,
+) -> PlacedMemory:
+    """One ExecuTorch memory planned by memplan: ``tensors`` are ``(bytes,
+    first, last)`` with ExecuTorch's inclusive lifetimes (two tensors live at
+    one index never share bytes), every offset a multiple of ``alignment``,
+    within ``capacity`` (None: unbounded, the peak minimised). The plan is
+    checked by the planning core's validator before it is returned."""
+    buffers = tuple(
+        Buffer(f"t{index}", size, first, last + 1, alignment=alignment)  # half-open
+        for index, (size, first, last) in enumerate(tensors)
+    )
+    problem = Problem(buffers, (Pool("memory", size=capacity, alignment=alignment),))
+    bound = lower_bound(problem)["memory"]
+    solution = solve(problem, algorithm, PlanOptions(budget=budget, minimize=capacity is None))
+    if solution.unplaced(problem) or solution.status in ("infeasible", "unknown"):
+        return PlacedMemory(None, 0, bound, solution.status)
+    findings = validate(problem, solution)
+    if findings:
+        raise MemplanPlanningError(f"memplan's plan is invalid: {findings[0]}")
+    offsets = [solution.placements[buffer.id].offset for buffer in buffers]
+    return PlacedMemory(offsets, solution.peak(problem), bound, solution.status)
 
 
 def memplan_algorithm(
@@ -220,10 +243,14 @@ def _number_shared_objects(specs: list[Any]) -> None:
             end = max(end, spec.mem_offset + int(spec.allocated_memory))
 
 
-def _root(spec: Any) -> Any:
+def _root(spec: Any) -> tuple[Any, int]:
+    """The spec whose bytes ``spec`` views (itself if it views none), and
+    where in them it starts."""
+    offset = 0
     while spec.storage_base is not None:
+        offset += spec.storage_base_offset
         spec = spec.storage_base
-    return spec
+    return spec, offset
 
 
 def _spec_order(spec: Any) -> tuple[int, int, int]:

@@ -23,9 +23,10 @@ writes the same program with memplan's offsets and sizes.
   flow (jumps, several chains), or a dynamic tensor without an upper bound
   that the program placed; a capacity too small (``--capacity MEM_ID=BYTES``).
 
-Each memory's plan is checked by the planning core's independent checker
-(``passes.planning.validate``) on the lifetimes read from the program
-before it is written. The program is written back by ExecuTorch's own serializer: every field but
+Each memory is planned and checked as the hook plans it
+(``memplan.tools.executorch.plan_memory``: the planning core, then its
+independent validator on the lifetimes read from the program) before the
+program is written. The program is written back by ExecuTorch's own serializer: every field but
 the offsets and ``non_const_buffer_sizes`` is as it was (the flatbuffer is
 laid out anew, so the bytes differ).
 """
@@ -38,10 +39,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memplan.passes.planning.algorithms import DEFAULT_BUDGET, PlanOptions, solve
-from memplan.passes.planning.bounds import lower_bound
-from memplan.passes.planning.model import Buffer, Pool, Problem
-from memplan.passes.planning.validate import validate
+from memplan.passes.planning.algorithms import DEFAULT_BUDGET
+from memplan.tools.executorch import MemplanPlanningError, plan_memory
 
 ALIGNMENT = 16
 """ExecuTorch's ``MemoryPlanningPass`` default: every planned offset a multiple of it."""
@@ -110,27 +109,17 @@ def _offset(details: Any) -> int:
     return int(details.memory_offset_low) + (int(details.memory_offset_high) << 32)
 
 
-def _byte_size(tensor: Any, element_sizes: Mapping[int, int], where: str) -> int:
-    count = 1
-    for dim in tensor.sizes:
-        count *= int(dim)
-    scalar = int(tensor.scalar_type)
-    if scalar not in element_sizes:
-        raise PteError(f"{where}: tensor of scalar type {tensor.scalar_type} has no known size")
-    return count * element_sizes[scalar]
+def _byte_size(tensor: Any, where: str) -> int:
+    """The bytes of a contiguous ``schema.Tensor`` (ExecuTorch's own rule)."""
+    from executorch.exir.tensor import get_scalar_type, num_bytes_from_shape_and_dtype
 
-
-def _element_sizes(schema: Any) -> dict[int, int]:
-    import torch
-    from executorch.exir.tensor import scalar_type_enum
-
-    sizes: dict[int, int] = {}
-    for dtype in (
-        torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8, torch.uint8,
-        torch.int16, torch.int32, torch.int64, torch.bool, torch.complex64,
-    ):  # fmt: skip
-        sizes[int(scalar_type_enum(dtype))] = torch.empty((), dtype=dtype).element_size()
-    return sizes
+    try:
+        dtype = get_scalar_type(tensor.scalar_type)
+    except KeyError:
+        raise PteError(
+            f"{where}: tensor of scalar type {tensor.scalar_type} has no known size"
+        ) from None
+    return int(num_bytes_from_shape_and_dtype([int(d) for d in tensor.sizes], dtype))
 
 
 def _writes(plan: Any) -> list[list[bool]]:
@@ -178,7 +167,7 @@ def _uses(instruction: Any, values: Sequence[Any], schema: Any) -> list[int]:
     return found
 
 
-def _method_tensors(plan: Any, schema: Any, element_sizes: Mapping[int, int]) -> list[_Tensor]:
+def _method_tensors(plan: Any, schema: Any) -> list[_Tensor]:
     """The planned tensors of one method with their lifetimes (see the module docstring)."""
     name = plan.name
     if plan.delegates:
@@ -236,7 +225,7 @@ def _method_tensors(plan: Any, schema: Any, element_sizes: Mapping[int, int]) ->
                 tensor,
                 int(details.memory_id),
                 _offset(details),
-                _byte_size(tensor, element_sizes, where),
+                _byte_size(tensor, where),
                 min(times),
                 max(times),
                 written.get(index),
@@ -309,51 +298,44 @@ def replan(
     except Exception as error:  # noqa: BLE001 - the flatbuffer reader's own failures
         first = (str(error).splitlines() or [type(error).__name__])[0]
         raise PteError(f"{label} is truncated or corrupt ({first})") from None
-    element_sizes = _element_sizes(schema)
     result = Replanned(b"")
     capacities = dict(capacities or {})
     for plan in pte.program.execution_plan:
-        tensors = _method_tensors(plan, schema, element_sizes)
+        tensors = _method_tensors(plan, schema)
+        by_index = {tensor.index: tensor for tensor in tensors}
         views = _views(tensors)
-        roots = [t for t in tensors if t.index not in views]
         for index, (base, _) in views.items():
-            view = next(t for t in tensors if t.index == index)
+            view = by_index[index]
             base.first, base.last = min(base.first, view.first), max(base.last, view.last)
+        roots = [t for t in tensors if t.index not in views]
         sizes = list(plan.non_const_buffer_sizes)
         for memory_id in sorted({t.memory_id for t in roots}):
             members = [t for t in roots if t.memory_id == memory_id]
-            buffers = tuple(
-                Buffer(f"v{t.index}", t.size, t.first + 1, t.last + 2, alignment=alignment)
-                for t in members
-            )  # shifted by one: inputs live from -1
             capacity = capacities.get(memory_id)
-            pool = Pool(f"mem{memory_id}", size=capacity, alignment=alignment)
-            problem = Problem(buffers, (pool,))
-            bound = lower_bound(problem)[pool.name]
-            options = PlanOptions(budget=budget, minimize=capacity is None)
-            solution = solve(problem, algorithm, options)
-            if solution.unplaced(problem) or solution.status in ("infeasible", "unknown"):
+            # Shifted by one: the inputs live from before instruction 0.
+            lives = [(t.size, t.first + 1, t.last + 1) for t in members]
+            try:
+                placed = plan_memory(lives, alignment, capacity, algorithm, budget)
+            except MemplanPlanningError as error:
+                raise PteError(f"method '{plan.name}', memory {memory_id}: {error}") from None
+            if placed.offsets is None:
                 raise PteError(
                     f"method '{plan.name}', memory {memory_id}: no plan within "
-                    f"{capacity} bytes (its tensors need at least {bound}; status "
-                    f"{solution.status})"
+                    f"{capacity} bytes (its tensors need at least {placed.lower_bound}; status "
+                    f"{placed.status})"
                 )
-            # The planning core's independent checker, on the lifetimes read
-            # from the program: no two tensors live together share bytes.
-            findings = validate(problem, solution)
-            if findings:
-                raise PteError(f"method '{plan.name}': memplan's plan is invalid: {findings[0]}")
-            for tensor, buffer in zip(members, buffers):
-                tensor.offset = solution.placements[buffer.id].offset
+            for tensor, offset in zip(members, placed.offsets):
+                tensor.offset = offset
             before = sizes[memory_id] if memory_id < len(sizes) else 0
-            after = solution.peak(problem)
             if memory_id < len(sizes):
-                sizes[memory_id] = after
+                sizes[memory_id] = placed.peak
             result.memories.append(
-                MemoryPlan(plan.name, memory_id, before, after, bound, len(members))
+                MemoryPlan(
+                    plan.name, memory_id, before, placed.peak, placed.lower_bound, len(members)
+                )
             )
         for index, (base, offset) in views.items():
-            next(t for t in tensors if t.index == index).offset = base.offset + offset
+            by_index[index].offset = base.offset + offset
         for tensor in tensors:
             details = tensor.value.allocation_info
             details.memory_offset_low = tensor.offset & 0xFFFFFFFF
