@@ -111,6 +111,7 @@ def _offset(details: Any) -> int:
 
 def _byte_size(tensor: Any, where: str) -> int:
     """The bytes of a contiguous ``schema.Tensor`` (ExecuTorch's own rule)."""
+    import torch
     from executorch.exir.tensor import get_scalar_type, num_bytes_from_shape_and_dtype
 
     try:
@@ -119,7 +120,7 @@ def _byte_size(tensor: Any, where: str) -> int:
         raise PteError(
             f"{where}: tensor of scalar type {tensor.scalar_type} has no known size"
         ) from None
-    return int(num_bytes_from_shape_and_dtype([int(d) for d in tensor.sizes], dtype))
+    return int(num_bytes_from_shape_and_dtype(torch.Size(tensor.sizes), dtype))
 
 
 def _writes(plan: Any) -> list[list[bool]]:
