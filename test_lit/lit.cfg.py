@@ -75,6 +75,12 @@ try:
 except ImportError:
     pass
 
+# ExecuTorch (the [executorch] extra), found without importing torch here.
+import importlib.util  # noqa: E402
+
+if importlib.util.find_spec("executorch") is not None:
+    config.available_features.add("executorch")
+
 # Keep one hung test from stalling the suite.
 try:
     lit_config.maxIndividualTestTime = 300
