@@ -9,6 +9,9 @@ modules load (xDSL, NumPy: hundreds of milliseconds), ends the same way:
   killed by it (130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP);
 * ``-o FILE`` left as it was and no temporary file left behind
   (``memplan.passes.output_file`` registers each one; they are removed here).
+  The output is put in place by one rename at the end of the run: a signal
+  that arrives after it still ends the tool as interrupted, with the new
+  output complete in place (never a part of it).
 
 A signal a parent told the process to ignore (``nohup``, a background
 job's SIGINT) stays ignored. The first signal decides the exit status; the
