@@ -5,7 +5,7 @@ from small configs with random weights; nothing is downloaded) is exported
 with ``torch.export`` -> ``to_edge`` -> ``to_executorch`` twice: with
 ExecuTorch's default planner (greedy) and with ``memplan_algorithm()``
 (``memplan.tools.executorch``), and the greedy program is also re-planned
-after the fact (``memplan.tools.pte_export.replan``, what
+after the fact (``memplan.tools.exporters.executorch.replan.replan``, what
 ``memplan-export-pte`` runs). The three programs run in ExecuTorch's
 runtime (portable kernels) on the same inputs; the table gives the arena of
 each (``non_const_buffer_sizes[1]``), the peak of live bytes (the lower
@@ -38,7 +38,7 @@ from executorch.runtime import Runtime  # noqa: E402
 from torch import nn  # noqa: E402
 
 from memplan.tools.executorch import memplan_algorithm  # noqa: E402
-from memplan.tools.pte_export import replan  # noqa: E402
+from memplan.tools.exporters.executorch.replan import replan  # noqa: E402
 
 Model = tuple[nn.Module, tuple[Any, ...]]
 

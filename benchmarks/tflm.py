@@ -50,14 +50,14 @@ from real_models import MODELS as CORPUS_MODELS
 from real_models import fetch as fetch_corpus_model
 from tflite_models import DEFAULT_CACHE, fetch_models
 
-from memplan.tools.tflm_export import (
+from memplan.tools.exporters.tflm.planning import (
     DEFAULT_PIPELINES,
     ExportError,
     best_plan,
     model_inputs,
     write_model,
 )
-from memplan.tools.tflm_runner import run_tflm
+from memplan.tools.exporters.tflm.runner import run_tflm
 
 
 @dataclass

@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     svg = (args.out_dir / f"memory-map-{model.stem.removeprefix('light_')}.svg").resolve()
     with tempfile.TemporaryDirectory() as scratch:
         imported = Path(scratch) / "imported.mlir"
-        tool("memplan_import_onnx", str(model), "-o", str(imported))
+        tool("memplan_import", str(model), "-o", str(imported))
         result = tool(
             "memplan_opt",
             str(imported),

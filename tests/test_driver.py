@@ -627,7 +627,7 @@ def test_module_entry_point_reports_without_traceback(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "module", ["memplan_opt", "memplan_run", "memplan_import_onnx", "memplan_solve"]
+    "module", ["memplan_opt", "memplan_run", "memplan_import", "memplan_solve"]
 )
 def test_every_tool_prints_its_version(module: str) -> None:
     result = subprocess.run(

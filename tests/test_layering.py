@@ -14,8 +14,11 @@ with ``ast``; the layers also for imports inside functions):
   ``tools/frontends/``);
 - a front end (a package under ``tools/frontends/``) imports the dialect, the
   shared front-end modules (``protocol``, ``common``) and itself: no pass, no
-  tool library, no other format. The tools reach a format only through
-  ``tools/frontends/registry.py``.
+  tool library, no other format;
+- an exporter (a package under ``tools/exporters/``) imports no other
+  exporter;
+- the tools reach a format only through ``tools/frontends/registry.py``
+  and a target only through ``tools/exporters/registry.py``.
 """
 
 from __future__ import annotations
@@ -168,10 +171,35 @@ def test_front_ends_import_only_the_dialect_and_shared_front_end_modules() -> No
     assert not offenders
 
 
-def test_tools_reach_formats_only_through_the_registry() -> None:
+EXPORTERS = "memplan.tools.exporters"
+
+
+def _packages(folder: str) -> set[str]:
+    """The names of the packages under ``tools/<folder>/`` (formats, targets)."""
+    return {path.parent.name for path in (REPO / "tools" / folder).glob("*/__init__.py")}
+
+
+def test_exporters_import_no_other_exporter() -> None:
+    graph = _graph()
+    targets = _packages("exporters")
+    assert {"tflm", "executorch"} <= targets
+    offenders = {
+        (name, target)
+        for name in graph
+        for package in targets
+        if name.startswith(f"{EXPORTERS}.{package}.")
+        for target in graph[name]
+        if target.startswith(EXPORTERS + ".")
+        and target.split(".")[3] in targets
+        and target.split(".")[3] != package
+    }
+    assert not offenders
+
+
+def test_tools_reach_formats_and_targets_only_through_the_registries() -> None:
     """Every import of a tool, also those inside functions (the import CLIs
     load their front end after reading the command line)."""
-    formats = {path.parent.name for path in (REPO / "tools" / "frontends").glob("*/__init__.py")}
+    packages = {FRONTENDS: _packages("frontends"), EXPORTERS: _packages("exporters")}
     offenders: set[tuple[str, str]] = set()
     for path in (REPO / "tools").glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
@@ -183,9 +211,10 @@ def test_tools_reach_formats_only_through_the_registry() -> None:
                 else []
             )
             for name in names:
-                parts = name.removeprefix(FRONTENDS + ".").split(".")
-                if name.startswith(FRONTENDS + ".") and parts[0] in formats:
-                    offenders.add((path.name, name))
+                for prefix, found in packages.items():
+                    parts = name.removeprefix(prefix + ".").split(".")
+                    if name.startswith(prefix + ".") and parts[0] in found:
+                        offenders.add((path.name, name))
     assert not offenders
 
 

@@ -30,7 +30,7 @@ from xdsl.dialects.builtin import (
 
 from memplan.dialect.arrays import dense_array, numpy_dtype
 from memplan.dialect.ops import VIEW_ATTR
-from memplan.tools import memplan_import_onnx
+from memplan.tools import memplan_import
 from memplan.tools.frontends.onnx import importer
 from memplan.tools.frontends.onnx import model as onnx_model
 from memplan.tools.memplan_opt import main as memplan_opt_main
@@ -61,7 +61,7 @@ GOLDEN = {
 
 
 def _import_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = memplan_import_onnx.main(args)
+    code = memplan_import.main(args, prog="memplan-import-onnx", format_key="onnx")
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 
@@ -792,7 +792,7 @@ def test_console_entry_point_reports_without_traceback(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "memplan.tools.memplan_import_onnx",
+            "memplan.tools.memplan_import",
             str(FIXTURES / "truncated.onnx"),
         ],
         capture_output=True,
@@ -802,7 +802,7 @@ def test_console_entry_point_reports_without_traceback(tmp_path: Path) -> None:
         check=False,
     )
     assert result.returncode == 1
-    assert result.stderr.startswith("memplan-import-onnx: error: ")
+    assert result.stderr.startswith("memplan-import: error: ")
     assert "Traceback" not in result.stderr
 
 

@@ -296,7 +296,7 @@ def test_custom_kernels_file_and_npz_io(tmp_path: Path, capsys: pytest.CaptureFi
 
 def test_mlir_input_with_weights_from(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """An imported module runs from text, with the weights read from the model."""
-    from memplan.tools.memplan_import_onnx import main as import_main
+    from memplan.tools.memplan_import import main as import_main
 
     mlir = tmp_path / "mlp.mlir"
     assert import_main([str(FIXTURES / "mlp.onnx"), "-o", str(mlir)]) == 0

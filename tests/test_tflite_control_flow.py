@@ -13,7 +13,7 @@ import pytest
 import tflite
 from fixtures.tflite import make_fixtures as fx
 
-from memplan.tools import memplan_import_tflite, memplan_run
+from memplan.tools import memplan_import, memplan_run
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "tflite"
 
@@ -21,7 +21,7 @@ F32, I32, BOOL = tflite.TensorType.FLOAT32, tflite.TensorType.INT32, tflite.Tens
 
 
 def _import(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = memplan_import_tflite.main(argv)
+    code = memplan_import.main(argv, prog="memplan-import-tflite", format_key="tflite")
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 

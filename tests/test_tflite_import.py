@@ -11,7 +11,7 @@ import tflite
 from fixtures.tflite import make_fixtures as fx
 
 from memplan.dialect.printer import module_text
-from memplan.tools import memplan_import_tflite
+from memplan.tools import memplan_import
 from memplan.tools.frontends.tflite.importer import fold_constants, import_tflite
 from memplan.tools.frontends.tflite.model import TfliteImportError, load_model, read_subgraph
 from memplan.tools.memplan_opt import main as memplan_opt_main
@@ -125,7 +125,12 @@ def test_damaged_models_are_refused_naming_the_part(
     path = tmp_path / "model.tflite"
     path.write_bytes(data)
     output = tmp_path / "out.mlir"
-    assert memplan_import_tflite.main([str(path), "-o", str(output)]) == 1
+    assert (
+        memplan_import.main(
+            [str(path), "-o", str(output)], prog="memplan-import-tflite", format_key="tflite"
+        )
+        == 1
+    )
     assert not output.exists()
     assert capsys.readouterr().err == f"memplan-import-tflite: error: {error.value}\n"
 
@@ -151,7 +156,7 @@ def test_imported_model_plans_through_memplan_opt(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     output = tmp_path / "convnet.mlir"
-    assert memplan_import_tflite.main([str(FIXTURES / "convnet.tflite"), "-o", str(output)]) == 0
+    assert memplan_import.main([str(FIXTURES / "convnet.tflite"), "-o", str(output)]) == 0
     assert memplan_opt_main([str(output), "--plan", "--verify-plan"]) == 0
     planned = capsys.readouterr().out
     assert "memory.pool @workspace_cpu" in planned

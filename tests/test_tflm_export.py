@@ -17,15 +17,15 @@ import pytest
 import tflite
 from fixtures.tflite import make_fixtures as fx
 
-from memplan.tools import memplan_export_tflite
-from memplan.tools.frontends.tflite.offline_plan import (
+from memplan.tools import memplan_export
+from memplan.tools.exporters.tflm.offline_plan import (
     OFFLINE_METADATA,
     OfflinePlan,
     model_inputs,
     write_model,
 )
-from memplan.tools.tflm_export import DEFAULT_PIPELINES, best_plan
-from memplan.tools.tflm_runner import TflmRun, run_tflm
+from memplan.tools.exporters.tflm.planning import DEFAULT_PIPELINES, best_plan
+from memplan.tools.exporters.tflm.runner import TflmRun, run_tflm
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "tflite"
 BIN = Path(sys.executable).parent
@@ -381,7 +381,7 @@ def test_the_command_plans_every_subgraph(tmp_path: Path) -> None:
 
 def _refused(capsys: pytest.CaptureFixture[str], tmp_path: Path, model: Path, *options: str) -> str:
     output = tmp_path / "out.tflite"
-    status = memplan_export_tflite.main([str(model), "-o", str(output), *options])
+    status = memplan_export.main(["tflm", str(model), "-o", str(output), *options])
     captured = capsys.readouterr()
     assert (status, captured.out, output.exists()) == (1, "", False)
     assert captured.err.count("\n") == 1, captured.err
@@ -491,7 +491,7 @@ def test_bad_input_is_one_line_and_no_output(
     exported = tmp_path / "planned.tflite"
     source = tmp_path / "sine.tflite"
     source.write_bytes(sine_model())
-    assert memplan_export_tflite.main([str(source), "-o", str(exported)]) == 0
+    assert memplan_export.main(["tflm", str(source), "-o", str(exported)]) == 0
     capsys.readouterr()
     assert _refused(capsys, tmp_path, exported) == (
         f"memplan-export-tflite: error: {exported} already holds an {OFFLINE_METADATA} plan "

@@ -137,9 +137,13 @@ def interrupted(prog: str, error: KeyboardInterrupt) -> int:
     return 128 + (error.signum if isinstance(error, Interrupted) else signal.SIGINT)
 
 
-def run(prog: str, main: Callable[[], int] | str, command_line: str | None = None) -> int:
+def run(
+    prog: str, main: Callable[..., int] | str, command_line: str | None = None, /, **options: str
+) -> int:
     """Run a tool's ``main`` (or import the module named ``main`` and run its
-    ``main``) with interrupts handled; return the exit status.
+    ``main``) with interrupts handled, passing it ``options`` (a command
+    that is another's for one format or target: its ``prog`` and key);
+    return the exit status.
 
     ``command_line`` names a light module whose ``build_parser()`` reads the
     tool's command line: it runs before the tool is imported, so that
@@ -151,7 +155,7 @@ def run(prog: str, main: Callable[[], int] | str, command_line: str | None = Non
         if command_line is not None:
             import_module(command_line).build_parser().parse_args()
         entry = import_module(main).main if isinstance(main, str) else main
-        status = entry()
+        status = entry(**options)
         sys.stdout.flush()  # here, not at exit: a full disk is an error of the run
         return status
     except KeyboardInterrupt as error:
@@ -170,28 +174,38 @@ def memplan_opt() -> int:
     return run("memplan-opt", "memplan.tools.memplan_opt")
 
 
+def memplan_import() -> int:
+    """The ``memplan-import`` command."""
+    return run("memplan-import", "memplan.tools.memplan_import")
+
+
 def memplan_import_onnx() -> int:
-    """The ``memplan-import-onnx`` command."""
-    return run("memplan-import-onnx", "memplan.tools.memplan_import_onnx")
+    """The ``memplan-import-onnx`` command: `memplan-import` for ONNX models."""
+    prog = "memplan-import-onnx"
+    return run(prog, "memplan.tools.memplan_import", prog=prog, format_key="onnx")
 
 
 def memplan_import_tflite() -> int:
-    """The ``memplan-import-tflite`` command."""
-    return run("memplan-import-tflite", "memplan.tools.memplan_import_tflite")
+    """The ``memplan-import-tflite`` command: `memplan-import` for TFLite models."""
+    prog = "memplan-import-tflite"
+    return run(prog, "memplan.tools.memplan_import", prog=prog, format_key="tflite")
+
+
+def memplan_export() -> int:
+    """The ``memplan-export`` command."""
+    return run("memplan-export", "memplan.tools.memplan_export")
 
 
 def memplan_export_tflite() -> int:
-    """The ``memplan-export-tflite`` command."""
-    return run(
-        "memplan-export-tflite",
-        "memplan.tools.memplan_export_tflite",
-        "memplan.tools.memplan_export_tflite",
-    )
+    """The ``memplan-export-tflite`` command: `memplan-export tflm`."""
+    prog = "memplan-export-tflite"
+    return run(prog, "memplan.tools.memplan_export", prog=prog, target="tflm")
 
 
 def memplan_export_pte() -> int:
-    """The ``memplan-export-pte`` command."""
-    return run("memplan-export-pte", "memplan.tools.memplan_export_pte")
+    """The ``memplan-export-pte`` command: `memplan-export pte`."""
+    prog = "memplan-export-pte"
+    return run(prog, "memplan.tools.memplan_export", prog=prog, target="pte")
 
 
 def memplan_run() -> int:

@@ -106,9 +106,15 @@ from memplan.tools.driver import (
 )
 from memplan.tools.driver import Progress as CliProgress
 from memplan.tools.frontends.protocol import Frontend, FrontendError, ImportOptions
-from memplan.tools.frontends.registry import FRONTENDS, all_frontends, frontend_for
+from memplan.tools.frontends.registry import (
+    all_frontends,
+    entry_for,
+    foreign_options,
+    frontend,
+    suffixes,
+)
 from memplan.tools.pipeline import all_passes
-from memplan.tools.run_arguments import DEFAULT_PIPELINE, PROG, build_parser
+from memplan.tools.run_arguments import DEFAULT_PIPELINE, PROG, build_parser_and_dests
 from memplan.tools.run_compare import (
     RunReport,
     compare,
@@ -386,10 +392,11 @@ def run_model(
     (the label is empty when there is one run at static shapes). ``atol``
     and ``rtol`` default to the front end's ``tolerance``.
     """
-    model_frontend = frontend_for(model_path)
-    if model_frontend is None:
-        raise RunError(f"{model_path}: not a model file ({', '.join(FRONTENDS)})")
-    options = options or ImportOptions()
+    entry = entry_for(model_path)
+    if entry is None:
+        raise RunError(f"{model_path}: not a model file ({', '.join(suffixes())})")
+    model_frontend = entry.load()
+    options = options or model_frontend.options_type()
     # On a terminal the import is a stage of its own: a large model takes
     # seconds to read, fold and type before anything runs.
     with CliProgress(PROG, enabled=show_progress).running() as progress:
@@ -425,7 +432,7 @@ def run_onnx(
 ) -> list[tuple[str, RunReport]]:
     """``run_model`` of an ONNX model, with ``upper_bounds`` by symbol (or
     ``INPUT:AXIS``) and ``input_values`` by input name."""
-    options = ImportOptions(
+    options = frontend("onnx").options_type(
         input_shapes={name: tuple(dims) for name, dims in (input_shapes or {}).items()},
         upper_bounds=dict(upper_bounds or {}),
         input_values={name: tuple(values) for name, values in (input_values or {}).items()},
@@ -444,7 +451,9 @@ def run_tflite(
     ``(input, axis)``; a bounded dim is ``INPUT:AXIS`` in the labels and
     ``dim_values``."""
     bounds = {f"{name}:{axis}": bound for (name, axis), bound in (upper_bounds or {}).items()}
-    return run_model(model_path, pipeline, ImportOptions(upper_bounds=bounds), **run)
+    return run_model(
+        model_path, pipeline, frontend("tflite").options_type(upper_bounds=bounds), **run
+    )
 
 
 def _run_series(
@@ -615,15 +624,19 @@ def _check_pipeline(pipeline: str) -> None:
         raise RunError(str(error)) from None
 
 
-def _main(args: argparse.Namespace, out: TextIO, save_outputs: OutputFile | None) -> int:
+def _main(
+    args: argparse.Namespace,
+    out: TextIO,
+    save_outputs: OutputFile | None,
+    model_frontend: Frontend | None,
+) -> int:
     show_progress = sys.stderr.isatty()
-    model_frontend = frontend_for(args.input)
     if args.pipeline is not None or model_frontend is not None:
         _check_pipeline(args.pipeline or DEFAULT_PIPELINE)
     npz = _load_npz(args.inputs)
     kernels = default_kernels(args.kernels)
     if model_frontend is not None:
-        options = model_frontend.parse_options(args.input_shape, args.upper_bound, args.input_value)
+        options = model_frontend.parse_options(args)
         pipeline = args.pipeline or DEFAULT_PIPELINE
         reports = run_model(
             args.input,
@@ -649,7 +662,7 @@ def _main(args: argparse.Namespace, out: TextIO, save_outputs: OutputFile | None
     names = output_names(module)
     globals_data: dict[str, np.ndarray] = {}
     if args.weights_from:
-        globals_data = _weights(args.weights_from, module, args.input_shape, args.input_value)
+        globals_data = _weights(args, module)
     result = run_mlir(
         module,
         args.pipeline,
@@ -675,27 +688,37 @@ def _main(args: argparse.Namespace, out: TextIO, save_outputs: OutputFile | None
     return 0 if result.ok else 1
 
 
-def _weights(
-    path: str, module: ModuleOp, input_shapes: Sequence[str], input_values: Sequence[str]
-) -> dict[str, np.ndarray]:
-    """``--weights-from``: the data of ``module``'s globals from the model at
-    ``path``, read by the front end its suffix selects."""
-    weights_frontend: Frontend | None = frontend_for(path)
-    if weights_frontend is None:
-        raise RunError(f"--weights-from {path}: not a model file ({', '.join(FRONTENDS)})")
-    options = weights_frontend.parse_options(input_shapes, (), input_values)
+def _weights(args: argparse.Namespace, module: ModuleOp) -> dict[str, np.ndarray]:
+    """``--weights-from``: the data of ``module``'s globals from the model
+    ``args.weights_from``, read by the front end its suffix selects (with
+    the command line's options but ``--upper-bound``: the data has no dims)."""
+    path = args.weights_from
+    entry = entry_for(path)
+    if entry is None:
+        raise RunError(f"--weights-from {path}: not a model file ({', '.join(suffixes())})")
+    weights_frontend = entry.load()
+    options = weights_frontend.parse_options(
+        argparse.Namespace(**{**vars(args), "upper_bound": []})
+    )
     return weights_frontend.weights(path, module, options)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    parser, dests = build_parser_and_dests()
     args = parser.parse_args(argv)
+    # A format's options go with a model of that format (or --weights-from one).
+    model = entry_for(args.input)
+    owner = model or (entry_for(args.weights_from) if args.weights_from else None)
+    foreign = foreign_options(parser, args, dests, owner.key if owner is not None else "")
+    if foreign:
+        what = f"{owner.name} models" if owner is not None else ".mlir input without --weights-from"
+        parser.error(f"{', '.join(foreign)}: not an option of {what} ('{args.input}')")
     save: OutputFile | None = None
     try:
         # Opened first: an unwritable -o fails before the run, not after it.
         if args.save_outputs is not None:
             save = OutputFile(args.save_outputs, binary=True)
-        return _main(args, sys.stdout, save)
+        return _main(args, sys.stdout, save, model.load() if model is not None else None)
     except LocatedRunError as error:
         print(error, file=sys.stderr)
         return 1

@@ -9,47 +9,35 @@ from __future__ import annotations
 import argparse
 
 from memplan.tools.arguments import ToolArgumentParser
+from memplan.tools.frontends.registry import (
+    add_format_arguments,
+    add_shared_arguments,
+    suffixes,
+)
 
 PROG = "memplan-run"
 DEFAULT_PIPELINE = "manifest-alloc,insert-kills,usmp"
 
 
 def build_parser() -> argparse.ArgumentParser:
+    return build_parser_and_dests()[0]
+
+
+def build_parser_and_dests() -> tuple[argparse.ArgumentParser, dict[str, list[str]]]:
+    """The parser, and the options each format added (by its key)."""
     parser = ToolArgumentParser(
         prog=PROG,
         allow_abbrev=False,
-        description="Execute a memory-dialect module (or an ONNX or TFLite model) with NumPy, "
+        description="Execute a memory-dialect module (or a model) with NumPy, "
         "planned and unplanned, and compare.",
     )
-    parser.add_argument("input", help="an .onnx or .tflite model, or an .mlir module")
+    parser.add_argument("input", help=f"a model ({', '.join(suffixes())}) or an .mlir module")
     parser.add_argument(
         "--pipeline",
         help=f"passes to plan with (default for models: {DEFAULT_PIPELINE}; "
         ".mlir without it: run once)",
     )
-    parser.add_argument(
-        "--input-shape",
-        action="append",
-        default=[],
-        metavar="NAME=DIMS",
-        help="fix a model input's shape (ONNX; TFLite: its -1 dims) (repeatable)",
-    )
-    parser.add_argument(
-        "--upper-bound",
-        action="append",
-        default=[],
-        metavar="SYMBOL=N",
-        help="keep an ONNX symbolic dim (or INPUT:AXIS, a dim without a symbol) dynamic, at "
-        "most N, plan once and run at several sizes (repeatable)",
-    )
-    parser.add_argument(
-        "--input-value",
-        action="append",
-        default=[],
-        metavar="NAME=V[,V...]",
-        help="bind an ONNX graph input to these values (imported as a constant, and fed to "
-        "the reference run), e.g. sr=16000 (repeatable)",
-    )
+    add_shared_arguments(parser)
     parser.add_argument(
         "--dim-values",
         action="append",
@@ -62,8 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     parser.add_argument(
         "--weights-from",
-        metavar="MODEL.onnx",
-        help="data of the module's external globals (.mlir input)",
+        metavar="MODEL",
+        help="data of the module's external globals (.mlir input), from the model it was "
+        "imported from",
     )
     parser.add_argument(
         "--kernels",
@@ -97,4 +86,4 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE.npz",
         help="write the (planned) outputs here",
     )
-    return parser
+    return parser, add_format_arguments(parser)

@@ -232,7 +232,7 @@ def _damaged_bytes(data: bytes, rng: random.Random) -> bytes:
 
 
 def onnx_cases(rng: random.Random, count: int, work: Path) -> Iterator[Outcome]:
-    from memplan.tools.memplan_import_onnx import main
+    from memplan.tools.memplan_import import main
 
     sources = sorted((REPO / "tests" / "fixtures" / "onnx").glob("*.onnx"))
     for index in range(count):
@@ -243,7 +243,7 @@ def onnx_cases(rng: random.Random, count: int, work: Path) -> Iterator[Outcome]:
 
 
 def tflite_cases(rng: random.Random, count: int, work: Path) -> Iterator[Outcome]:
-    from memplan.tools.memplan_import_tflite import main
+    from memplan.tools.memplan_import import main
 
     sources = sorted((REPO / "tests" / "fixtures" / "tflite").glob("*.tflite"))
     for index in range(count):

@@ -12,6 +12,7 @@ through it.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
@@ -30,27 +31,15 @@ class FrontendError(Exception):
 
 @dataclass(frozen=True)
 class ImportOptions:
-    """What an import takes besides the model. ``input_shapes`` fixes graph
-    inputs' shapes (``NAME=DIMS``); ``upper_bounds`` keeps dynamic dims
-    dynamic, each at most its bound, keyed by the name the front end's
-    ``--upper-bound`` syntax gives the dim (an ONNX symbol, a TFLite
-    ``INPUT:AXIS``). The rest belong to one format each (a front end
-    ignores the others' fields)."""
+    """What an import takes besides the model, in every format.
+    ``input_shapes`` fixes graph inputs' shapes (``NAME=DIMS``);
+    ``upper_bounds`` keeps dynamic dims dynamic, each at most its bound,
+    keyed by the name the front end's ``--upper-bound`` syntax gives the
+    dim (an ONNX symbol, a TFLite ``INPUT:AXIS``). A front end's own options
+    are the fields of its subclass (its ``options_type``)."""
 
     input_shapes: Mapping[str, tuple[int, ...]] = field(default_factory=dict[str, tuple[int, ...]])
     upper_bounds: Mapping[str, int] = field(default_factory=dict[str, int])
-    weights: Literal["external", "inline"] = "external"
-    """ONNX: constants as data-less globals (their data stays in the model)
-    or inline ``dense<...>``."""
-    input_values: Mapping[str, tuple[float, ...]] = field(
-        default_factory=dict[str, tuple[float, ...]]
-    )
-    """ONNX: graph inputs bound to these values (``--input-value``), imported
-    as constants."""
-    subgraph: int = 0
-    """TFLite: the subgraph to import."""
-    inputs_in_arena: bool = False
-    """TFLite: copy each input into planned workspace first."""
 
 
 Reference = Callable[[Sequence[np.ndarray]], list[np.ndarray]]
@@ -72,23 +61,19 @@ class ImportedModel:
 
 
 class Frontend(Protocol):
-    """One model format. ``name`` is how diagnostics call it, ``suffix``
-    the file suffix the registry keys it by, ``tolerance`` `memplan-run`'s
-    default ``(atol, rtol)`` against the reference run."""
+    """One model format (``registry.FrontendEntry`` says how it is found).
+    ``tolerance`` is `memplan-run`'s default ``(atol, rtol)`` against the
+    reference run; ``options_type`` the ``ImportOptions`` (sub)class its
+    methods take (called with its fields as keywords by the Python API)."""
 
-    name: str
-    suffix: str
     tolerance: tuple[float, float]
+    options_type: Callable[..., ImportOptions]
 
-    def parse_options(
-        self,
-        input_shapes: Sequence[str],
-        upper_bounds: Sequence[str],
-        input_values: Sequence[str] = (),
-    ) -> ImportOptions:
-        """The command line's ``--input-shape``, ``--upper-bound`` and
-        ``--input-value`` specs in this format's syntax (``FrontendError``
-        when malformed or not supported by the format)."""
+    def parse_options(self, args: argparse.Namespace) -> ImportOptions:
+        """The options of a command line: ``args.input_shape`` and
+        ``args.upper_bound`` (lists of specs in this format's syntax) and
+        the format's own options (its ``add_arguments``); ``FrontendError``
+        when one is malformed."""
         ...
 
     def import_module(self, path: str, options: ImportOptions) -> ModuleOp:

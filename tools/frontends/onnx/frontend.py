@@ -4,7 +4,9 @@ model under ``onnx.reference.ReferenceEvaluator`` as the reference."""
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal
 
@@ -36,31 +38,46 @@ from memplan.tools.frontends.onnx.model import (
 from memplan.tools.frontends.protocol import FrontendError, ImportedModel, ImportOptions
 
 
+@dataclass(frozen=True)
+class OnnxImportOptions(ImportOptions):
+    """ONNX's options (``arguments``): ``weights``, constants as data-less
+    globals (their data stays in the model) or inline ``dense<...>``;
+    ``input_values``, graph inputs bound to these values (imported as
+    constants)."""
+
+    weights: Literal["external", "inline"] = "external"
+    input_values: Mapping[str, tuple[float, ...]] = field(
+        default_factory=dict[str, tuple[float, ...]]
+    )
+
+
+def _own(options: ImportOptions) -> OnnxImportOptions:
+    """``options`` as ONNX's (a plain ``ImportOptions`` takes ONNX's defaults)."""
+    if isinstance(options, OnnxImportOptions):
+        return options
+    return OnnxImportOptions(options.input_shapes, options.upper_bounds)
+
+
 class OnnxFrontend:
     """ONNX models; ``--upper-bound`` names a symbolic dim (``SYMBOL=N``)."""
 
-    name = "ONNX"
-    suffix = ".onnx"
     tolerance = (1e-5, 0.0)
+    options_type = OnnxImportOptions
 
-    def parse_options(
-        self,
-        input_shapes: Sequence[str],
-        upper_bounds: Sequence[str],
-        input_values: Sequence[str] = (),
-    ) -> ImportOptions:
-        return ImportOptions(
-            input_shapes=input_shapes_from(input_shapes),
-            upper_bounds=upper_bounds_from(upper_bounds),
-            input_values=input_values_from(input_values),
+    def parse_options(self, args: argparse.Namespace) -> ImportOptions:
+        return OnnxImportOptions(
+            input_shapes=input_shapes_from(args.input_shape),
+            upper_bounds=upper_bounds_from(args.upper_bound),
+            weights=args.weights,
+            input_values=input_values_from(args.input_value),
         )
 
     def import_module(self, path: str, options: ImportOptions) -> ModuleOp:
-        return import_onnx(
-            path, options.input_shapes, options.weights, options.upper_bounds, options.input_values
-        )
+        own = _own(options)
+        return import_onnx(path, own.input_shapes, own.weights, own.upper_bounds, own.input_values)
 
     def import_for_run(self, path: str, options: ImportOptions) -> ImportedModel:
+        options = _own(options)
         model = load_model(path)
         module, constants = import_model_and_constants(
             model,
@@ -107,6 +124,7 @@ class OnnxFrontend:
         return onnx_names(main, key)
 
     def weights(self, path: str, module: ModuleOp, options: ImportOptions) -> dict[str, np.ndarray]:
+        options = _own(options)
         return global_data(
             module,
             constant_values(load_model(path), options.input_shapes, options.input_values),

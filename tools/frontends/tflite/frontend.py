@@ -5,7 +5,9 @@
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Literal
@@ -31,33 +33,45 @@ from memplan.tools.frontends.tflite.kernels import TfliteKernelResolver
 from memplan.tools.frontends.tflite.model import TfliteImportError, load_model, read_subgraph
 
 
+@dataclass(frozen=True)
+class TfliteImportOptions(ImportOptions):
+    """TFLite's options (``arguments``): the ``subgraph`` to import, and
+    whether each input is first copied into planned workspace
+    (``inputs_in_arena``)."""
+
+    subgraph: int = 0
+    inputs_in_arena: bool = False
+
+
+def _own(options: ImportOptions) -> TfliteImportOptions:
+    """``options`` as TFLite's (a plain ``ImportOptions`` takes TFLite's defaults)."""
+    if isinstance(options, TfliteImportOptions):
+        return options
+    return TfliteImportOptions(options.input_shapes, options.upper_bounds)
+
+
 class TfliteFrontend:
     """TFLite models; ``--upper-bound INPUT:AXIS=N`` names a dynamic dim
     (``-1`` in the input's ``shape_signature``). TFLite sums in another
     order (im2col and GEMM), hence the looser default tolerance."""
 
-    name = "TFLite"
-    suffix = ".tflite"
     tolerance = (1e-4, 1e-3)
+    options_type = TfliteImportOptions
 
-    def parse_options(
-        self,
-        input_shapes: Sequence[str],
-        upper_bounds: Sequence[str],
-        input_values: Sequence[str] = (),
-    ) -> ImportOptions:
-        if input_values:
-            raise FrontendError("--input-value is supported for ONNX models only")
+    def parse_options(self, args: argparse.Namespace) -> ImportOptions:
         bounds: dict[str, int] = {}
-        for spec in upper_bounds:
+        for spec in args.upper_bound:
             (name, axis), bound = parse_upper_bound(spec)
             bounds[f"{name}:{axis}"] = bound
-        return ImportOptions(
-            input_shapes=dict(parse_input_shape(spec) for spec in input_shapes),
+        return TfliteImportOptions(
+            input_shapes=dict(parse_input_shape(spec) for spec in args.input_shape),
             upper_bounds=bounds,
+            subgraph=args.subgraph,
+            inputs_in_arena=args.inputs_in_arena,
         )
 
     def import_module(self, path: str, options: ImportOptions) -> ModuleOp:
+        options = _own(options)
         return import_tflite(
             path,
             options.subgraph,
@@ -67,6 +81,12 @@ class TfliteFrontend:
         )
 
     def import_for_run(self, path: str, options: ImportOptions) -> ImportedModel:
+        options = _own(options)
+        if options.subgraph != 0:
+            raise FrontendError(
+                f"--subgraph {options.subgraph}: memplan-run runs subgraph 0 "
+                "(the one TFLite's interpreter runs as the reference)"
+            )
         model, label = load_model(path)
         subgraph = read_subgraph(model, label)
         upper_bounds = _bounds_by_axis(options.upper_bounds)
@@ -76,7 +96,7 @@ class TfliteFrontend:
                 Path(path).read_bytes(), subgraph, options.input_shapes, upper_bounds
             )
         subgraphs = subgraph_reader(model, label)
-        module = import_subgraph(sized, subgraphs=subgraphs)
+        module = import_subgraph(sized, options.inputs_in_arena, subgraphs=subgraphs)
         globals_data = global_data(module, subgraph, subgraphs)
         for op in module.ops:
             if isinstance(op, memref.GlobalOp) and op.sym_name.data not in globals_data:
@@ -105,6 +125,7 @@ class TfliteFrontend:
         return None
 
     def weights(self, path: str, module: ModuleOp, options: ImportOptions) -> dict[str, np.ndarray]:
+        options = _own(options)
         model, label = load_model(path)
         subgraph = read_subgraph(model, label, options.subgraph)
         return global_data(module, subgraph, subgraph_reader(model, label))

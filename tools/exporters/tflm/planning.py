@@ -1,8 +1,7 @@
 """`memplan-export-tflite`'s library: plan a `.tflite` model for TensorFlow
 Lite Micro and write the plan into it.
 
-The TFLite side (``memplan.tools.frontends.tflite.offline_plan``, reached
-through the front-end registry) imports the model for planning and turns a
+The TFLite side (``offline_plan``) imports the model for planning and turns a
 planned module into TFLM's ``OfflineMemoryAllocation`` offsets; this module
 runs the pipeline in between and picks the pipeline whose plan gives TFLM
 the smallest head.
@@ -15,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from memplan.tools.frontends.protocol import FrontendError
-from memplan.tools.frontends.registry import tflite_offline_plan
+from memplan.tools.exporters import protocol
+from memplan.tools.exporters.tflm import offline_plan
 
 DEFAULT_PIPELINES = (
     "manifest-alloc{alignment=16},insert-kills,usmp,verify-plan",
@@ -27,8 +27,8 @@ wins (the first on a tie); one whose plan TFLM cannot run is passed over.
 ``alignment=16`` is TFLM's buffer alignment (TVM's 64 would waste bytes)."""
 
 
-class ExportError(Exception):
-    """A model or pipeline ``memplan-export-tflite`` refuses (one line).
+class ExportError(protocol.ExportError):
+    """A model or pipeline `memplan-export tflm` refuses (one line).
     ``about_model``: every pipeline would give it (the model is refused)."""
 
     def __init__(self, message: str, about_model: bool = False) -> None:
@@ -67,7 +67,7 @@ def plan_model(data: bytes, label: str, pipeline: str, fold_dequantize: bool = F
     ``offline_plan.OfflinePlan``): each subgraph TFLM runs planned on its
     own, the ones an operator runs first (their heads size the operator's
     block), then put together."""
-    offline = tflite_offline_plan()
+    offline = offline_plan
     try:
         structure = offline.call_structure(data, label)
         plans: dict[int, Any] = {}
@@ -111,15 +111,15 @@ def best_plan(
 
 def write_model(data: bytes, plan: Any, offsets: bool = True) -> bytes:
     """``data`` with ``plan`` written in (see ``offline_plan.write_model``)."""
-    return tflite_offline_plan().write_model(data, plan, offsets)
+    return offline_plan.write_model(data, plan, offsets)
 
 
 def model_inputs(data: bytes, seed: int = 0) -> list[Any]:
     """Random inputs for the model's subgraph 0 (``offline_plan.model_inputs``)."""
-    return tflite_offline_plan().model_inputs(data, seed)
+    return offline_plan.model_inputs(data, seed)
 
 
-def export(
+def export_model(
     source: str | Path,
     pipelines: Sequence[str] = DEFAULT_PIPELINES,
     fold_dequantize: bool = False,

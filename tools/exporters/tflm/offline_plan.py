@@ -1,5 +1,5 @@
 """memplan's plan written into a `.tflite` model for TensorFlow Lite Micro:
-the TFLite side of `memplan-export-tflite` (``memplan.tools.tflm_export``
+the TFLite side of `memplan-export tflm` (``planning``
 plans the module ``prepare`` gives and hands the result to ``offsets_from_plan``).
 
 TFLM takes a plan made elsewhere ("offline planned tensor allocations",

@@ -41,13 +41,14 @@ from typing import Any
 
 from memplan.passes.planning.algorithms import DEFAULT_BUDGET
 from memplan.tools.executorch import MemplanPlanningError, plan_memory
+from memplan.tools.exporters.protocol import ExportError
 
 ALIGNMENT = 16
 """ExecuTorch's ``MemoryPlanningPass`` default: every planned offset a multiple of it."""
 
 
-class PteError(Exception):
-    """A program ``memplan-export-pte`` refuses, or a plan it cannot make (one line)."""
+class PteError(ExportError):
+    """A program `memplan-export pte` refuses, or a plan it cannot make (one line)."""
 
 
 @dataclass
