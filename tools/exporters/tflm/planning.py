@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from memplan.tools.frontends.protocol import FrontendError
 from memplan.tools.exporters import protocol
 from memplan.tools.exporters.tflm import offline_plan
+from memplan.tools.frontends.protocol import FrontendError
 
 DEFAULT_PIPELINES = (
     "manifest-alloc{alignment=16},insert-kills,usmp,verify-plan",
