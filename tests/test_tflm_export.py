@@ -381,7 +381,9 @@ def test_the_command_plans_every_subgraph(tmp_path: Path) -> None:
 
 def _refused(capsys: pytest.CaptureFixture[str], tmp_path: Path, model: Path, *options: str) -> str:
     output = tmp_path / "out.tflite"
-    status = memplan_export.main(["tflm", str(model), "-o", str(output), *options])
+    status = memplan_export.main(
+        [str(model), "-o", str(output), *options], prog="memplan-export-tflite", target="tflm"
+    )
     captured = capsys.readouterr()
     assert (status, captured.out, output.exists()) == (1, "", False)
     assert captured.err.count("\n") == 1, captured.err
@@ -491,7 +493,7 @@ def test_bad_input_is_one_line_and_no_output(
     exported = tmp_path / "planned.tflite"
     source = tmp_path / "sine.tflite"
     source.write_bytes(sine_model())
-    assert memplan_export.main(["tflm", str(source), "-o", str(exported)]) == 0
+    assert memplan_export.main([str(source), "-o", str(exported)], target="tflm") == 0
     capsys.readouterr()
     assert _refused(capsys, tmp_path, exported) == (
         f"memplan-export-tflite: error: {exported} already holds an {OFFLINE_METADATA} plan "
