@@ -115,7 +115,7 @@ def _run(path: Path, shapes: dict[str, tuple[int, ...]], bounds: dict[str, int])
     with ``bounds``, once per size memplan-run picks (1, half, the bound)."""
     import numpy as np
 
-    from memplan.tools.memplan_run import run_onnx
+    from memplan.tools.runs import run_onnx
 
     runs: list[tuple[str, dict[str, np.ndarray] | None]] = [("", None)]
     if path.stem in SHAPES and "sr" in _input_names(path):

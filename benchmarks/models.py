@@ -236,7 +236,7 @@ def measure_model(path: Path, repeat: int, run: bool = False) -> ModelRow:
 
 def _prove(path: Path, pipeline: str) -> str:
     """``memplan-run``'s verdict on ``pipeline``'s plan of ``path``."""
-    from memplan.tools.memplan_run import run_onnx
+    from memplan.tools.runs import run_onnx
 
     [(_, report)] = run_onnx(str(path), pipeline)
     return "bit-identical" if report.ok else "FAILED"

@@ -211,7 +211,7 @@ def tflm_arena(path: Path) -> int | str:
 def run_check(path: Path) -> str:
     """``memplan-run``'s verdict: planned vs unplanned and vs TFLite."""
     from memplan.tools.frontends.protocol import FrontendError
-    from memplan.tools.memplan_run import RunError, run_tflite
+    from memplan.tools.runs import RunError, run_tflite
 
     try:
         [(_, report)] = run_tflite(str(path), "manifest-alloc,insert-kills,usmp")

@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 
 from memplan.passes import get_all_passes
-from memplan.tools.driver import pass_options_help
 from memplan.tools.memplan_opt import flag_help_text
+from memplan.tools.pipeline import pass_options_help
 
 PAGE = Path(__file__).resolve().parent / "passes.md"
 FLAG_HELP = Path(__file__).resolve().parent.parent / "passes" / "flag_help.py"

@@ -14,7 +14,7 @@ run and printed their remarks. The checks follow the dataclass fields' type
 hints (``Literal`` choices, ``bool``, ``int``, numbers, strings, ``None``
 where the hint allows it); ``non_negative`` adds what a hint cannot say,
 and a pass checks anything else itself in its ``__post_init__``.
-``memplan.tools.driver`` words its command-line messages with the same
+``memplan.tools.pipeline`` words its command-line messages with the same
 functions.
 
 ``PlanningPassOptions`` is the one option set of the passes that plan

@@ -43,7 +43,7 @@ from memplan.dialect import (
 from memplan.dialect.context import memplan_context
 from memplan.dialect.irdl_caches import irdl_op_definition_verified_once
 from memplan.dialect.types import default_alignment, element_byte_size, static_byte_size
-from memplan.tools.driver import parse_located
+from memplan.tools.locations import parse_located
 
 
 def _module_with(body: list, pools: list[PoolOp] | None = None) -> ModuleOp:

@@ -9,7 +9,8 @@ with ``ast``; the layers also for imports inside functions):
   ``passes/analysis``, ``passes/planning``, ``passes/report_formats`` or a
   helper module such as ``passes/storage_rewrites.py``; a pass's own helpers
   live in its package, as ``passes/usmp/``);
-- no tool imports another tool (they share library modules: ``tools/driver.py``,
+- no tool imports another tool (they share library modules: ``tools/pipeline.py``,
+  ``tools/locations.py``, ``tools/progress.py``,
   ``tools/xdsl_compat.py``, ``tools/version.py``, ``tools/run_compare.py``,
   ``tools/frontends/``);
 - a front end (a package under ``tools/frontends/``) imports the dialect, the

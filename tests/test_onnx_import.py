@@ -1156,7 +1156,7 @@ def test_every_conformance_case_imports_or_is_refused_cleanly() -> None:
     OnnxImportError (which the CLI prints as one line): never another
     exception, which would be a traceback. Every model that imports also
     plans (zero-element tensors included)."""
-    from memplan.tools.memplan_run import plan
+    from memplan.tools.runs import plan
 
     crashed: list[str] = []
     for name, case in _conformance_cases().items():
@@ -1202,7 +1202,7 @@ def test_fixed_size_element_type_cases_run(name: str, tmp_path: Path) -> None:
     import, plan and run (through ml_dtypes) on their own inputs, and models
     with zero-element tensors (0-byte storages) plan and run: planned
     bit-identical to unplanned and to the outputs ONNX publishes."""
-    from memplan.tools.memplan_run import run_onnx
+    from memplan.tools.runs import run_onnx
 
     case = _conformance_cases()[name]
     inputs, expected = case.data_sets[0]
@@ -1227,7 +1227,7 @@ def test_fixed_size_element_type_cases_run(name: str, tmp_path: Path) -> None:
 def test_control_flow_conformance_cases_run(name: str, tmp_path: Path) -> None:
     """ONNX's If and Scan conformance models, on their own inputs: planned
     bit-identical to unplanned, and equal to the outputs ONNX publishes."""
-    from memplan.tools.memplan_run import run_onnx
+    from memplan.tools.runs import run_onnx
 
     case = _conformance_cases()[name]
     inputs, expected = case.data_sets[0]
@@ -1386,7 +1386,7 @@ def test_unique_of_a_bounded_input_runs_at_each_size(tmp_path: Path) -> None:
     """Under --upper-bound the input of Unique is dynamic too: every output
     (inverse_indices with it) is bounded by the input's bound, and the
     model runs planned == unplanned at sizes 1, 3 and 6."""
-    from memplan.tools.memplan_run import run_onnx
+    from memplan.tools.runs import run_onnx
 
     names = ["y", "indices", "inverse", "counts"]
     graph = helper.make_graph(

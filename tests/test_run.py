@@ -19,16 +19,12 @@ from memplan.dialect.interpreter import (
     KernelRegistry,
     run_function,
 )
-from memplan.tools import memplan_run
+from memplan.tools import runs
 from memplan.tools.frontends.onnx.importer import global_data, import_model_and_constants
-from memplan.tools.memplan_run import (
-    default_kernels,
-    execute,
-    main,
-    plan,
-    run_onnx,
-)
+from memplan.tools.memplan_run import main
+from memplan.tools.progress import Progress as CliProgress
 from memplan.tools.run_compare import RunReport, compare, view_kernel_names
+from memplan.tools.runs import CallCounter, default_kernels, execute, plan, run_onnx
 from memplan_testing import parse_module
 
 REPO = Path(__file__).resolve().parent.parent
@@ -120,12 +116,12 @@ def _compare(
     poison: bool = True,
 ) -> RunReport:
     kernels = default_kernels()
-    inputs = memplan_run.make_inputs(unplanned, seed=3)
+    inputs = runs.make_inputs(unplanned, seed=3)
     before = execute(unplanned, inputs, kernels, global_data(unplanned, constants), "unplanned")
     after = execute(
         planned, inputs, kernels, global_data(planned, constants), "planned", poison=poison
     )
-    names = memplan_run.output_names(unplanned)
+    names = runs.output_names(unplanned)
     return compare(names, before, after, None, view_kernel_names(unplanned), 0.0)
 
 
@@ -433,18 +429,26 @@ def test_size_above_the_bound_fails_at_run_time() -> None:
         )
 
 
-def test_progress_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Shown only after the delay, then erased; the CLI enables it on a TTY only."""
-    stream = io.StringIO()
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_line_counts_kernel_calls() -> None:
+    """The run's counter names the call it is at as the terminal line's
+    stage: shown only after the delay, then erased."""
+    stream = _Terminal()
     call = func.CallOp("k", [], [])
-    progress = memplan_run.Progress("planned", 2, stream)
-    progress.did_interpret_op(call, ())
+    with CliProgress("memplan-run", stream, delay=3600).running() as progress:
+        counter = CallCounter(progress, "planned run", 2)
+        counter.did_interpret_op(call, ())
     assert stream.getvalue() == ""
-    monkeypatch.setattr(memplan_run, "PROGRESS_DELAY_SECONDS", 0.0)
-    progress.did_interpret_op(call, ())
-    assert stream.getvalue() == "\rplanned: 2/2 kernel calls"
-    progress.close()
-    assert stream.getvalue().endswith("\r")
+    with CliProgress("memplan-run", stream, delay=0).running() as progress:
+        counter = CallCounter(progress, "planned run", 2)
+        counter.did_interpret_op(call, ())
+        counter.did_interpret_op(call, ())
+    assert "\r\x1b[Kmemplan-run: planned run: 2/2 kernel calls, " in stream.getvalue()
+    assert stream.getvalue().endswith("\r\x1b[K")
 
 
 def test_scalars_bools_external_data_and_constant_outputs(tmp_path: Path) -> None:

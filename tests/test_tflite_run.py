@@ -13,7 +13,7 @@ import pytest
 import tflite
 from fixtures.tflite import make_fixtures as fx
 
-from memplan.tools import memplan_run
+from memplan.tools import memplan_run, runs
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "tflite"
 
@@ -336,7 +336,7 @@ def test_dynamic_batch_runs_at_every_size_under_one_plan(rows: list[int]) -> Non
     """dynamic.tflite under x:0 <= 12: one plan, one pool size at every row
     count, bit-identical to the unplanned run and within tolerance of
     TFLite's interpreter resized to the same rows."""
-    reports = memplan_run.run_tflite(
+    reports = runs.run_tflite(
         str(FIXTURES / "dynamic.tflite"),
         "manifest-alloc,insert-kills,usmp",
         upper_bounds={("x", 0): 12},

@@ -58,8 +58,8 @@ def main(argv: Sequence[str] | None = None, *, prog: str = PROG, target: str | N
     args = parser.parse_args(argv)
     command = exporter(args.target).load()
     # Loaded after the command line is read: --help needs no xDSL.
-    from memplan.tools.driver import Progress
     from memplan.tools.exporters.protocol import ExportError
+    from memplan.tools.progress import Progress
 
     try:
         # Opened first: an unwritable -o fails before the work, not after.

@@ -99,8 +99,8 @@ def main(
     # Loaded after the command line is read: --help and --version need
     # neither xDSL nor the format's reader.
     from memplan.dialect.printer import module_text
-    from memplan.tools.driver import Progress
     from memplan.tools.frontends.protocol import FrontendError
+    from memplan.tools.progress import Progress
 
     frontend = entry.load()
     try:

@@ -72,16 +72,14 @@ from memplan.passes.analysis.kill_order import ChecksKillOrder, verify_kill_orde
 from memplan.passes.output_file import OutputFile, OutputFileError
 from memplan.tools import launch
 from memplan.tools.arguments import suggest_options
-from memplan.tools.driver import (
+from memplan.tools.locations import LocatingParser, SourceMap, describe_parse_error
+from memplan.tools.pipeline import (
     CommandLineError,
-    LocatingParser,
-    Progress,
-    SourceMap,
     check_pipeline,
-    describe_parse_error,
     normalize_pipeline,
     pass_options_help,
 )
+from memplan.tools.progress import Progress
 from memplan.tools.version import version_text
 from memplan.tools.xdsl_compat import DistinctNameMLIRTarget
 

@@ -44,7 +44,7 @@ def plan_module(module: Any, pipeline: str) -> Any:
     from memplan.dialect.context import memplan_context
     from memplan.passes import get_all_passes
     from memplan.passes.analysis.kill_order import verify_kill_order
-    from memplan.tools.driver import CommandLineError, build_pipeline
+    from memplan.tools.pipeline import CommandLineError, build_pipeline
 
     def verify(_previous: Any, planned: Any, _next: Any) -> None:
         planned.verify()
