@@ -1,18 +1,28 @@
-"""What the model importers share: MLIR-safe names, printing, in-place
-pairs, shape functions for dynamic results and counted loops."""
+"""What the model importers share: MLIR-safe names, kernel declarations
+(one per signature, in-place pairs, shape functions for dynamic results)
+and counted loops."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from math import prod
 
 from xdsl.dialects import arith, func, scf, tensor
-from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    IndexType,
+    IntegerAttr,
+    SymbolRefAttr,
+    TensorType,
+    UnitAttr,
+    i64,
+)
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.hints import isa
 
+from memplan.dialect.ops import INPLACE_ATTR, SHAPE_FN_ATTR, VIEW_ATTR
 from memplan.tools.frontends.protocol import FrontendError
 
 _INVALID_NAME_CHARS = re.compile(r"[^A-Za-z0-9_$.]")
@@ -40,6 +50,62 @@ class UniqueNames:
             name = f"{base}_{counter}"
         self.taken.add(name)
         return name
+
+
+@dataclass
+class KernelDeclarations:
+    """The kernel declarations of one imported module: one per signature
+    (the attributes and the types), each followed by its shape function
+    when a result is dynamic. ``unique_name`` turns a base name into a
+    module-unique symbol."""
+
+    unique_name: Callable[[str], str]
+    declarations: list[func.FuncOp] = field(default_factory=list[func.FuncOp])
+    _by_signature: dict[tuple[object, ...], func.FuncOp] = field(
+        default_factory=dict[tuple[object, ...], func.FuncOp]
+    )
+
+    def declare(
+        self,
+        base: str,
+        attributes: dict[str, Attribute],
+        operand_types: Sequence[Attribute],
+        result_types: Sequence[Attribute],
+        *,
+        view: bool,
+        inplace_candidate: bool,
+        same_shape_at_run_time: Sequence[bool] | None = None,
+    ) -> func.FuncOp:
+        """The declaration ``@base`` (or ``@base_N``) of this signature,
+        created on first use. A view gets `memory.view`; an element-wise
+        op (``inplace_candidate``) with one result gets `memory.inplace`
+        when an operand may hold it (``inplace_operand``)."""
+        if view:
+            attributes[VIEW_ATTR] = UnitAttr()
+        elif inplace_candidate and len(result_types) == 1:
+            operand = inplace_operand(operand_types, result_types[0], same_shape_at_run_time)
+            if operand is not None:
+                attributes[INPLACE_ATTR] = DenseArrayBase.from_list(i64, [0, operand])
+        key = (
+            tuple(sorted((k, str(v)) for k, v in attributes.items())),
+            tuple(operand_types),
+            tuple(result_types),
+        )
+        existing = self._by_signature.get(key)
+        if existing is not None:
+            return existing
+        name = self.unique_name(sanitize_name(base))
+        declaration = func.FuncOp.external(name, list(operand_types), list(result_types))
+        declaration.attributes.update(attributes)
+        self._by_signature[key] = declaration
+        self.declarations.append(declaration)
+        if has_dynamic_shape(result_types):
+            shape_fn = shape_function(
+                self.unique_name(name + ".shape"), operand_types, result_types, view
+            )
+            declaration.attributes[SHAPE_FN_ATTR] = SymbolRefAttr(shape_fn.sym_name.data)
+            self.declarations.append(shape_fn)
+        return declaration
 
 
 def inplace_operand(

@@ -166,7 +166,6 @@ from xdsl.dialects.builtin import (
     IntegerType,
     ModuleOp,
     StringAttr,
-    SymbolRefAttr,
     TensorType,
     UnitAttr,
     f32,
@@ -176,15 +175,14 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from memplan.dialect.arrays import dense_array, numpy_dtype
-from memplan.dialect.ops import INPLACE_ATTR, MAX_SHAPES_ATTR, SHAPE_FN_ATTR, VIEW_ATTR
+from memplan.dialect.ops import MAX_SHAPES_ATTR
 from memplan.tools.frontends.common import (
+    KernelDeclarations,
     UniqueNames,
     counted_for,
     has_dynamic_shape,
-    inplace_operand,
     parse_input_shape,
     sanitize_name,
-    shape_function,
 )
 from memplan.tools.frontends.onnx.model import (
     MAX_LOOP_TRIPS,
@@ -395,13 +393,19 @@ class _Emitter:
     constants: Mapping[str, np.ndarray]
     symbols: UniqueNames = field(default_factory=UniqueNames)
     globals: list[memref.GlobalOp] = field(default_factory=list)
-    declarations: list[func.FuncOp] = field(default_factory=list)
-    signatures: dict[tuple[Any, ...], func.FuncOp] = field(default_factory=dict)
     kernel_names: UniqueNames = field(default_factory=UniqueNames)
+    kernels: KernelDeclarations = field(init=False)
 
     def __post_init__(self) -> None:
         self.kernel_names.taken.add("main")
         self.symbols.taken.add("main")
+        self.kernels = KernelDeclarations(self._kernel_name)
+
+    def _kernel_name(self, base: str) -> str:
+        """A kernel's symbol: unique among the kernels, and kept from the globals."""
+        name = self.kernel_names.get(base)
+        self.symbols.taken.add(name)
+        return name
 
     def constant(self, name: str, info: TensorInfo, block: Block) -> SSAValue:
         """Declare the global for constant ``name`` and read it in ``block``."""
@@ -466,36 +470,16 @@ class _Emitter:
             attributes[ONNX_ATTR_PREFIX + "output_slots"] = DenseArrayBase.from_list(
                 i64, output_slots
             )
-        if view:
-            attributes[VIEW_ATTR] = UnitAttr()
-        elif node.op_type in INPLACE_OPS and node_domain(node) == "" and len(result_types) == 1:
-            operand = inplace_operand(operand_types, result_types[0], same_shape_at_run_time)
-            if operand is not None:
-                attributes[INPLACE_ATTR] = DenseArrayBase.from_list(i64, [0, operand])
-        key = (
-            tuple(sorted((k, str(v)) for k, v in attributes.items())),
-            tuple(operand_types),
-            tuple(result_types),
-        )
-        existing = self.signatures.get(key)
-        if existing is not None:
-            return existing
         domain = node_domain(node)
-        base = "onnx." + (f"{domain}." if domain else "") + node.op_type
-        name = self.kernel_names.get(sanitize_name(base))
-        self.symbols.taken.add(name)
-        declaration = func.FuncOp.external(name, list(operand_types), list(result_types))
-        declaration.attributes.update(attributes)
-        self.signatures[key] = declaration
-        self.declarations.append(declaration)
-        if has_dynamic_shape(result_types):
-            shape_fn = shape_function(
-                self.kernel_names.get(name + ".shape"), operand_types, result_types, view
-            )
-            self.symbols.taken.add(shape_fn.sym_name.data)
-            declaration.attributes[SHAPE_FN_ATTR] = SymbolRefAttr(shape_fn.sym_name.data)
-            self.declarations.append(shape_fn)
-        return declaration
+        return self.kernels.declare(
+            "onnx." + (f"{domain}." if domain else "") + node.op_type,
+            attributes,
+            operand_types,
+            result_types,
+            view=view,
+            inplace_candidate=node.op_type in INPLACE_OPS and domain == "",
+            same_shape_at_run_time=same_shape_at_run_time,
+        )
 
 
 def helper_node(op_type: str, inputs: list[str], name: str, **attributes: Any) -> Any:
@@ -764,7 +748,7 @@ def import_model_and_constants(
         StringAttr(o.name) for o in graph.output
     )
     emitter = importer.emitter
-    return ModuleOp([*emitter.globals, main, *emitter.declarations]), constants
+    return ModuleOp([*emitter.globals, main, *emitter.kernels.declarations]), constants
 
 
 @dataclass

@@ -127,7 +127,6 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     StringAttr,
-    SymbolRefAttr,
     TensorType,
     UnitAttr,
     f32,
@@ -140,20 +139,15 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.utils.hints import isa
 
 from memplan.dialect.ops import (
-    INPLACE_ATTR,
     MAX_SHAPES_ATTR,
-    SHAPE_FN_ATTR,
     SOURCE_IDS_ATTR,
     SOURCE_NAMES_ATTR,
-    VIEW_ATTR,
 )
 from memplan.tools.frontends.common import (
+    KernelDeclarations,
     UniqueNames,
     counted_for,
-    has_dynamic_shape,
-    inplace_operand,
     sanitize_name,
-    shape_function,
 )
 from memplan.tools.frontends.tflite.model import (
     TfliteImportError,
@@ -332,10 +326,7 @@ class _Emitter:
     subgraphs: Callable[[int], TfliteSubgraph] | None = None
     symbols: UniqueNames = field(default_factory=UniqueNames)
     globals: list[memref.GlobalOp] = field(default_factory=list[memref.GlobalOp])
-    declarations: list[func.FuncOp] = field(default_factory=list[func.FuncOp])
-    signatures: dict[tuple[Any, ...], func.FuncOp] = field(
-        default_factory=dict[tuple[Any, ...], func.FuncOp]
-    )
+    kernels: KernelDeclarations = field(init=False)
     variables: dict[tuple[str, str], _Variable] = field(
         default_factory=dict[tuple[str, str], "_Variable"]
     )
@@ -343,6 +334,7 @@ class _Emitter:
 
     def __post_init__(self) -> None:
         self.symbols.taken.add("main")
+        self.kernels = KernelDeclarations(self.symbols.get)
 
     def constant(self, tensor: TfliteTensor, block: Block, subgraph: int) -> SSAValue:
         """Declare the global for ``tensor`` (of subgraph ``subgraph``) and
@@ -393,36 +385,15 @@ class _Emitter:
         attributes.update(_quantization_attributes("result", results))
         if operand_types is None:
             operand_types = [t.tensor_type for t in operands]
-        result_types = [t.tensor_type for t in results]
-        if view:
-            attributes[VIEW_ATTR] = UnitAttr()
-        elif operator.name in INPLACE_OPS and len(result_types) == 1:
-            operand = inplace_operand(operand_types, result_types[0])
-            if operand is not None:
-                attributes[INPLACE_ATTR] = DenseArrayBase.from_list(i64, [0, operand])
-        key = (
-            tuple(sorted((k, str(v)) for k, v in attributes.items())),
-            tuple(operand_types),
-            tuple(result_types),
+        return self.kernels.declare(
+            "tfl."
+            + (f"custom.{operator.custom_code}" if operator.name == "CUSTOM" else operator.name),
+            attributes,
+            operand_types,
+            [t.tensor_type for t in results],
+            view=view,
+            inplace_candidate=operator.name in INPLACE_OPS,
         )
-        existing = self.signatures.get(key)
-        if existing is not None:
-            return existing
-        base = "tfl." + (
-            f"custom.{operator.custom_code}" if operator.name == "CUSTOM" else operator.name
-        )
-        name = self.symbols.get(sanitize_name(base))
-        declaration = func.FuncOp.external(name, operand_types, result_types)
-        declaration.attributes.update(attributes)
-        self.signatures[key] = declaration
-        self.declarations.append(declaration)
-        if has_dynamic_shape(result_types):
-            shape_fn = shape_function(
-                self.symbols.get(name + ".shape"), operand_types, result_types, view
-            )
-            declaration.attributes[SHAPE_FN_ATTR] = SymbolRefAttr(shape_fn.sym_name.data)
-            self.declarations.append(shape_fn)
-        return declaration
 
     def emit(
         self,
@@ -1226,7 +1197,7 @@ def import_subgraph(
         StringAttr(tensors[t].name) for t in subgraph.outputs
     )
     main.attributes[TFLITE_ATTR_PREFIX + "subgraph"] = IntegerAttr(subgraph.index, i64)
-    return ModuleOp([*emitter.globals, main, *emitter.declarations])
+    return ModuleOp([*emitter.globals, main, *emitter.kernels.declarations])
 
 
 def import_tflite(
