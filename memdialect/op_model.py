@@ -19,7 +19,7 @@ op name so that unregistered ops are covered too):
   reference, read-only users, the written operand of copies and stores.
 
 Every analysis and pass asks this module; no other module names a
-control-flow or view-like op by string (``tests/test_op_model.py`` checks).
+control-flow or view-like op by string (``tests/dialect/test_op_model.py`` checks).
 Adding an op is one entry here.
 """
 

@@ -109,6 +109,11 @@ MAX_SHAPES_ATTR = "memory.max_shapes"
 """On a kernel call with dynamic result dims: `[array<i64: ...>, ...]`, one
 upper-bound shape per result (static dims repeated). `manifest-alloc` gives
 each dynamic result's storage the bytes of its bound as `max`."""
+DIM_RANGES_ATTR = "memory.dim_ranges"
+"""On `@main` of an import given `--lower-bound`: `{H = array<i64: 32, 640>,
+...}`, the range every bounded dynamic dim of the inputs takes, by the name
+the importer's `--upper-bound` gives it. Plans hold for every size in it;
+`memplan-run` refuses a size outside it."""
 SOURCE_NAMES_ATTR = "memory.source_names"
 """On a kernel call (and the `memory.invoke` `manifest-alloc` makes of it):
 `["conv2d/Relu", ...]`, the name each result has in the model it was

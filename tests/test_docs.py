@@ -151,7 +151,14 @@ def _is_excerpt(shown: str, stream: str) -> bool:
 
 
 @pytest.mark.parametrize(
-    "page", [p for p in PAGES if shown_commands(p.read_text())], ids=lambda p: p.name
+    "page",
+    [
+        # The README's commands import and run models: over 10 s on 2 cores.
+        pytest.param(p, marks=pytest.mark.slow) if p.name == "README.md" else p
+        for p in PAGES
+        if shown_commands(p.read_text())
+    ],
+    ids=lambda p: p.name,
 )
 def test_shown_commands_print_what_the_page_shows(page: Path, tmp_path: Path) -> None:
     commands = shown_commands(page.read_text())

@@ -7,7 +7,7 @@ declarative format's generic parser. ``MEMORY_LINES`` are readers for
 takes the form ``memplan-opt`` prints, and its reader builds the op the
 assembly format builds from it, or leaves the line to the format (a type
 or dictionary not parsed before, a dynamic offset or dimension, any other
-spelling). ``tests/test_dialect.py`` compares both on random ops.
+spelling). ``tests/dialect/test_dialect.py`` compares both on random ops.
 """
 
 from __future__ import annotations

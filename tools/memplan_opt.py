@@ -187,7 +187,7 @@ def split_flag_passes(
         expansions = sorted(n for n in names if n.startswith(name)) if name else []
         if expansions:
             # memplan pass names never start with an xdsl-opt option name
-            # (tests/test_driver.py checks it), so this is never a real option.
+            # (tests/tools/test_driver.py checks it), so this is never a real option.
             suggestion = " or ".join(f"--{n}" for n in expansions)
             raise MemplanOptError(f"abbreviated pass flag --{name}; write {suggestion} in full")
         rest.append(arg)

@@ -324,7 +324,9 @@ def run_model(
         imported = model_frontend.import_for_run(model_path, options)
     runs: list[tuple[str, dict[str, tuple[int, ...]]]] = [("", {})]
     if options.upper_bounds and inputs is None:
-        runs = _dim_runs(imported.input_dims, options.upper_bounds, dim_values or {})
+        runs = _dim_runs(
+            imported.input_dims, options.upper_bounds, dim_values or {}, options.lower_bounds
+        )
     default_atol, default_rtol = model_frontend.tolerance
     return _run_series(
         imported.module,
@@ -417,22 +419,31 @@ def _dim_runs(
     inputs: Sequence[tuple[str, Sequence[int | str]]],
     upper_bounds: Mapping[str, int],
     dim_values: Mapping[str, Sequence[int]],
+    lower_bounds: Mapping[str, int] | None = None,
 ) -> list[tuple[str, dict[str, tuple[int, ...]]]]:
     """(label, input shapes) per run: the symbols of ``upper_bounds`` at
-    their ``dim_values`` (default ``1, ceil(bound / 2), bound``). ``inputs``
-    are the inputs' names and dims, each a size or a symbol (an unbounded
-    one is 1)."""
+    their ``dim_values`` (default the range's lower end, its middle and its
+    upper end; the lower end is 1 unless ``lower_bounds`` raises it).
+    ``inputs`` are the inputs' names and dims, each a size or a symbol (an
+    unbounded one is 1)."""
+    lower = {name: (lower_bounds or {}).get(name, 1) for name in upper_bounds}
     for name, values in dim_values.items():
         if name not in upper_bounds:
             raise RunError(f"--dim-values names '{name}', which has no --upper-bound")
         for value in values:
-            if not 1 <= value <= upper_bounds[name]:
+            if not lower[name] <= value <= upper_bounds[name]:
+                ends = (
+                    "its --upper-bound"
+                    if lower[name] == 1
+                    else "its --lower-bound and --upper-bound"
+                )
                 raise RunError(
-                    f"--dim-values {name}={value}: outside 1..{upper_bounds[name]} "
-                    "(its --upper-bound)"
+                    f"--dim-values {name}={value}: outside {lower[name]}..{upper_bounds[name]} ({ends})"
                 )
     series = {
-        name: list(dim_values.get(name) or dict.fromkeys((1, (bound + 1) // 2, bound)))
+        name: list(
+            dim_values.get(name) or dict.fromkeys((lower[name], (lower[name] + bound) // 2, bound))
+        )
         for name, bound in sorted(upper_bounds.items())
     }
     count = max(len(values) for values in series.values())

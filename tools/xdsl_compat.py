@@ -4,7 +4,7 @@
 offending token, malformed inputs that xDSL 0.74 lets through as Python
 exceptions, accepts, or lexes in exponential time. Each workaround below
 names the xDSL behaviour it covers and the upstream fix it waits for;
-``tests/test_xdsl_compat.py`` has one test per workaround (failing if the
+``tests/tools/test_xdsl_compat.py`` has one test per workaround (failing if the
 workaround is removed) and one per upstream behaviour (failing once xDSL
 fixes it, when the workaround can go). ``docs/known-limits.md`` lists them
 for users. ``DistinctNameMLIRTarget`` is ``memplan-opt``'s output through

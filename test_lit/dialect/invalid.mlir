@@ -341,7 +341,7 @@ func.func @kill_in_loop(%lb : index, %ub : index, %st : index) {
 
 // A storage of the `then` branch does not exist in the `else` branch. The
 // parser's scoping already refuses this text; the verifier's own message for
-// IR built by a pass is checked in tests/test_dialect.py.
+// IR built by a pass is checked in tests/dialect/test_dialect.py.
 func.func private @read(memref<16xf32>)
 func.func @cross_branch(%c : i1) {
   scf.if %c {

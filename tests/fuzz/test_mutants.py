@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from fuzz.mutants import SENTINEL, campaign, run_case
 
 TIGHT = Path(__file__).resolve().parents[2] / "test_lit" / "solve" / "Inputs" / "tight.csv"
@@ -14,6 +16,7 @@ CI_CASES = 400
 CI_SEED = 20261124
 
 
+@pytest.mark.slow
 def test_ci_sample_of_mutants_gives_diagnostics_only() -> None:
     ran, failures = campaign(CI_CASES, CI_SEED)
     assert ran == CI_CASES

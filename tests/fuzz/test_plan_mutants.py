@@ -15,6 +15,7 @@ SKIP_PROGRAMS = 4
 """The first programs of the sample: enough for each skipped check to let one through."""
 
 
+@pytest.mark.slow
 def test_verify_plan_rejects_every_unsound_mutant() -> None:
     tally = campaign(CI_PROGRAMS, CI_SEED)
     # The sample is large enough to mean something: many mutants, most unsound.

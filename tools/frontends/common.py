@@ -5,13 +5,14 @@ and counted loops."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from math import prod
 
 from xdsl.dialects import arith, func, scf, tensor
 from xdsl.dialects.builtin import (
     DenseArrayBase,
+    DictionaryAttr,
     IndexType,
     IntegerAttr,
     SymbolRefAttr,
@@ -22,7 +23,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.hints import isa
 
-from memplan.dialect.ops import INPLACE_ATTR, SHAPE_FN_ATTR, VIEW_ATTR
+from memplan.dialect.ops import DIM_RANGES_ATTR, INPLACE_ATTR, SHAPE_FN_ATTR, VIEW_ATTR
 from memplan.tools.frontends.protocol import FrontendError
 
 _INVALID_NAME_CHARS = re.compile(r"[^A-Za-z0-9_$.]")
@@ -50,6 +51,44 @@ class UniqueNames:
             name = f"{base}_{counter}"
         self.taken.add(name)
         return name
+
+
+@dataclass(frozen=True)
+class DimRanges:
+    """The range ``lower[d]..upper[d]`` of each bounded dynamic dim ``d``
+    (``--upper-bound d=N``; ``--lower-bound d=M`` raises ``lower`` from 1)."""
+
+    lower: Mapping[str, int]
+    upper: Mapping[str, int]
+
+    def attribute(self) -> DictionaryAttr:
+        """`memory.dim_ranges`: ``{d = array<i64: lower, upper>, ...}``."""
+        return DictionaryAttr(
+            {
+                name: DenseArrayBase.from_list(i64, [self.lower.get(name, 1), bound])
+                for name, bound in sorted(self.upper.items())
+            }
+        )
+
+    def annotate(self, main: func.FuncOp) -> None:
+        """Record the ranges on ``main`` when any has a lower end above 1."""
+        if self.lower:
+            main.attributes[DIM_RANGES_ATTR] = self.attribute()
+
+
+def dim_ranges(lower: Mapping[str, int], upper: Mapping[str, int]) -> DimRanges:
+    """The ranges of ``--lower-bound`` and ``--upper-bound`` (keyed alike);
+    ``FrontendError`` for a lower end without an upper one or above it."""
+    for name, low in sorted(lower.items()):
+        if name not in upper:
+            raise FrontendError(
+                f"--lower-bound {name}={low}: '{name}' has no --upper-bound (a range needs both ends)"
+            )
+        if low > upper[name]:
+            raise FrontendError(
+                f"--lower-bound {name}={low} is above --upper-bound {name}={upper[name]}"
+            )
+    return DimRanges(dict(lower), dict(upper))
 
 
 @dataclass

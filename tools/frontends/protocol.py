@@ -15,13 +15,15 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
-from memplan.dialect.interpreter import KernelResolver
+if TYPE_CHECKING:
+    # Only `memplan-run` needs the interpreter: importing a model does not load it.
+    from memplan.dialect.interpreter import KernelResolver
 
 
 class FrontendError(Exception):
@@ -35,11 +37,13 @@ class ImportOptions:
     ``input_shapes`` fixes graph inputs' shapes (``NAME=DIMS``);
     ``upper_bounds`` keeps dynamic dims dynamic, each at most its bound,
     keyed by the name the front end's ``--upper-bound`` syntax gives the
-    dim (an ONNX symbol, a TFLite ``INPUT:AXIS``). A front end's own options
-    are the fields of its subclass (its ``options_type``)."""
+    dim (an ONNX symbol, a TFLite ``INPUT:AXIS``); ``lower_bounds`` raise
+    the lower end of some of those dims' ranges from 1. A front end's own
+    options are the fields of its subclass (its ``options_type``)."""
 
     input_shapes: Mapping[str, tuple[int, ...]] = field(default_factory=dict[str, tuple[int, ...]])
     upper_bounds: Mapping[str, int] = field(default_factory=dict[str, int])
+    lower_bounds: Mapping[str, int] = field(default_factory=dict[str, int])
 
 
 Reference = Callable[[Sequence[np.ndarray]], list[np.ndarray]]
@@ -70,8 +74,9 @@ class Frontend(Protocol):
     options_type: Callable[..., ImportOptions]
 
     def parse_options(self, args: argparse.Namespace) -> ImportOptions:
-        """The options of a command line: ``args.input_shape`` and
-        ``args.upper_bound`` (lists of specs in this format's syntax) and
+        """The options of a command line: ``args.input_shape``,
+        ``args.upper_bound`` and ``args.lower_bound`` (lists of specs in this
+        format's syntax) and
         the format's own options (its ``add_arguments``); ``FrontendError``
         when one is malformed."""
         ...

@@ -143,6 +143,15 @@ def add_shared_arguments(parser: argparse.ArgumentParser) -> None:
         "ONNX symbol (e.g. sequence_length=4096) or INPUT:AXIS (a TFLite -1 dim, or an ONNX "
         "dim without a symbol), e.g. x:0=8",
     )
+    parser.add_argument(
+        "--lower-bound",
+        action="append",
+        default=[],
+        metavar="SYMBOL=N",
+        help="with --upper-bound of the same dim: it is at least N (default 1); shape "
+        "reasoning uses the range (a dim never 1 never broadcasts) and memplan-run refuses "
+        "sizes outside it (repeatable)",
+    )
 
 
 def add_format_arguments(

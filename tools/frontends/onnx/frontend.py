@@ -8,14 +8,13 @@ import argparse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.traits import SymbolTable
 
-from memplan.dialect.interpreter import KernelResolver
 from memplan.tools.frontends.onnx.importer import (
     constant_values,
     global_data,
@@ -23,10 +22,10 @@ from memplan.tools.frontends.onnx.importer import (
     import_onnx,
     input_shapes_from,
     input_values_from,
+    lower_bounds_from,
     onnx_names,
     upper_bounds_from,
 )
-from memplan.tools.frontends.onnx.kernels import OnnxKernelResolver, onnxruntime_evaluator
 from memplan.tools.frontends.onnx.model import (
     evaluate,
     graph_inputs,
@@ -36,6 +35,9 @@ from memplan.tools.frontends.onnx.model import (
     tensor_array,
 )
 from memplan.tools.frontends.protocol import FrontendError, ImportedModel, ImportOptions
+
+if TYPE_CHECKING:
+    from memplan.dialect.interpreter import KernelResolver
 
 
 @dataclass(frozen=True)
@@ -55,7 +57,7 @@ def _own(options: ImportOptions) -> OnnxImportOptions:
     """``options`` as ONNX's (a plain ``ImportOptions`` takes ONNX's defaults)."""
     if isinstance(options, OnnxImportOptions):
         return options
-    return OnnxImportOptions(options.input_shapes, options.upper_bounds)
+    return OnnxImportOptions(options.input_shapes, options.upper_bounds, options.lower_bounds)
 
 
 class OnnxFrontend:
@@ -68,13 +70,21 @@ class OnnxFrontend:
         return OnnxImportOptions(
             input_shapes=input_shapes_from(args.input_shape),
             upper_bounds=upper_bounds_from(args.upper_bound),
+            lower_bounds=lower_bounds_from(args.lower_bound),
             weights=args.weights,
             input_values=input_values_from(args.input_value),
         )
 
     def import_module(self, path: str, options: ImportOptions) -> ModuleOp:
         own = _own(options)
-        return import_onnx(path, own.input_shapes, own.weights, own.upper_bounds, own.input_values)
+        return import_onnx(
+            path,
+            own.input_shapes,
+            own.weights,
+            own.upper_bounds,
+            own.input_values,
+            own.lower_bounds,
+        )
 
     def import_for_run(self, path: str, options: ImportOptions) -> ImportedModel:
         options = _own(options)
@@ -84,6 +94,7 @@ class OnnxFrontend:
             options.input_shapes,
             upper_bounds=options.upper_bounds,
             input_values=options.input_values,
+            lower_bounds=options.lower_bounds,
         )
         prepared = prepare_model(
             model, options.input_shapes, options.upper_bounds, options.input_values
@@ -118,6 +129,9 @@ class OnnxFrontend:
         )
 
     def kernel_resolver(self) -> KernelResolver:
+        # Here, not at the top: importing a model needs no kernels (nor the interpreter).
+        from memplan.tools.frontends.onnx.kernels import OnnxKernelResolver
+
         return OnnxKernelResolver()
 
     def io_names(self, main: func.FuncOp, key: Literal["inputs", "outputs"]) -> list[str] | None:
@@ -146,6 +160,8 @@ def reference_run(
         except Exception as error:  # noqa: BLE001 - an op onnx.reference lacks
             # The whole model in ONNX Runtime, when it is installed.
             first = (str(error).splitlines() or [type(error).__name__])[0]
+            from memplan.tools.frontends.onnx.kernels import onnxruntime_evaluator
+
             evaluator = onnxruntime_evaluator(model, "the whole model", first)
         results = evaluate(evaluator, None, {**dict(zip(names, arguments)), **(bound_feeds or {})})
     except Exception as error:  # noqa: BLE001 - the reference's own failures

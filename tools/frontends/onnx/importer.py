@@ -173,6 +173,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.utils.hints import isa
 
 from memplan.dialect.arrays import dense_array, numpy_dtype
 from memplan.dialect.ops import MAX_SHAPES_ATTR
@@ -180,6 +181,7 @@ from memplan.tools.frontends.common import (
     KernelDeclarations,
     UniqueNames,
     counted_for,
+    dim_ranges,
     has_dynamic_shape,
     parse_input_shape,
     sanitize_name,
@@ -208,8 +210,8 @@ from memplan.tools.frontends.onnx.model import (
     onnx_elem_type,
     onnx_module,
     opset_versions,
+    parse_bound,
     parse_input_value,
-    parse_upper_bound,
     prepare_model,
     run_time_types,
     subgraphs,
@@ -518,9 +520,12 @@ def import_model(
     weights: WeightsMode = "external",
     upper_bounds: Mapping[str, int] | None = None,
     input_values: Mapping[str, Sequence[float]] | None = None,
+    lower_bounds: Mapping[str, int] | None = None,
 ) -> ModuleOp:
     """The value-semantic module of ``model`` (a ``ModelProto``, not modified)."""
-    return import_model_and_constants(model, input_shapes, weights, upper_bounds, input_values)[0]
+    return import_model_and_constants(
+        model, input_shapes, weights, upper_bounds, input_values, lower_bounds
+    )[0]
 
 
 @dataclass(frozen=True)
@@ -593,9 +598,12 @@ def import_model_and_constants(
     weights: WeightsMode = "external",
     upper_bounds: Mapping[str, int] | None = None,
     input_values: Mapping[str, Sequence[float]] | None = None,
+    lower_bounds: Mapping[str, int] | None = None,
 ) -> tuple[ModuleOp, dict[str, np.ndarray]]:
     """``import_model``, plus the folded constants by ONNX tensor name
-    (the data of the globals, see ``global_data``)."""
+    (the data of the globals, see ``global_data``). ``lower_bounds`` (each
+    of a dim ``upper_bounds`` bounds) make ranges: see ``DimRanges``."""
+    ranges = dim_ranges(lower_bounds or {}, upper_bounds or {})
     model = prepare_model(model, input_shapes or {}, upper_bounds, input_values)
     check_model(model)
     graph = model.graph
@@ -608,6 +616,11 @@ def import_model_and_constants(
     bound_types: dict[str, Any] = {}
     if upper_bounds:
         bound_types = infer_types(at_upper_bounds(model, upper_bounds), folded).types
+    # With ranges, the types at their lower ends too (see `never_one`).
+    range_types: tuple[Mapping[str, Any], ...] = ()
+    if lower_bounds:
+        lower_types = infer_types(at_upper_bounds(model, ranges.lower), folded).types
+        range_types = (lower_types, bound_types)
     for graph_input in inputs:
         dims = graph_input.type.tensor_type.shape.dim
         bounded = all(d.HasField("dim_value") or d.dim_param in (upper_bounds or {}) for d in dims)
@@ -723,6 +736,7 @@ def import_model_and_constants(
         info_of=info_of,
         types=inferred.types,
         run_time_types=run_time_types(model, folded) if upper_bounds else {},
+        range_types=range_types,
     )
     arg_infos = [info_of(i.name, "graph input") for i in inputs]
     block = Block(arg_types=[info.tensor_type for info in arg_infos])
@@ -747,6 +761,7 @@ def import_model_and_constants(
     main.attributes[ONNX_ATTR_PREFIX + "outputs"] = ArrayAttr(
         StringAttr(o.name) for o in graph.output
     )
+    ranges.annotate(main)
     emitter = importer.emitter
     return ModuleOp([*emitter.globals, main, *emitter.kernels.declarations]), constants
 
@@ -765,6 +780,30 @@ class _GraphImporter:
     run_time_types: Mapping[str, Any] = field(default_factory=dict[str, Any])
     """Types in which one symbol means one size at run time
     (``model.run_time_types``); empty without upper bounds."""
+    range_types: tuple[Mapping[str, Any], ...] = ()
+    """The types with the ranged dims at their lower and at their upper
+    ends; empty without ``--lower-bound``."""
+
+    def never_one(self, name: str, type_: Attribute) -> bool:
+        """Whether every dynamic dim of tensor ``name`` (of ``type_``) is at
+        least 2 anywhere in the ranges, so that it cannot broadcast: it is
+        at least 2 at both ends of them. This takes the shape functions of
+        the model's ops as monotone in the input dims between the ends
+        (convolutions, pools, resizes, reshapes by products are), and
+        `memplan-run` checks the in-place pairs it lets in."""
+        if not self.range_types or not isa(type_, TensorType[Attribute]):
+            return False
+        dynamic = [axis for axis, size in enumerate(type_.get_shape()) if size < 0]
+        for types in self.range_types:
+            proto = types.get(name)
+            if proto is None or not proto.HasField("tensor_type"):
+                return False
+            dims = proto.tensor_type.shape.dim
+            if len(dims) != len(type_.get_shape()):
+                return False
+            if any(not dims[a].HasField("dim_value") or dims[a].dim_value < 2 for a in dynamic):
+                return False
+        return True
 
     def run_time_dims(self, name: str) -> tuple[int | str, ...] | None:
         """Tensor ``name``'s dims as far as its run-time shape is known: a
@@ -867,8 +906,9 @@ class _GraphImporter:
         if len(plan.results) == 1 and has_dynamic_shape(result_types):
             result_dims = self.run_time_dims(plan.results[0])
             same_shape = [
-                result_dims is not None and self.run_time_dims(name) == result_dims
-                for name in plan.operands
+                (result_dims is not None and self.run_time_dims(name) == result_dims)
+                or self.never_one(name, operand.type)
+                for name, operand in zip(plan.operands, operands)
             ]
         declaration = self.emitter.declaration(
             plan.node,
@@ -1589,9 +1629,12 @@ def import_onnx(
     weights: WeightsMode = "external",
     upper_bounds: Mapping[str, int] | None = None,
     input_values: Mapping[str, Sequence[float]] | None = None,
+    lower_bounds: Mapping[str, int] | None = None,
 ) -> ModuleOp:
     """Load and import the model at ``source`` (a path or the file's bytes)."""
-    return import_model(load_model(source), input_shapes, weights, upper_bounds, input_values)
+    return import_model(
+        load_model(source), input_shapes, weights, upper_bounds, input_values, lower_bounds
+    )
 
 
 def constant_values(
@@ -1642,7 +1685,11 @@ def global_data(module: ModuleOp, constants: Mapping[str, np.ndarray]) -> dict[s
 
 
 def upper_bounds_from(specs: Iterable[str]) -> dict[str, int]:
-    return dict(parse_upper_bound(spec) for spec in specs)
+    return dict(parse_bound(spec) for spec in specs)
+
+
+def lower_bounds_from(specs: Iterable[str]) -> dict[str, int]:
+    return dict(parse_bound(spec, "--lower-bound") for spec in specs)
 
 
 def input_values_from(specs: Iterable[str]) -> dict[str, tuple[float, ...]]:

@@ -209,18 +209,18 @@ def _check_names(model: Any, label: str) -> None:
         raise OnnxImportError(f"{label} is damaged: a name in its graph is not valid UTF-8")
 
 
-def parse_upper_bound(spec: str) -> tuple[str, int]:
-    """``SYMBOL=N`` (an upper bound of a symbolic dim; ``INPUT:AXIS`` for a
-    dim without a symbol) as ``(symbol, N)``."""
+def parse_bound(spec: str, option: str = "--upper-bound") -> tuple[str, int]:
+    """``SYMBOL=N`` (a bound of a symbolic dim, given as ``option``;
+    ``INPUT:AXIS`` for a dim without a symbol) as ``(symbol, N)``."""
     name, sep, value = spec.rpartition("=")
     if not sep or not name:
-        raise OnnxImportError(f"--upper-bound '{spec}' must look like SYMBOL=N or INPUT:AXIS=N")
+        raise OnnxImportError(f"{option} '{spec}' must look like SYMBOL=N or INPUT:AXIS=N")
     try:
         bound = int(value)
     except ValueError:
         bound = 0
     if bound <= 0:
-        raise OnnxImportError(f"--upper-bound '{spec}': the bound must be a positive integer")
+        raise OnnxImportError(f"{option} '{spec}': the bound must be a positive integer")
     return name, bound
 
 
@@ -903,7 +903,8 @@ def input_symbols(model: Any) -> dict[str, list[tuple[str, int]]]:
 
 def at_upper_bounds(model: Any, upper_bounds: Mapping[str, int]) -> Any:
     """A copy of ``model`` whose graph inputs have each symbolic dim named in
-    ``upper_bounds`` set to its bound (every name must be such a symbol)."""
+    ``upper_bounds`` set to its bound (every name must be such a symbol; the
+    lower ends of ranges are set the same way)."""
     symbols = input_symbols(model)
     for name in upper_bounds:
         if name not in symbols:

@@ -10,14 +10,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
+from xdsl.traits import SymbolTable
 
-from memplan.dialect.interpreter import KernelResolver
-from memplan.tools.frontends.common import parse_input_shape
+from memplan.tools.frontends.common import dim_ranges, parse_input_shape
 from memplan.tools.frontends.protocol import FrontendError, ImportedModel, ImportOptions
 from memplan.tools.frontends.tflite.importer import (
     TFLITE_ATTR_PREFIX,
@@ -29,8 +29,10 @@ from memplan.tools.frontends.tflite.importer import (
     size_subgraph,
     subgraph_reader,
 )
-from memplan.tools.frontends.tflite.kernels import TfliteKernelResolver
 from memplan.tools.frontends.tflite.model import TfliteImportError, load_model, read_subgraph
+
+if TYPE_CHECKING:
+    from memplan.dialect.interpreter import KernelResolver
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ def _own(options: ImportOptions) -> TfliteImportOptions:
     """``options`` as TFLite's (a plain ``ImportOptions`` takes TFLite's defaults)."""
     if isinstance(options, TfliteImportOptions):
         return options
-    return TfliteImportOptions(options.input_shapes, options.upper_bounds)
+    return TfliteImportOptions(options.input_shapes, options.upper_bounds, options.lower_bounds)
 
 
 class TfliteFrontend:
@@ -59,26 +61,35 @@ class TfliteFrontend:
     options_type = TfliteImportOptions
 
     def parse_options(self, args: argparse.Namespace) -> ImportOptions:
-        bounds: dict[str, int] = {}
-        for spec in args.upper_bound:
-            (name, axis), bound = parse_upper_bound(spec)
-            bounds[f"{name}:{axis}"] = bound
+        bounds: dict[str, dict[str, int]] = {"--upper-bound": {}, "--lower-bound": {}}
+        for option, specs in (
+            ("--upper-bound", args.upper_bound),
+            ("--lower-bound", args.lower_bound),
+        ):
+            for spec in specs:
+                (name, axis), bound = parse_upper_bound(spec, option)
+                bounds[option][f"{name}:{axis}"] = bound
+        dim_ranges(bounds["--lower-bound"], bounds["--upper-bound"])
         return TfliteImportOptions(
             input_shapes=dict(parse_input_shape(spec) for spec in args.input_shape),
-            upper_bounds=bounds,
+            upper_bounds=bounds["--upper-bound"],
+            lower_bounds=bounds["--lower-bound"],
             subgraph=args.subgraph,
             inputs_in_arena=args.inputs_in_arena,
         )
 
     def import_module(self, path: str, options: ImportOptions) -> ModuleOp:
         options = _own(options)
-        return import_tflite(
+        ranges = dim_ranges(options.lower_bounds, options.upper_bounds)
+        module = import_tflite(
             path,
             options.subgraph,
             options.inputs_in_arena,
             _bounds_by_axis(options.upper_bounds),
             options.input_shapes,
         )
+        ranges.annotate(_main(module))
+        return module
 
     def import_for_run(self, path: str, options: ImportOptions) -> ImportedModel:
         options = _own(options)
@@ -97,6 +108,7 @@ class TfliteFrontend:
             )
         subgraphs = subgraph_reader(model, label)
         module = import_subgraph(sized, options.inputs_in_arena, subgraphs=subgraphs)
+        dim_ranges(options.lower_bounds, options.upper_bounds).annotate(_main(module))
         globals_data = global_data(module, subgraph, subgraphs)
         for op in module.ops:
             if isinstance(op, memref.GlobalOp) and op.sym_name.data not in globals_data:
@@ -116,6 +128,9 @@ class TfliteFrontend:
         return ImportedModel(module, globals_data, input_dims, partial(reference_run, path))
 
     def kernel_resolver(self) -> KernelResolver:
+        # Here, not at the top: importing a model needs no kernels (nor the interpreter).
+        from memplan.tools.frontends.tflite.kernels import TfliteKernelResolver
+
         return TfliteKernelResolver()
 
     def io_names(self, main: func.FuncOp, key: Literal["inputs", "outputs"]) -> list[str] | None:
@@ -129,6 +144,12 @@ class TfliteFrontend:
         model, label = load_model(path)
         subgraph = read_subgraph(model, label, options.subgraph)
         return global_data(module, subgraph, subgraph_reader(model, label))
+
+
+def _main(module: ModuleOp) -> func.FuncOp:
+    main = SymbolTable.lookup_symbol(module, "main")
+    assert isinstance(main, func.FuncOp)
+    return main
 
 
 def _bounds_by_axis(upper_bounds: Mapping[str, int]) -> dict[tuple[str, int], int]:

@@ -945,9 +945,10 @@ INPUT_COPY = "INPUT_COPY"
 """The pseudo-operator ``inputs_in_arena`` adds: copies an input into the arena."""
 
 
-def parse_upper_bound(spec: str) -> tuple[tuple[str, int], int]:
-    """``INPUT:AXIS=N`` (a bound on a dynamic dim of a subgraph input) as
-    ``((input, axis), N)``; the input name may itself contain ``:``."""
+def parse_upper_bound(spec: str, option: str = "--upper-bound") -> tuple[tuple[str, int], int]:
+    """``INPUT:AXIS=N`` (a bound on a dynamic dim of a subgraph input, given
+    as ``option``) as ``((input, axis), N)``; the input name may itself
+    contain ``:``."""
     target, sep, value = spec.rpartition("=")
     name, colon, axis = target.rpartition(":")
     try:
@@ -957,7 +958,7 @@ def parse_upper_bound(spec: str) -> tuple[tuple[str, int], int]:
         bound = axis_number = 0
     if not sep or not colon or not name or bound <= 0 or axis_number < 0:
         raise TfliteImportError(
-            f"--upper-bound '{spec}' must look like INPUT:AXIS=N (N a positive integer), "
+            f"{option} '{spec}' must look like INPUT:AXIS=N (N a positive integer), "
             "e.g. serving_default_x:0:0=64 for axis 0 of input 'serving_default_x:0'"
         )
     return (name, axis_number), bound

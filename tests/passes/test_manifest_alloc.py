@@ -31,7 +31,7 @@ from memplan.passes.manifest_alloc import ManifestAllocPass
 from memplan.tools.memplan_opt import main as memplan_opt_main
 from memplan_testing import examples, memplan_context, parse_module, run_passes
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 MLIR_OPT = Path("/usr/lib/llvm-22/bin/mlir-opt")
 

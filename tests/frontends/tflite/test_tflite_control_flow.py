@@ -15,7 +15,7 @@ from fixtures.tflite import make_fixtures as fx
 
 from memplan.tools import memplan_import, memplan_run
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "tflite"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "tflite"
 
 F32, I32, BOOL = tflite.TensorType.FLOAT32, tflite.TensorType.INT32, tflite.TensorType.BOOL
 

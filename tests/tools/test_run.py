@@ -27,7 +27,7 @@ from memplan.tools.run_compare import RunReport, compare, view_kernel_names
 from memplan.tools.runs import CallCounter, default_kernels, execute, plan, run_onnx
 from memplan_testing import parse_module
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "onnx"
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 PIPELINES = [

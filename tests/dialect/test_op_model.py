@@ -13,7 +13,7 @@ from xdsl.ir import Operation
 from memplan.dialect import op_model
 from memplan_testing import parse_module
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 MODELLED_NAMES: frozenset[str] = frozenset(
     {

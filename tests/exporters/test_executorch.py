@@ -205,6 +205,7 @@ def test_a_corrupted_replanned_program_changes_the_outputs(
     assert not all(torch.equal(a, b) for a, b in zip(outputs, expected))
 
 
+@pytest.mark.slow
 def test_export_pte_refuses_bad_input_in_one_line(greedy_pte: Path, tmp_path: Path) -> None:
     """Not a program, a cut program, a capacity too small, a delegate: one
     line each, exit 1, no output file."""
@@ -228,6 +229,7 @@ def test_export_pte_refuses_bad_input_in_one_line(greedy_pte: Path, tmp_path: Pa
         assert len(result.stderr.splitlines()) == 1 and not out.exists()
 
 
+@pytest.mark.slow
 def test_export_pte_refuses_a_program_with_a_delegate(tmp_path: Path) -> None:
     from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
     from executorch.exir import to_edge_transform_and_lower

@@ -16,7 +16,7 @@ from memplan.tools.frontends.tflite.importer import fold_constants, import_tflit
 from memplan.tools.frontends.tflite.model import TfliteImportError, load_model, read_subgraph
 from memplan.tools.memplan_opt import main as memplan_opt_main
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "tflite"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "tflite"
 
 
 def test_fixtures_are_what_make_fixtures_writes() -> None:

@@ -27,7 +27,7 @@ from memplan.tools.exporters.tflm.offline_plan import (
 from memplan.tools.exporters.tflm.planning import DEFAULT_PIPELINES, best_plan
 from memplan.tools.exporters.tflm.runner import TflmRun, run_tflm
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "tflite"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tflite"
 BIN = Path(sys.executable).parent
 
 

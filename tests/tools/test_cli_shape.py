@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 ONNX = REPO / "tests" / "fixtures" / "onnx"
 TFLITE = REPO / "tests" / "fixtures" / "tflite"
@@ -395,6 +395,7 @@ def test_an_output_where_no_file_can_be_created_says_so() -> None:
     )
 
 
+@pytest.mark.slow
 def test_export_tflite_on_a_cut_model_is_one_line_at_every_cut(tmp_path: Path) -> None:
     """Every prefix of a model (in steps of 61 bytes) is refused with one
     line and exit 1, and no output file."""

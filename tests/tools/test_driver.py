@@ -28,7 +28,7 @@ from memplan import passes
 from memplan.tools.memplan_opt import main, pass_summary, split_flag_passes
 from memplan.tools.version import memplan_version
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 VALID = """\
 func.func @f() {

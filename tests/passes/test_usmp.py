@@ -32,7 +32,7 @@ from memplan.passes.usmp import UsmpPass
 from memplan.passes.usmp.splitting import SplitEdits, apply_splits, storage_splits
 from memplan_testing import examples, memplan_context, parse_module, print_module, run_passes
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 
 FAST = settings(

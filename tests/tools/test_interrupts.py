@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from fixtures.tflite import make_fixtures as fx
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 LOADING = "loading"
 WORKING = "working"

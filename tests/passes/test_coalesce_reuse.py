@@ -50,7 +50,7 @@ from memplan.passes.reuse import ReusePass
 from memplan.tools.memplan_opt import main as memplan_opt_main
 from memplan_testing import examples, parse_module, print_module, run_passes
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 
 # ---------------------------------------------------------------------------

@@ -59,7 +59,7 @@ from memplan_testing import (
     run_passes,
 )
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
 # ---------------------------------------------------------------------------
@@ -310,7 +310,7 @@ def test_svg_of_convnet_shows_every_buffer_and_names_the_kernels(tmp_path: Path)
     pool, yet every buffer is a rect of at least MIN_EXTENT pixels (3, so a
     few pixels on screen) with a tooltip; the time axis names the kernels at
     their op numbers, never two closer than KERNEL_LABEL_GAP pixels."""
-    example = Path(__file__).parent.parent / "examples" / "convnet.mlir"
+    example = Path(__file__).resolve().parents[2] / "examples" / "convnet.mlir"
     svg, report = tmp_path / "plan.svg", tmp_path / "plan.json"
     for fmt, path in (("svg", svg), ("json", report)):
         argv = ["--manifest-alloc", "--insert-kills", "--usmp"]
@@ -562,7 +562,7 @@ def test_c_header_alignment_aligns_every_storage(tmp_path: Path) -> None:
     no more: the base is placed at an odd multiple of it) gets every storage
     at an address as aligned as the storage asks (64 in convnet.mlir, whose
     pool is only 16-aligned)."""
-    example = Path(__file__).parent.parent / "examples" / "convnet.mlir"
+    example = Path(__file__).resolve().parents[2] / "examples" / "convnet.mlir"
     header, report = tmp_path / "plan.h", tmp_path / "plan.json"
     for fmt, path in (("c-header", header), ("json", report)):
         code = main(

@@ -36,7 +36,7 @@ from memplan.tools.frontends.onnx import model as onnx_model
 from memplan.tools.memplan_opt import main as memplan_opt_main
 from memplan_testing import parse_module
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 FIXTURES = REPO / "tests" / "fixtures" / "onnx"
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 LIGHT_MODELS = sorted(p.stem for p in LIGHT.glob("light_*.onnx"))
@@ -139,7 +139,14 @@ def _independent_plan_facts(module: ModuleOp) -> tuple[int, int, int, int]:
     return len(sizes), sum(sizes.values()), raw_peak, rounded_peak
 
 
-@pytest.mark.parametrize("name", LIGHT_MODELS)
+@pytest.mark.parametrize(
+    "name",
+    # DenseNet-121 takes about 10 s on 2 cores.
+    [
+        pytest.param(n, marks=pytest.mark.slow) if n == "light_densenet121" else n
+        for n in LIGHT_MODELS
+    ],
+)
 def test_light_model_imports_and_plans(
     name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -1151,6 +1158,7 @@ def _conformance_cases() -> dict[str, Any]:
         return {case.name: case for case in collect_testcases(None)}
 
 
+@pytest.mark.slow
 def test_every_conformance_case_imports_or_is_refused_cleanly() -> None:
     """Every one of ONNX's ~1,900 node test models either imports or gets an
     OnnxImportError (which the CLI prints as one line): never another

@@ -27,7 +27,7 @@ from memplan.passes.reuse import ReusePass
 from memplan.passes.usmp import UsmpPass
 from memplan_testing import parse_module
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
 

@@ -15,7 +15,7 @@ from fixtures.tflite import make_fixtures as fx
 
 from memplan.tools import memplan_run, runs
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "tflite"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "tflite"
 
 F32, I32 = tflite.TensorType.FLOAT32, tflite.TensorType.INT32
 SAME, VALID = tflite.Padding.SAME, tflite.Padding.VALID

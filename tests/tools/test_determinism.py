@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 INPUTS = ["examples/convnet.mlir", "examples/mlp.mlir", "test_lit/passes/usmp.mlir"]
 
 
