@@ -12,6 +12,7 @@ import copy
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
+from math import prod
 from pathlib import Path
 from typing import Any, Literal
 
@@ -930,6 +931,11 @@ def at_upper_bounds(model: Any, upper_bounds: Mapping[str, int]) -> Any:
     return bounded
 
 
+MAX_INFERENCE_ROUNDS = 16
+"""Rounds of ``infer_types`` at most: each learns types for the next; a
+model that still learns after them is typed as the last round left it."""
+
+
 def infer_types(model: Any, folded: FoldedConstants) -> InferredTypes:
     """ONNX ``TypeProto`` per tensor name, after shape inference of the live
     nodes of the model's graph (and the graphs they hold), given the
@@ -944,13 +950,15 @@ def infer_types(model: Any, folded: FoldedConstants) -> InferredTypes:
     nested loops).
     """
     declared: dict[str, Any] = {}
-    while True:
+    for _ in range(MAX_INFERENCE_ROUNDS):
         inferred = _infer_once(model, folded, declared)
         learned = _carried_types(model, folded, inferred.types)
         learned.update(_contrib_types(model, folded, inferred.types))
+        learned.update(_reshape_types(model, folded, inferred.types, declared))
         if learned == declared:
             return inferred
         declared = learned
+    return inferred
 
 
 def _carried_types(model: Any, folded: FoldedConstants, types: Mapping[str, Any]) -> dict[str, Any]:
@@ -1027,6 +1035,200 @@ def _contrib_types(model: Any, folded: FoldedConstants, types: Mapping[str, Any]
         for name, shape in zip(node.output, shapes):
             if name:
                 learned[name] = helper.make_tensor_type_proto(element, shape)
+    return learned
+
+
+ShapeValue = tuple[int | str, ...]
+"""A 1-D integer tensor whose elements are sizes or the symbols of dims."""
+
+
+def _shape_value(
+    name: str,
+    producers: Mapping[str, Any],
+    folded: FoldedConstants,
+    types: Mapping[str, Any],
+    depth: int = 0,
+) -> ShapeValue | None:
+    """The value of ``name`` when it is computed from shapes (``Shape``,
+    ``Gather`` and ``Slice`` of it at constant positions, ``Unsqueeze``,
+    ``Squeeze``, ``Concat``, ``Cast``, ``Mul`` of a size by a size): its
+    elements are sizes, or the symbol of the dim they are, so a ``Reshape``
+    to it keeps its input's symbols. ``None`` for anything else."""
+    if name in folded.values:
+        array = np.asarray(folded.values[name])
+        if array.dtype.kind not in "iu" or array.ndim > 1:
+            return None
+        return tuple(int(v) for v in array.reshape(-1))
+    node = producers.get(name)
+    if node is None or node_domain(node) != "" or depth > 64:
+        return None
+    attributes = {a.name: onnx_module().helper.get_attribute_value(a) for a in node.attribute}
+
+    def operand(index: int) -> ShapeValue | None:
+        if index >= len(node.input) or not node.input[index]:
+            return None
+        return _shape_value(node.input[index], producers, folded, types, depth + 1)
+
+    if node.op_type == "Shape":
+        proto = types.get(node.input[0])
+        if proto is None or not proto.tensor_type.HasField("shape"):
+            return None
+        dims: list[int | str] = []
+        for dim in proto.tensor_type.shape.dim:
+            if dim.HasField("dim_value"):
+                dims.append(dim.dim_value)
+            elif dim.dim_param:
+                dims.append(dim.dim_param)
+            else:
+                return None
+        start, end = attributes.get("start", 0), attributes.get("end", len(dims))
+        return tuple(dims[start:end])
+    if node.op_type in ("Unsqueeze", "Squeeze", "Cast", "Identity"):
+        return operand(0)
+    if node.op_type == "Concat":
+        parts = [operand(i) for i in range(len(node.input))]
+        if any(part is None for part in parts):
+            return None
+        return tuple(element for part in parts for element in part or ())
+    if node.op_type == "Gather":
+        data, indices = operand(0), folded.values.get(node.input[1])
+        if data is None or indices is None or attributes.get("axis", 0) != 0:
+            return None
+        try:
+            return tuple(data[int(i)] for i in np.asarray(indices).reshape(-1))
+        except IndexError:
+            return None
+    if node.op_type == "Slice":
+        data = operand(0)
+        bounds = [
+            np.asarray(folded.values[n]).reshape(-1) for n in node.input[1:3] if n in folded.values
+        ]
+        if data is None or len(bounds) != 2 or len(node.input) > 3 and node.input[3:] != ["0"]:
+            return None
+        return data[int(bounds[0][0]) : int(bounds[1][0])]
+    if node.op_type == "Mul":
+        left, right = operand(0), operand(1)
+        if left is None or right is None or len(left) != len(right):
+            return None
+        product: list[int | str] = []
+        for a, b in zip(left, right):
+            if isinstance(a, int) and isinstance(b, int):
+                product.append(a * b)
+            elif a == 1 or b == 1:
+                product.append(b if a == 1 else a)
+            else:
+                return None  # a product of symbols has no symbol of its own
+        return tuple(product)
+    return None
+
+
+def _inferred_dim(source: Sequence[int | str], others: Sequence[int | str]) -> int | str | None:
+    """A ``Reshape``'s ``-1``: the element count of ``source`` over that of
+    the ``others``, with the symbols they share cancelled; ``None`` when it
+    is not a size or a single symbol."""
+    remaining = [d for d in source if isinstance(d, str)]
+    for symbol in (d for d in others if isinstance(d, str)):
+        if symbol not in remaining:
+            return None
+        remaining.remove(symbol)
+    numerator = prod(d for d in source if isinstance(d, int))
+    denominator = prod(d for d in others if isinstance(d, int))
+    if not source or denominator == 0 or numerator % denominator or len(remaining) > 1:
+        return None
+    quotient = numerator // denominator
+    if not remaining:
+        return quotient
+    return remaining[0] if quotient == 1 else None
+
+
+def _reshape_types(
+    model: Any, folded: FoldedConstants, types: Mapping[str, Any], declared: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The output types of ``Reshape``s (and ``ConstantOfShape``s) whose
+    target ONNX's inference leaves unknown but ``_shape_value`` reads from
+    shapes (ddddocr's ``Reshape(x, Concat(Shape(x)[0], Shape(x)[1],
+    Shape(x)[2] * Shape(x)[3]))`` with a symbolic width, and the zeros of
+    its LSTM's initial state): a size stays a size, a symbol the dim it names,
+    ``0`` the input's dim, and ``-1`` (or a dim no shape gives) a symbol of
+    its own (``<output>.dim<k>``), sized at the bounds like any other.
+    A type learned in an earlier round (``declared``) is learned again from
+    what is known now (it may have gained sizes), or kept."""
+    helper = onnx_module().helper
+    producers = {
+        output: node for _, node in live_nodes(model.graph, (), folded) for output in node.output
+    }
+    learned: dict[str, Any] = {}
+    for _, node in live_nodes(model.graph, (), folded):
+        if node_domain(node) != "" or not node.input:
+            continue
+        if node.op_type == "Reshape" and len(node.input) >= 2:
+            source, target = (
+                types.get(node.input[0]),
+                _shape_value(node.input[1], producers, folded, types),
+            )
+        elif node.op_type == "ConstantOfShape":
+            value = next((a.t for a in node.attribute if a.name == "value"), None)
+            element = value.data_type if value is not None else onnx_module().TensorProto.FLOAT
+            source = helper.make_tensor_type_proto(element, None)
+            target = _shape_value(node.input[0], producers, folded, types)
+            if target is not None and any(isinstance(d, int) and d <= 0 for d in target):
+                target = None  # an empty or malformed shape: ONNX's inference says it
+        else:
+            continue
+        if source is None or target is None:
+            if node.output[0] in declared:
+                learned[node.output[0]] = declared[node.output[0]]
+            continue
+        source_dims = (
+            list(source.tensor_type.shape.dim) if source.tensor_type.HasField("shape") else []
+        )
+        dims: list[int | str] = []
+        for k, element in enumerate(target):
+            if element == 0 and k < len(source_dims):
+                dim = source_dims[k]
+                element = dim.dim_value if dim.HasField("dim_value") else dim.dim_param
+            dims.append(element)
+        if dims.count(-1) == 1:
+            source_sizes = [
+                d.dim_value if d.HasField("dim_value") else d.dim_param for d in source_dims
+            ]
+            others = [d for d in dims if d != -1]
+            dims[dims.index(-1)] = _inferred_dim(source_sizes, others) or -1
+        dims = [
+            f"{node.output[0]}.dim{k}" if d == "" or isinstance(d, int) and d < 0 else d
+            for k, d in enumerate(dims)
+        ]
+        output = types.get(node.output[0])
+        if (
+            node.output[0] not in declared
+            and output is not None
+            and output.tensor_type.HasField("shape")
+        ):
+            # ONNX's own inference typed it: keep its sizes, take ours for
+            # the dims it made up a symbol for.
+            existing = [
+                d.dim_value if d.HasField("dim_value") else d.dim_param
+                for d in output.tensor_type.shape.dim
+            ]
+            if len(existing) != len(dims):
+                continue
+            dims = [e if isinstance(e, int) else d for e, d in zip(existing, dims)]
+            if dims == existing:
+                continue
+        earlier = declared.get(node.output[0])
+        if earlier is not None:
+            # Only sizes are gained: a symbol learned before stays (ONNX
+            # names the sizes it derives afresh in every round).
+            before = [
+                d.dim_value if d.HasField("dim_value") else d.dim_param
+                for d in earlier.tensor_type.shape.dim
+            ]
+            if len(before) == len(dims):
+                dims = [
+                    b if isinstance(b, int) or isinstance(d, str) else d
+                    for b, d in zip(before, dims)
+                ]
+        learned[node.output[0]] = helper.make_tensor_type_proto(source.tensor_type.elem_type, dims)
     return learned
 
 
@@ -1119,7 +1321,7 @@ def _infer_once(model: Any, folded: FoldedConstants, declared: Mapping[str, Any]
         [_with_folded_subgraphs(node, (index,), folded, declared) for index, node in live],
         graph.name or "main",
         inputs,
-        [_without_foreign_symbols(_declared(output, declared), inputs) for output in graph.output],
+        [_declared(_without_foreign_symbols(output, inputs), declared) for output in graph.output],
         initializer=initializers,
         value_info=[
             *(v for v in graph.value_info if v.name not in declared),
