@@ -85,7 +85,9 @@ def measure(
     from memplan.passes import get_all_passes
     from memplan.passes.plan_report import gather_report
     from memplan.tools.frontends.onnx.importer import import_onnx
-    from memplan.tools.frontends.onnx.model import OnnxImportError
+    from memplan.tools.frontends.onnx.model import (
+        OnnxImportError,
+    )
 
     shapes = SHAPES.get(path.stem, {}) if shapes is None else shapes
     bounds = bounds or {}

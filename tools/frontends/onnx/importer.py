@@ -192,17 +192,13 @@ from memplan.tools.frontends.onnx.model import (
     GraphPath,
     OnnxImportError,
     TensorInfo,
-    at_upper_bounds,
     check_model,
     check_reshapes,
-    constant_trip_count,
-    data_bound_types,
     describe_node,
     element_type_for,
     fold_constants,
     graph_inputs,
     has_subgraph,
-    infer_types,
     live_nodes,
     load_model,
     names_read_inside,
@@ -213,11 +209,17 @@ from memplan.tools.frontends.onnx.model import (
     parse_bound,
     parse_input_value,
     prepare_model,
-    run_time_types,
     subgraphs,
     tensor_array,
     tensor_info,
     type_text,
+)
+from memplan.tools.frontends.onnx.shapes import (
+    at_upper_bounds,
+    constant_trip_count,
+    data_bound_types,
+    infer_types,
+    run_time_types,
 )
 
 WeightsMode = Literal["external", "inline"]
