@@ -210,6 +210,7 @@ from memplan.tools.frontends.onnx.model import (
     parse_input_value,
     prepare_model,
     subgraphs,
+    symbolic_dims,
     tensor_array,
     tensor_info,
     type_text,
@@ -814,21 +815,7 @@ class _GraphImporter:
         constant = self.folded.values.get(name)
         if constant is not None:
             return tuple(int(d) for d in np.shape(constant))
-        type_proto = self.run_time_types.get(name)
-        if type_proto is None or not type_proto.HasField("tensor_type"):
-            return None
-        tensor_type = type_proto.tensor_type
-        if not tensor_type.HasField("shape"):
-            return None
-        dims: list[int | str] = []
-        for dim in tensor_type.shape.dim:
-            if dim.HasField("dim_value"):
-                dims.append(dim.dim_value)
-            elif dim.dim_param:
-                dims.append(dim.dim_param)
-            else:
-                return None
-        return tuple(dims)
+        return symbolic_dims(self.run_time_types.get(name))
 
     def emit(
         self,

@@ -913,6 +913,25 @@ def _static_dims(type_proto: Any | None) -> tuple[int, tuple[int, ...]] | None:
     return type_proto.tensor_type.elem_type, tuple(d.dim_value for d in dims)
 
 
+def symbolic_dims(type_proto: Any | None) -> tuple[int | str, ...] | None:
+    """A tensor type's dims, each a size or its symbol; ``None`` without a
+    shape, or with a dim that has neither."""
+    if type_proto is None or not type_proto.HasField("tensor_type"):
+        return None
+    tensor_type = type_proto.tensor_type
+    if not tensor_type.HasField("shape"):
+        return None
+    dims: list[int | str] = []
+    for dim in tensor_type.shape.dim:
+        if dim.HasField("dim_value"):
+            dims.append(dim.dim_value)
+        elif dim.dim_param:
+            dims.append(dim.dim_param)
+        else:
+            return None
+    return tuple(dims)
+
+
 @dataclass(frozen=True)
 class InferredTypes:
     """Types from shape inference, and why strict inference failed (if it did)."""

@@ -31,6 +31,7 @@ from memplan.tools.frontends.onnx.model import (
     onnx_elem_type,
     onnx_module,
     subgraphs,
+    symbolic_dims,
 )
 
 
@@ -202,17 +203,9 @@ def _shape_value(
         return _shape_value(node.input[index], producers, folded, types, depth + 1)
 
     if node.op_type == "Shape":
-        proto = types.get(node.input[0])
-        if proto is None or not proto.tensor_type.HasField("shape"):
+        dims = symbolic_dims(types.get(node.input[0]))
+        if dims is None:
             return None
-        dims: list[int | str] = []
-        for dim in proto.tensor_type.shape.dim:
-            if dim.HasField("dim_value"):
-                dims.append(dim.dim_value)
-            elif dim.dim_param:
-                dims.append(dim.dim_param)
-            else:
-                return None
         start, end = attributes.get("start", 0), attributes.get("end", len(dims))
         return tuple(dims[start:end])
     if node.op_type in ("Unsqueeze", "Squeeze", "Cast", "Identity"):
