@@ -58,6 +58,17 @@ def test_readme_python_snippet_runs() -> None:
     assert result.stdout.count("at @workspace_cpu[") == 6
 
 
+def test_readme_run_snippet_runs() -> None:
+    """The second snippet: a model run planned, unplanned and by ONNX's evaluator."""
+    snippet = README.split("## Use from Python", 1)[1].split("```python\n", 2)[2]
+    snippet = snippet.split("```", 1)[0]
+    assert "run_onnx" in snippet
+    result = subprocess.run(
+        [sys.executable, "-c", snippet], capture_output=True, text=True, check=True, cwd=REPO
+    )
+    assert "result: OK" in result.stdout and "bit-identical" in result.stdout
+
+
 # --- docs/testing.md: a project's own lit tests ---------------------------------
 
 LIT_PROJECT = REPO / "examples" / "lit-project"
