@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from memplan.passes.planning.plugins import entry_point_objects
 from memplan.passes.report_formats.c_header import format_c_header
 from memplan.passes.report_formats.json import format_json
 from memplan.passes.report_formats.svg import format_svg
@@ -50,7 +51,14 @@ REPORT_FORMATS: dict[str, ReportFormat] = {
     "trace": ReportFormat(format_trace),
     "c-header": ReportFormat(format_c_header, options=("prefix",)),
 }
-"""Report formats by name: a new format is a module and a line here."""
+"""Report formats by name: a new format is a module and a line here, or,
+from outside the repository, an entry point in ``memplan.report_formats``
+naming its writer (or a ``ReportFormat``); the built-in names win a clash."""
+REPORT_FORMATS.update(
+    (name, entry if isinstance(entry, ReportFormat) else ReportFormat(entry))
+    for name, entry in entry_point_objects("memplan.report_formats")
+    if name not in REPORT_FORMATS
+)
 
 FORMAT_OPTIONS: tuple[str, ...] = tuple(
     dict.fromkeys(option for entry in REPORT_FORMATS.values() for option in entry.options)

@@ -1,8 +1,11 @@
-"""A front end and an exporter added from a temporary folder: one package
-and one registry line each (an entry point in ``memplan.frontends`` or
-``memplan.exporters``), no other file of the repository. The generic
-commands (`memplan-import`, `memplan-run`, `memplan-export`) find them and
-run them as they run ONNX, TFLite, TFLM and ExecuTorch.
+"""A front end, an exporter, an offset algorithm and a report format added
+from a temporary folder: one package and one registry line each (an entry
+point in ``memplan.frontends``, ``memplan.exporters``,
+``memplan.algorithms`` or ``memplan.report_formats``), no other file of the
+repository. The generic commands (`memplan-import`, `memplan-run`,
+`memplan-export`) and the passes (`usmp{algorithm=...}`,
+`plan-report{format=...}`) find them and run them as they run the built-in
+ones.
 
 The toy format is a text file of elementwise steps on float vectors::
 
@@ -11,8 +14,9 @@ The toy format is a text file of elementwise steps on float vectors::
     z = add y x
     output z
 
-and the toy exporter writes a planned module's storages as ``name offset``
-lines.
+the toy exporter writes a planned module's storages as ``name offset``
+lines, the toy algorithm stacks every buffer above the one before (never
+sharing a byte), and the toy report format counts the storages.
 """
 
 from __future__ import annotations
@@ -133,6 +137,24 @@ TOY_PACKAGE = {
 
         FRONTEND = ToyFrontend()
         """,
+    "stacking.py": """
+        from memplan.passes.planning.model import Placement, Solution
+
+
+        def stack(problem, options):
+            placements, top = {}, 0
+            for buffer in problem.buffers:
+                top = -(-top // buffer.alignment) * buffer.alignment
+                pool = buffer.candidates[0] if buffer.candidates else problem.pools[0].name
+                placements[buffer.id] = Placement(pool, top)
+                top += buffer.size
+            return Solution(placements, "feasible", {"algorithm": "stack"})
+
+
+        def count(report, **options):
+            storages = sum(len(function.buffers) for function in report.functions)
+            return f"{storages} storages\\n"
+        """,
     "exporter.py": """
         from memplan.tools.exporters.protocol import Export, ExportError
 
@@ -162,6 +184,12 @@ toy = toyfmt:FRONTEND
 
 [memplan.exporters]
 offsets = toyfmt:EXPORTER
+
+[memplan.algorithms]
+stack = toyfmt.stacking:stack
+
+[memplan.report_formats]
+count = toyfmt.stacking:count
 """
 
 MODEL = "input x 8\ny = scale x 2.0\nz = add y x\nw = scale z 0.5\noutput w\n"
@@ -234,3 +262,38 @@ def test_an_exporter_from_a_folder_writes_a_planned_module(
         "memplan-export: error: model.mlir: not a planned module (no pinned storage)\n",
     )
     assert not (tmp_path / "bad.txt").exists()
+
+
+def test_an_algorithm_and_a_report_format_from_a_folder_plan_and_report(
+    plugin: dict[str, str], tmp_path: Path
+) -> None:
+    """`usmp{algorithm=stack}` plans with the toy algorithm (each storage
+    above the last: the pool is the sum of the storages, which verify-plan
+    accepts), `plan-report{format=count}` reports with the toy format, and
+    both are among the choices a bad option value is told."""
+    (tmp_path / "model.mlir").write_text(
+        _tool(plugin, tmp_path, "memplan-import", "model.toy").stdout
+    )
+    planned = _tool(
+        plugin,
+        tmp_path,
+        "memplan-opt",
+        "model.mlir",
+        "-p",
+        "manifest-alloc,insert-kills,usmp{algorithm=stack},verify-plan,plan-report{format=count}",
+    )
+    assert planned.returncode == 0, planned.stderr
+    assert planned.stderr == "3 storages\n"
+    # Three 32-byte storages, one above the other at 64-byte alignment
+    # (0, 64, 128): 160 bytes, where usmp's own plan shares bytes.
+    assert 'memory.pool @workspace_cpu targets ["cpu"] used 160' in planned.stdout
+    refused = _tool(plugin, tmp_path, "memplan-opt", "model.mlir", "-p", "usmp{algorithm=nope}")
+    assert (
+        "algorithm must be one of greedy-by-size, greedy-by-conflicts, hill-climb, exact, auto, stack (got 'nope')"
+        in refused.stderr
+    )
+    refused = _tool(plugin, tmp_path, "memplan-opt", "model.mlir", "-p", "plan-report{format=nope}")
+    assert (
+        "format must be one of text, json, svg, trace, c-header, count (got 'nope')"
+        in refused.stderr
+    )

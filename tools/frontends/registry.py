@@ -83,10 +83,11 @@ BUILTIN_FRONTENDS = (
 @cache
 def registered() -> tuple[FrontendEntry, ...]:
     """Every front end: the built-in ones, then the entry points' (by name)."""
-    from importlib.metadata import entry_points  # only once a tool asks
+    # Here, not at the top: a plugin's package may import this module.
+    from memplan.passes.planning.plugins import entry_point_objects
 
-    plugins = sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda point: point.name)
-    return BUILTIN_FRONTENDS + tuple(cast(FrontendEntry, point.load()) for point in plugins)
+    plugins = entry_point_objects(ENTRY_POINT_GROUP)
+    return BUILTIN_FRONTENDS + tuple(cast(FrontendEntry, entry) for _, entry in plugins)
 
 
 def suffixes() -> list[str]:

@@ -59,6 +59,7 @@ from memplan.passes.planning.algorithms.hill_climbing import climb, hill_climb
 from memplan.passes.planning.algorithms.options import PlanOptions
 from memplan.passes.planning.algorithms.time_components import solve_by_time_components
 from memplan.passes.planning.model import Problem, Solution
+from memplan.passes.planning.plugins import entry_point_objects
 
 Algorithm = Callable[[Problem, PlanOptions], Solution]
 
@@ -161,6 +162,14 @@ ALGORITHMS: dict[str, Algorithm] = {
     "exact": exact,
     "auto": auto,
 }
+"""Offset algorithms by name: a new one is a module and a line here, or,
+from outside the repository, an entry point in ``memplan.algorithms``
+(``plugins``) naming its function; the built-in names win a clash."""
+ALGORITHMS.update(
+    (name, function)
+    for name, function in entry_point_objects("memplan.algorithms")
+    if name not in ALGORITHMS
+)
 
 if TYPE_CHECKING:
     AlgorithmName = str

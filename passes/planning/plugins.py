@@ -1,0 +1,23 @@
+"""Registry entries from outside the repository: Python entry points.
+
+memplan's registries (offset algorithms, report formats, front ends,
+exporters) each name their entries in one place and take more from an
+entry-point group (``memplan.algorithms``, ``memplan.report_formats``,
+``memplan.frontends``, ``memplan.exporters``): a package installed beside
+memplan declares ``[project.entry-points."memplan.algorithms"] name =
+"module:object"`` and its entry is there, as xDSL's ``xdsl.universe``
+plugins are. Standard library only, like the rest of ``passes/planning``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def entry_point_objects(group: str) -> list[tuple[str, Any]]:
+    """``(name, object)`` of each entry point in ``group``, by name (the
+    object imported: a plugin's module loads here)."""
+    from importlib.metadata import entry_points  # only when a registry is built
+
+    points = sorted(entry_points(group=group), key=lambda point: point.name)
+    return [(point.name, point.load()) for point in points]
