@@ -715,9 +715,12 @@ def _fold_static_shapes(model: Any, folded: FoldedConstants) -> bool:
     if not candidates:
         return False  # no inference needed: most models end here
     try:
-        from memplan.tools.frontends.onnx.shapes import infer_types  # types need folding
+        # Here, not at the top: shapes.py imports this module (types need
+        # folding, and folding some shapes needs types).
+        from memplan.tools.frontends.onnx.shapes import infer_types
 
-        types = infer_types(model, folded).types
+        # pyright sees this file both as itself and as memplan.tools...model.
+        types = infer_types(model, folded).types  # pyright: ignore[reportArgumentType]
     except OnnxImportError:
         return False
     changed = False
