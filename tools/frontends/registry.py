@@ -76,6 +76,9 @@ BUILTIN_FRONTENDS = (
         "memplan.tools.frontends.tflite.frontend:TFLITE_FRONTEND",
         "memplan.tools.frontends.tflite.arguments",
     ),
+    FrontendEntry(
+        "pte", "ExecuTorch", (".pte",), "memplan.tools.frontends.pte.frontend:PTE_FRONTEND"
+    ),
 )
 """The front ends in this repository, in the order the tools list them."""
 

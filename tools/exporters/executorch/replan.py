@@ -42,6 +42,8 @@ from typing import Any
 from memplan.passes.planning.algorithms import DEFAULT_BUDGET
 from memplan.tools.executorch import MemplanPlanningError, plan_memory
 from memplan.tools.exporters.protocol import ExportError
+from memplan.tools.frontends.protocol import FrontendError
+from memplan.tools.frontends.pte.program import operator_writes
 
 ALIGNMENT = 16
 """ExecuTorch's ``MemoryPlanningPass`` default: every planned offset a multiple of it."""
@@ -124,31 +126,6 @@ def _byte_size(tensor: Any, where: str) -> int:
     return int(num_bytes_from_shape_and_dtype(torch.Size(tensor.sizes), dtype))
 
 
-def _writes(plan: Any) -> list[list[bool]]:
-    """Per operator of ``plan``: which of a call's arguments it writes (its
-    schema's arguments, then its returns, as a ``KernelCall`` lists them)."""
-    import torch
-
-    flags: list[list[bool]] = []
-    for operator in plan.operators:
-        namespace, _, name = str(operator.name).partition("::")
-        try:
-            packet = getattr(getattr(torch.ops, namespace), name)
-            schema = getattr(packet, operator.overload or "default")._schema
-        except (AttributeError, RuntimeError):
-            raise PteError(
-                f"method '{plan.name}': operator {operator.name}.{operator.overload} has no "
-                "schema here, so which arguments it writes is unknown"
-            ) from None
-        flags.append(
-            [
-                bool(a.alias_info is not None and a.alias_info.is_write)
-                for a in [*schema.arguments, *schema.returns]
-            ]
-        )
-    return flags
-
-
 def _uses(instruction: Any, values: Sequence[Any], schema: Any) -> list[int]:
     """The value indices an instruction names, tensor lists expanded."""
     args = instruction.instr_args
@@ -181,7 +158,10 @@ def _method_tensors(plan: Any, schema: Any) -> list[_Tensor]:
         raise PteError(f"method '{name}' has {len(plan.chains)} chains; memplan plans one")
     instructions = plan.chains[0].instructions
     values = plan.values
-    writes = _writes(plan)
+    try:
+        writes = operator_writes(plan)
+    except FrontendError as error:
+        raise PteError(str(error)) from None
     uses: dict[int, list[int]] = {}
     written: dict[int, int] = {int(index): -1 for index in plan.inputs}
     for position, instruction in enumerate(instructions):

@@ -1,0 +1,63 @@
+"""ExecuTorch programs behind ``protocol.Frontend``: a ``.pte``'s
+``forward`` method imported for planning, verification and reports.
+`memplan-run` does not run them: memplan has no NumPy kernels for ATen's
+operators (ExecuTorch's runtime runs what ``memplan-export pte`` writes)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp
+
+from memplan.tools.frontends.protocol import FrontendError, ImportedModel, ImportOptions
+from memplan.tools.frontends.pte.importer import PTE_ATTR_PREFIX, import_program
+from memplan.tools.frontends.pte.program import load_program
+
+if TYPE_CHECKING:
+    from memplan.dialect.interpreter import KernelResolver
+
+
+class PteFrontend:
+    """ExecuTorch programs; their shapes are fixed when they are built."""
+
+    tolerance = (0.0, 0.0)
+    options_type = ImportOptions
+
+    def parse_options(self, args: argparse.Namespace) -> ImportOptions:
+        for option in ("input_shape", "upper_bound", "lower_bound"):
+            if getattr(args, option):
+                flag = "--" + option.replace("_", "-")
+                raise FrontendError(f"{flag}: a .pte's shapes are fixed when ExecuTorch builds it")
+        return ImportOptions()
+
+    def import_module(self, path: str, options: ImportOptions) -> ModuleOp:
+        try:
+            with open(path, "rb") as file:
+                data = file.read()
+        except OSError as error:
+            raise FrontendError(f"cannot read {path}: {error.strerror}") from None
+        return import_program(load_program(data, path))
+
+    def import_for_run(self, path: str, options: ImportOptions) -> ImportedModel:
+        raise FrontendError(
+            f"{path}: memplan-run does not run ExecuTorch programs (memplan has no kernels "
+            "for ATen's operators); ExecuTorch's runtime runs what memplan-export pte writes"
+        )
+
+    def kernel_resolver(self) -> KernelResolver:
+        return lambda declaration: None
+
+    def io_names(self, main: func.FuncOp, key: Literal["inputs", "outputs"]) -> list[str] | None:
+        recorded = main.attributes.get(PTE_ATTR_PREFIX + key)
+        if isinstance(recorded, ArrayAttr):
+            return [f"v{v.value.data}" for v in recorded.data if isinstance(v, IntegerAttr)]
+        return None
+
+    def weights(self, path: str, module: ModuleOp, options: ImportOptions) -> dict[str, np.ndarray]:
+        raise FrontendError(f"--weights-from {path}: memplan-run does not run ExecuTorch programs")
+
+
+PTE_FRONTEND = PteFrontend()
