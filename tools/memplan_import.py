@@ -44,13 +44,11 @@ def build_parser(
     """The command line of `memplan-import` (every format, ``--format``), or
     of one format's command (``format_key``); the options each format added."""
     entries = registered() if format_key is None else (entry_named(format_key),)
-    names = " or ".join(entry.name for entry in entries)
+    which = f" ({entries[0].name})" if format_key is not None else ""
     parser = ToolArgumentParser(
         prog=prog,
-        description=f"Import an {names} model as a value-semantic func.func @main for "
-        "manifest-alloc."
-        if len(entries) == 1
-        else "Import a model as a value-semantic func.func @main for manifest-alloc.",
+        description=f"Import a model{which} as a value-semantic func.func @main for "
+        "manifest-alloc.",
     )
     parser.add_argument(
         "model",
