@@ -108,6 +108,14 @@ def _caught_signals(pid: int) -> int:
     return 0
 
 
+def _signals_at(action: signal.Handlers, hang_up: signal.Handlers | None = None) -> None:
+    """In the child before it runs the tool: SIGINT, SIGTERM and SIGHUP at
+    ``action`` (SIGHUP at ``hang_up`` when given)."""
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, action)
+    signal.signal(signal.SIGHUP, hang_up if hang_up is not None else action)
+
+
 HANDLED = (1 << (signal.SIGINT - 1)) | (1 << (signal.SIGTERM - 1)) | (1 << (signal.SIGHUP - 1))
 """The signals every tool handles, as a /proc SigCgt mask."""
 
@@ -156,14 +164,15 @@ def test_interrupted_tool_says_so_and_leaves_its_output(
     output = tmp_path / "out.file"
     output.write_text("the previous output\n")
     argv = [str(BIN / tool)] + [arg.format(**{"in": inputs, "out": output}) for arg in CASES[tool]]
-    # SIGHUP at its default, as in a terminal, though the tests may run
-    # under nohup (a tool keeps an ignored SIGHUP ignored: the test below).
+    # The signals at their defaults, as in a terminal, though the tests may
+    # run under nohup or as a background job, which ignore SIGHUP or SIGINT
+    # (a tool keeps an ignored signal ignored: the test below).
     process = subprocess.Popen(
         argv,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         cwd=tmp_path,
-        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL),
+        preexec_fn=lambda: _signals_at(signal.SIG_DFL),
     )
     try:
         _wait_for_handlers(process)
@@ -189,7 +198,7 @@ def test_a_signal_the_parent_ignores_stays_ignored(inputs: Path) -> None:
         argv,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
+        preexec_fn=lambda: _signals_at(signal.SIG_DFL, hang_up=signal.SIG_IGN),
     )
     try:
         _wait_for_handlers(process, HANDLED & ~(1 << (signal.SIGHUP - 1)))
