@@ -331,6 +331,23 @@ def test_model_with_a_custom_op_says_why_it_cannot_run(
     assert "no kernel for TFLite operator MyCustom" in err
 
 
+def test_the_formats_own_options_reach_the_run(capsys: pytest.CaptureFixture[str]) -> None:
+    """memplan-run takes TFLite's options from the front-end registry:
+    --inputs-in-arena copies the input first (one more kernel call, run
+    bit-identical at every size), and a subgraph other than the one the
+    reference interpreter runs is refused in one line."""
+    model = str(FIXTURES / "dynamic.tflite")
+    assert memplan_run.main([model, "--upper-bound", "x:0=4", "--inputs-in-arena"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("kernel calls: 9 unplanned, 8 planned") == 3
+    assert out.count("result: OK") == 3
+    assert memplan_run.main([str(FIXTURES / "while.tflite"), "--subgraph", "1"]) == 1
+    assert capsys.readouterr().err == (
+        "memplan-run: error: --subgraph 1: memplan-run runs subgraph 0 "
+        "(the one TFLite's interpreter runs as the reference)\n"
+    )
+
+
 @pytest.mark.parametrize("rows", [[1, 7, 12], [12]])
 def test_dynamic_batch_runs_at_every_size_under_one_plan(rows: list[int]) -> None:
     """dynamic.tflite under x:0 <= 12: one plan, one pool size at every row
