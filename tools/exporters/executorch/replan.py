@@ -33,8 +33,6 @@ laid out anew, so the bytes differ).
 
 from __future__ import annotations
 
-import logging
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,7 +41,12 @@ from memplan.passes.planning.algorithms import DEFAULT_BUDGET
 from memplan.tools.executorch import MemplanPlanningError, plan_memory
 from memplan.tools.exporters.protocol import ExportError
 from memplan.tools.frontends.protocol import FrontendError
-from memplan.tools.frontends.pte.program import operator_writes
+from memplan.tools.frontends.pte.program import (
+    executorch_schema,
+    load_pte,
+    operator_writes,
+    straight_line,
+)
 
 ALIGNMENT = 16
 """ExecuTorch's ``MemoryPlanningPass`` default: every planned offset a multiple of it."""
@@ -72,27 +75,6 @@ class Replanned:
 
     data: bytes
     memories: list[MemoryPlan] = field(default_factory=list[MemoryPlan])
-
-
-def _executorch() -> Any:
-    # torch and ExecuTorch log and warn about their own internals at import:
-    # not the user's concern (and not this tool's output).
-    logging.disable(logging.WARNING)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            import executorch.exir.schema as schema
-            from executorch.exir._serialize._program import (
-                deserialize_pte_binary,
-                serialize_pte_binary,
-            )
-    except ImportError:
-        raise PteError(
-            "reading a .pte needs ExecuTorch: pip install 'memplan[executorch]'"
-        ) from None
-    finally:
-        logging.disable(logging.NOTSET)
-    return schema, deserialize_pte_binary, serialize_pte_binary
 
 
 @dataclass
@@ -149,19 +131,12 @@ def _uses(instruction: Any, values: Sequence[Any], schema: Any) -> list[int]:
 def _method_tensors(plan: Any, schema: Any) -> list[_Tensor]:
     """The planned tensors of one method with their lifetimes (see the module docstring)."""
     name = plan.name
-    if plan.delegates:
-        raise PteError(
-            f"method '{name}' has {len(plan.delegates)} delegate(s), whose memory the program "
-            "does not show: memplan-export-pte plans programs without delegates"
-        )
-    if len(plan.chains) != 1:
-        raise PteError(f"method '{name}' has {len(plan.chains)} chains; memplan plans one")
-    instructions = plan.chains[0].instructions
-    values = plan.values
     try:
+        instructions = straight_line(plan, schema, "memplan-export-pte plans")
         writes = operator_writes(plan)
     except FrontendError as error:
         raise PteError(str(error)) from None
+    values = plan.values
     uses: dict[int, list[int]] = {}
     written: dict[int, int] = {int(index): -1 for index in plan.inputs}
     for position, instruction in enumerate(instructions):
@@ -177,13 +152,6 @@ def _method_tensors(plan: Any, schema: Any) -> list[_Tensor]:
                         written.setdefault(int(target), position)
         elif isinstance(args, schema.MoveCall):
             written.setdefault(int(args.move_to), position)
-        if isinstance(instruction.instr_args, schema.JumpFalseCall):
-            raise PteError(
-                f"method '{name}' has control flow (a JumpFalseCall at instruction {position}); "
-                "memplan-export-pte plans straight-line methods"
-            )
-        if isinstance(instruction.instr_args, schema.DelegateCall):
-            raise PteError(f"method '{name}' calls a delegate at instruction {position}")
         for index in _uses(instruction, values, schema):
             uses.setdefault(index, []).append(position)
     for index in plan.inputs:
@@ -271,15 +239,13 @@ def replan(
     alignment: int = ALIGNMENT,
 ) -> Replanned:
     """``data`` (a ``.pte``) with every planned tensor at memplan's offset."""
-    schema, deserialize, serialize = _executorch()
-    # The flatbuffer's file identifier: "ET" and a two-digit schema version.
-    if len(data) < 8 or data[4:6] != b"ET" or not data[6:8].isdigit():
-        raise PteError(f"{label} is not an ExecuTorch program (no 'ETnn' file identifier)")
     try:
-        pte = deserialize(data)
-    except Exception as error:  # noqa: BLE001 - the flatbuffer reader's own failures
-        first = (str(error).splitlines() or [type(error).__name__])[0]
-        raise PteError(f"{label} is truncated or corrupt ({first})") from None
+        schema = executorch_schema()
+        pte = load_pte(data, label)
+    except FrontendError as error:
+        raise PteError(str(error)) from None
+    from executorch.exir._serialize._program import serialize_pte_binary
+
     result = Replanned(b"")
     capacities = dict(capacities or {})
     for plan in pte.program.execution_plan:
@@ -323,5 +289,5 @@ def replan(
             details.memory_offset_low = tensor.offset & 0xFFFFFFFF
             details.memory_offset_high = tensor.offset >> 32
         plan.non_const_buffer_sizes = sizes
-    result.data = bytes(serialize(pte))
+    result.data = bytes(serialize_pte_binary(pte))
     return result

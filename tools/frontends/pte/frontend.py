@@ -14,7 +14,7 @@ from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp
 
 from memplan.tools.frontends.protocol import FrontendError, ImportedModel, ImportOptions
 from memplan.tools.frontends.pte.importer import PTE_ATTR_PREFIX, import_program
-from memplan.tools.frontends.pte.program import load_program
+from memplan.tools.frontends.pte.program import load_pte
 
 if TYPE_CHECKING:
     from memplan.dialect.interpreter import KernelResolver
@@ -39,7 +39,7 @@ class PteFrontend:
                 data = file.read()
         except OSError as error:
             raise FrontendError(f"cannot read {path}: {error.strerror}") from None
-        return import_program(load_program(data, path))
+        return import_program(load_pte(data, path).program)
 
     def import_for_run(self, path: str, options: ImportOptions) -> ImportedModel:
         raise FrontendError(

@@ -55,7 +55,12 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from memplan.tools.frontends.common import KernelDeclarations, UniqueNames
-from memplan.tools.frontends.pte.program import PteImportError, executorch_schema, operator_writes
+from memplan.tools.frontends.pte.program import (
+    PteImportError,
+    executorch_schema,
+    operator_writes,
+    straight_line,
+)
 
 PTE_ATTR_PREFIX = "memory.pte."
 
@@ -188,35 +193,20 @@ class _MethodImporter:
     def module(self) -> ModuleOp:
         plan, schema = self.plan, self.schema
         name = plan.name
-        if plan.delegates:
-            raise PteImportError(
-                f"method '{name}' has {len(plan.delegates)} delegate(s), whose memory the "
-                "program does not show"
-            )
-        if len(plan.chains) != 1:
-            raise PteImportError(
-                f"method '{name}' has {len(plan.chains)} chains; memplan reads one"
-            )
+        instructions = straight_line(plan, schema, "memplan-import reads")
         inputs = [int(i) for i in plan.inputs]
         block = Block(arg_types=[self.tensor_type(i) for i in inputs])
         for index, argument in zip(inputs, block.args):
             argument.name_hint = f"v{index}"
             self.values[index] = argument
         writes = operator_writes(plan)
-        for position, instruction in enumerate(plan.chains[0].instructions):
+        for position, instruction in enumerate(instructions):
             args = instruction.instr_args
             if isinstance(args, schema.KernelCall):
                 self.call(args, writes, position, block)
             elif isinstance(args, schema.MoveCall):
                 source = f"method '{name}', instruction {position} (move)"
                 self.values[int(args.move_to)] = self.read(int(args.move_from), block, source)
-            elif isinstance(args, schema.JumpFalseCall):
-                raise PteImportError(
-                    f"method '{name}' has control flow (a JumpFalseCall at instruction "
-                    f"{position}); memplan reads straight-line methods"
-                )
-            elif isinstance(args, schema.DelegateCall):
-                raise PteImportError(f"method '{name}' calls a delegate at instruction {position}")
         outputs = [int(i) for i in plan.outputs]
         returned = [self.read(i, block, f"method '{name}', output") for i in outputs]
         block.add_op(func.ReturnOp(*returned))

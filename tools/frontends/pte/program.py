@@ -23,6 +23,7 @@ def executorch_schema() -> Any:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            import executorch.exir._serialize._program  # noqa: F401 - quiet here, used later
             import executorch.exir.schema as schema
     except ImportError:
         raise PteImportError(
@@ -33,8 +34,10 @@ def executorch_schema() -> Any:
     return schema
 
 
-def load_program(data: bytes, label: str) -> Any:
-    """The ``schema.Program`` in ``data`` (a ``.pte`` file's bytes)."""
+def load_pte(data: bytes, label: str) -> Any:
+    """ExecuTorch's ``PTEFile`` of ``data`` (a ``.pte`` file's bytes): its
+    ``program`` (a ``schema.Program``), and what ``serialize_pte_binary``
+    writes back."""
     executorch_schema()
     from executorch.exir._serialize._program import deserialize_pte_binary
 
@@ -42,10 +45,34 @@ def load_program(data: bytes, label: str) -> Any:
     if len(data) < 8 or data[4:6] != b"ET" or not data[6:8].isdigit():
         raise PteImportError(f"{label} is not an ExecuTorch program (no 'ETnn' file identifier)")
     try:
-        return deserialize_pte_binary(data).program
+        return deserialize_pte_binary(data)
     except Exception as error:  # noqa: BLE001 - the flatbuffer reader's own failures
         first = (str(error).splitlines() or [type(error).__name__])[0]
         raise PteImportError(f"{label} is truncated or corrupt ({first})") from None
+
+
+def straight_line(plan: Any, schema: Any, tool: str) -> list[Any]:
+    """The instructions of method ``plan``, when it is one chain without
+    delegates or jumps; ``PteImportError`` naming what else it has and that
+    ``tool`` (``memplan-import reads``) takes straight-line methods only."""
+    name = plan.name
+    if plan.delegates:
+        raise PteImportError(
+            f"method '{name}' has {len(plan.delegates)} delegate(s), whose memory the program "
+            f"does not show: {tool} programs without delegates"
+        )
+    if len(plan.chains) != 1:
+        raise PteImportError(f"method '{name}' has {len(plan.chains)} chains; {tool} one")
+    instructions = list(plan.chains[0].instructions)
+    for position, instruction in enumerate(instructions):
+        if isinstance(instruction.instr_args, schema.JumpFalseCall):
+            raise PteImportError(
+                f"method '{name}' has control flow (a JumpFalseCall at instruction {position}); "
+                f"{tool} straight-line methods"
+            )
+        if isinstance(instruction.instr_args, schema.DelegateCall):
+            raise PteImportError(f"method '{name}' calls a delegate at instruction {position}")
+    return instructions
 
 
 def operator_writes(plan: Any) -> list[list[bool]]:
