@@ -170,6 +170,7 @@ class _MethodImporter:
                 operands.extend(self.read(i, block, where) for i in members)
             else:
                 attributes[str(slot)] = _argument(value, self.plan.values, self.schema)
+        result_types = [self.tensor_type(i) for i in results]
         name = f"{operator.name}.{operator.overload}" if operator.overload else str(operator.name)
         declaration = self.kernels.declare(
             "pte." + name.replace("::", "."),
@@ -178,13 +179,11 @@ class _MethodImporter:
                 PTE_ATTR_PREFIX + "args": DictionaryAttr(attributes),
             },
             [o.type for o in operands],
-            [self.tensor_type(i) for i in results],
+            result_types,
             view=False,
             inplace_candidate=False,
         )
-        op = func.CallOp(
-            declaration.sym_name.data, operands, [self.tensor_type(i) for i in results]
-        )
+        op = func.CallOp(declaration.sym_name.data, operands, result_types)
         block.add_op(op)
         for index, result in zip(results, op.results):
             result.name_hint = f"v{index}"
