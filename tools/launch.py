@@ -160,6 +160,11 @@ def run(
         return status
     except KeyboardInterrupt as error:
         return interrupted(prog, error)
+    except BrokenPipeError:
+        # The reader went away (`memplan-import m.onnx | head`): stay quiet,
+        # and let nothing flush into the closed pipe at exit.
+        sys.stdout = open(os.devnull, "w")
+        return 1
     except OSError as error:
         if error.errno not in OUTPUT_ERRNOS:
             raise

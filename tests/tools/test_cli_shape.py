@@ -356,6 +356,30 @@ def test_a_full_device_is_one_line(argv: tuple[str | Path, ...]) -> None:
     assert "Traceback" not in result.stderr
 
 
+STDOUT_WRITERS = [
+    ("memplan-opt", MLP, "--plan"),
+    ("memplan-import", CONVNET_ONNX),
+    ("memplan-import-tflite", TFLITE / "convnet.tflite"),
+    ("memplan-solve", REPO / "test_lit" / "solve" / "Inputs" / "tight.csv"),
+]
+
+
+@pytest.mark.parametrize("argv", STDOUT_WRITERS, ids=[w[0] for w in STDOUT_WRITERS])
+def test_a_reader_that_goes_away_is_no_traceback(argv: tuple[str | Path, ...]) -> None:
+    """`tool ... | head`: standard output's reader closes first. The tool
+    ends quietly with exit 1, as memplan-opt always did."""
+    process = subprocess.Popen(
+        [str(BIN / str(argv[0])), *map(str, argv[1:])],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # the reader is gone before the tool writes
+    with process.stderr:
+        stderr = process.stderr.read().decode()
+    assert (process.wait(timeout=120), stderr) == (1, "")
+
+
 @pytest.mark.parametrize(
     "argv",
     [("memplan-opt", MLP, "--plan"), ("memplan-import-onnx", CONVNET_ONNX)],
