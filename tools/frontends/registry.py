@@ -112,12 +112,6 @@ def entry_named(key: str) -> FrontendEntry:
     raise KeyError(key)
 
 
-def frontend_for(path: str) -> Frontend | None:
-    """The front end object reading ``path`` (by its suffix), or ``None``."""
-    entry = entry_for(path)
-    return entry.load() if entry is not None else None
-
-
 def frontend(key: str) -> Frontend:
     """The front end object registered as ``key`` (``onnx``, ``tflite``)."""
     return entry_named(key).load()
@@ -129,7 +123,8 @@ def all_frontends() -> list[Frontend]:
 
 
 def add_shared_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the options every format takes (``--input-shape``, ``--upper-bound``)."""
+    """Add the options every format takes (``--input-shape``,
+    ``--upper-bound``, ``--lower-bound``)."""
     parser.add_argument(
         "--input-shape",
         action="append",

@@ -69,7 +69,6 @@ class TfliteFrontend:
             for spec in specs:
                 (name, axis), bound = parse_upper_bound(spec, option)
                 bounds[option][f"{name}:{axis}"] = bound
-        dim_ranges(bounds["--lower-bound"], bounds["--upper-bound"])
         return TfliteImportOptions(
             input_shapes=dict(parse_input_shape(spec) for spec in args.input_shape),
             upper_bounds=bounds["--upper-bound"],
@@ -98,6 +97,7 @@ class TfliteFrontend:
                 f"--subgraph {options.subgraph}: memplan-run runs subgraph 0 "
                 "(the one TFLite's interpreter runs as the reference)"
             )
+        ranges = dim_ranges(options.lower_bounds, options.upper_bounds)
         model, label = load_model(path)
         subgraph = read_subgraph(model, label)
         upper_bounds = _bounds_by_axis(options.upper_bounds)
@@ -108,7 +108,7 @@ class TfliteFrontend:
             )
         subgraphs = subgraph_reader(model, label)
         module = import_subgraph(sized, options.inputs_in_arena, subgraphs=subgraphs)
-        dim_ranges(options.lower_bounds, options.upper_bounds).annotate(_main(module))
+        ranges.annotate(_main(module))
         globals_data = global_data(module, subgraph, subgraphs)
         for op in module.ops:
             if isinstance(op, memref.GlobalOp) and op.sym_name.data not in globals_data:
