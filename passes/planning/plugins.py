@@ -11,13 +11,21 @@ plugins are. Standard library only, like the rest of ``passes/planning``.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
+
+
+@cache
+def _entry_points() -> Any:
+    """Every installed entry point, read once per process (a read scans
+    every distribution's metadata: tens of milliseconds)."""
+    from importlib.metadata import entry_points  # only when a registry is built
+
+    return entry_points()
 
 
 def entry_point_objects(group: str) -> list[tuple[str, Any]]:
     """``(name, object)`` of each entry point in ``group``, by name (the
     object imported: a plugin's module loads here)."""
-    from importlib.metadata import entry_points  # only when a registry is built
-
-    points = sorted(entry_points(group=group), key=lambda point: point.name)
+    points = sorted(_entry_points().select(group=group), key=lambda point: point.name)
     return [(point.name, point.load()) for point in points]

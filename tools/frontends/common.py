@@ -71,7 +71,7 @@ class DimRanges:
         )
 
     def annotate(self, main: func.FuncOp) -> None:
-        """Record the ranges on ``main`` when any has a lower end above 1."""
+        """Record the ranges on ``main`` when ``--lower-bound`` gave any."""
         if self.lower:
             main.attributes[DIM_RANGES_ATTR] = self.attribute()
 
