@@ -6,7 +6,7 @@ the generic form. Verifiers that need the enclosing function or module (pool
 lookups, cross-branch uses) live in each op's ``verify_`` so that xDSL's
 verify-after-each-pass checks every pass's output. Whether a use follows a
 kill on some path is a property of paths, checked once per module by
-``passes/analysis/kill_order.py`` (in ``memplan-opt``'s verification and in
+``memdialect/kill_order.py`` (in ``memplan-opt``'s verification and in
 ``verify-plan``), not per kill.
 """
 
@@ -72,13 +72,6 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from memplan.dialect.irdl_caches import (
-    build_with_segments,
-    decode_segments_once,
-    irdl_op_definition_verified_once,
-    printed_plain_first,
-    property_names,
-)
 from memplan.dialect.op_model import is_function, is_loop, transitive_views, underlying_root
 from memplan.dialect.regions import (
     ancestor_in_region,
@@ -87,6 +80,13 @@ from memplan.dialect.regions import (
     symbol_table_of,
 )
 from memplan.dialect.types import MAX_BYTES, StorageType, element_byte_size, static_byte_size
+from memplan.dialect.xdsl_speedups.irdl_caches import (
+    build_with_segments,
+    decode_segments_once,
+    irdl_op_definition_verified_once,
+    printed_plain_first,
+)
+from memplan.dialect.xdsl_speedups.plain_syntax import ALLOC_TENSOR, INVOKE, KILL
 
 DEFAULT_STORAGE_ALIGNMENT = 64
 DEFAULT_POOL_ALIGNMENT = 16
@@ -738,7 +738,7 @@ class AllocStorageOp(IRDLOperation):
 
 
 @decode_segments_once
-@printed_plain_first
+@printed_plain_first(ALLOC_TENSOR)
 @irdl_op_definition_verified_once
 class AllocTensorOp(IRDLOperation):
     """Carves a typed tensor (an identity-layout memref) out of a storage.
@@ -808,32 +808,6 @@ class AllocTensorOp(IRDLOperation):
                 "align": None if align is None else i64_attr(align),
             },
         )
-
-    def print_plain(self, printer: Printer) -> bool:
-        """A static offset and no dynamic dimensions: ``assembly_format``'s
-        text, printed directly (``printed_plain_first``)."""
-        properties = self.properties
-        offset = properties.get("offset")
-        if (
-            len(self.operands) != 1
-            or not isinstance(offset, IntegerAttr)
-            or not properties.keys() <= property_names(AllocTensorOp)
-            or not properties.keys().isdisjoint(self.attributes)
-        ):
-            return False
-        storage = self.operands[0]
-        printer.print_string(" ")
-        printer.print_operand(storage)
-        printer.print_string(f"[{offset.value.data}]")
-        align = properties.get("align")
-        if isinstance(align, IntegerAttr):
-            printer.print_string(f" align {align.value.data}")
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(storage.type)
-        printer.print_string(" -> ")
-        printer.print_attribute(self.results[0].type)
-        return True
 
     @property
     def tensor_type(self) -> MemRefType:
@@ -936,7 +910,7 @@ class AllocTensorOp(IRDLOperation):
 
 
 @decode_segments_once
-@printed_plain_first
+@printed_plain_first(INVOKE)
 @irdl_op_definition_verified_once
 class InvokeOp(IRDLOperation):
     """Destination-passing call of a kernel.
@@ -984,28 +958,6 @@ class InvokeOp(IRDLOperation):
             attributes,
         )
 
-    def print_plain(self, printer: Printer) -> bool:
-        """``assembly_format``'s text, printed directly (``printed_plain_first``)."""
-        properties = self.properties
-        callee = properties.get("callee")
-        if (
-            callee is None
-            or not properties.keys() <= property_names(InvokeOp)
-            or not properties.keys().isdisjoint(self.attributes)
-        ):
-            return False
-        printer.print_string(" ")
-        printer.print_attribute(callee)
-        for keyword, values in (("ins", self.ins), ("outs", self.outs)):
-            if values:
-                printer.print_string(f" {keyword}(")
-                printer.print_list(values, printer.print_operand)
-                printer.print_string(" : ")
-                printer.print_list(values.types, printer.print_attribute)
-                printer.print_string(")")
-        printer.print_op_attributes(self.attributes)
-        return True
-
     def verify_(self) -> None:
         for out in self.outs:
             root = underlying_root(out)
@@ -1028,7 +980,7 @@ class InvokeOp(IRDLOperation):
 # ---------------------------------------------------------------------------
 
 
-@printed_plain_first
+@printed_plain_first(KILL)
 @irdl_op_definition_verified_once
 class KillOp(IRDLOperation):
     """Marks a storage or a tensor dead: no use may follow on any path.
@@ -1062,18 +1014,6 @@ class KillOp(IRDLOperation):
 
     def __init__(self, value: SSAValue | Operation) -> None:
         super().__init__(operands=[SSAValue.get(value)])
-
-    def print_plain(self, printer: Printer) -> bool:
-        """``assembly_format``'s text, printed directly (``printed_plain_first``)."""
-        if self.properties:
-            return False
-        value = self.operands[0]
-        printer.print_string(" ")
-        printer.print_operand(value)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(value.type)
-        return True
 
     def verify_(self) -> None:
         # Only what the kill alone decides: uses and kills on the paths after

@@ -62,7 +62,13 @@ class StorageType(ParametrizedAttribute, TypeAttribute):
         with parser.in_angle_brackets():
             if parser.parse_optional_punctuation("?") is not None:
                 return (IntAttr(DYNAMIC_SIZE),)
-            return (IntAttr(parser.parse_integer(allow_negative=False)),)
+            start = parser.pos
+            size = parser.parse_integer(allow_negative=False)
+            if size > MAX_BYTES:
+                # At the literal, from the parser: xdsl-opt then reports it
+                # where memplan-opt does (a verifier error has no location).
+                parser.raise_error(f"storage size {size} exceeds 2^63-1 bytes", start, parser.pos)
+            return (IntAttr(size),)
 
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():

@@ -11,6 +11,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from memplan.dialect.diagnostics import at_op, emit_warning, error_notes, error_op
+from memplan.dialect.kill_order import verify_kill_order
 from memplan.dialect.ops import InvokeOp, PoolOp, describe
 from memplan.passes.analysis import (
     FunctionLifetimes,
@@ -22,7 +23,6 @@ from memplan.passes.analysis import (
 from memplan.passes.analysis.clobber import Clobber, find_clobbers
 from memplan.passes.analysis.forms import value_semantic_functions, value_semantic_message
 from memplan.passes.analysis.inplace import declared_in_place
-from memplan.passes.analysis.kill_order import verify_kill_order
 from memplan.passes.analysis.symbols import SymbolCache
 from memplan.passes.pass_options import check_options
 from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution
@@ -284,7 +284,7 @@ class VerifyPlanPass(ModulePass):
       dynamic offsets, unpinned storages allocated inside loops.
 
     First, no value (or view of it) is used or killed again on a path after
-    its `memory.kill` (`analysis.kill_order`).
+    its `memory.kill` (`memplan.dialect.kill_order`).
 
     Unpinned storages are not checked against pools unless `require-pinned`
     is set, which makes each of them an error. A function still in

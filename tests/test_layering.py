@@ -10,9 +10,8 @@ with ``ast``; the layers also for imports inside functions):
   helper module such as ``passes/storage_rewrites.py``; a pass's own helpers
   live in its package, as ``passes/usmp/``);
 - no tool imports another tool (they share library modules: ``tools/pipeline.py``,
-  ``tools/locations.py``, ``tools/progress.py``,
-  ``tools/xdsl_compat.py``, ``tools/version.py``, ``tools/run_compare.py``,
-  ``tools/frontends/``);
+  ``tools/locations.py``, ``tools/progress.py``, ``tools/version.py``,
+  ``tools/run_compare.py``, ``tools/frontends/``);
 - a front end (a package under ``tools/frontends/``) imports the dialect, the
   shared front-end modules (``protocol``, ``common``) and itself: no pass, no
   tool library, no other format;

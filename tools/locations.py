@@ -4,7 +4,7 @@
 error about an op prints as mlir-opt's ``file:line:col: error: ...``, the
 op's line and a caret, then ``note:`` lines for related ops
 (``memplan.dialect.diagnostics``); ``SourceMap`` prints them. It parses with
-``memplan.tools.xdsl_compat.CompatParser``, which turns inputs xDSL 0.74's
+``memplan.dialect.parser.MemplanParser``, which turns inputs xDSL 0.74's
 parser mishandles into parse errors. `memplan-opt` and `memplan-run` report
 through this module.
 """
@@ -23,8 +23,7 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Span
 
 from memplan.dialect.diagnostics import IRLocus, defining_op, error_notes, error_op
-from memplan.tools.memory_lines import MEMORY_LINES
-from memplan.tools.xdsl_compat import CompatParser
+from memplan.dialect.parser import MemplanParser
 
 
 def describe_parse_error(error: ParseError) -> str:
@@ -44,13 +43,9 @@ def describe_parse_error(error: ParseError) -> str:
     return text.rstrip("\n")
 
 
-class LocatingParser(CompatParser):
-    """xDSL's parser with memplan's workarounds (``memplan.tools.xdsl_compat``),
-    recording where each op starts (``op_spans``) for ``SourceMap``, and
-    reading the ``memory`` dialect's common lines in one step
-    (``memplan.tools.memory_lines``)."""
-
-    plain_lines = (*CompatParser.plain_lines, *MEMORY_LINES)
+class LocatingParser(MemplanParser):
+    """memplan's parser (``memplan.dialect.parser``), recording where each
+    op starts (``op_spans``) for ``SourceMap``."""
 
     def __init__(self, ctx: Context, text: str | bytes, name: str) -> None:
         super().__init__(ctx, text, name)

@@ -68,7 +68,8 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from memplan import passes
 from memplan.dialect.diagnostics import Severity, remark_handler
-from memplan.passes.analysis.kill_order import ChecksKillOrder, verify_kill_order
+from memplan.dialect.kill_order import ChecksKillOrder, verify_kill_order
+from memplan.dialect.printer import MemplanMLIRTarget
 from memplan.passes.output_file import OutputFile, OutputFileError
 from memplan.tools import launch
 from memplan.tools.arguments import suggest_options
@@ -81,7 +82,6 @@ from memplan.tools.pipeline import (
 )
 from memplan.tools.progress import Progress
 from memplan.tools.version import version_text
-from memplan.tools.xdsl_compat import DistinctNameMLIRTarget
 
 PROG = "memplan-opt"
 PASS_GROUP_TITLE = "memplan passes"
@@ -249,8 +249,8 @@ class MemplanOptMain(xDSLOptMain):
 
     def register_all_targets(self) -> None:
         super().register_all_targets()
-        # Every value printed under a name of its own (xdsl_compat).
-        self.available_targets["mlir"] = lambda: DistinctNameMLIRTarget
+        # Every value printed under a name of its own (memplan.dialect.printer).
+        self.available_targets["mlir"] = lambda: MemplanMLIRTarget
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)

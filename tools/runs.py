@@ -41,8 +41,8 @@ from memplan.dialect.interpreter import (
     KernelRegistry,
     run_function,
 )
+from memplan.dialect.kill_order import verify_module
 from memplan.dialect.ops import InvokeOp
-from memplan.passes.analysis.kill_order import verify_kill_order
 from memplan.tools.frontends.protocol import ImportOptions
 from memplan.tools.frontends.registry import (
     all_frontends,
@@ -104,8 +104,7 @@ def plan(module: ModuleOp, pipeline: str, ctx: Context | None = None) -> ModuleO
     ctx = ctx or memplan_context()
 
     def verify(_previous: ModulePass | None, planned: ModuleOp, _next: ModulePass | None) -> None:
-        planned.verify()
-        verify_kill_order(planned)  # as memplan-opt verifies
+        verify_module(planned)  # as memplan-opt verifies
 
     try:
         pass_pipeline = build_pipeline(

@@ -165,6 +165,7 @@ spans do not meet never have values live together), ``storages()``
 decisions and the in-place rule (``inplace.py``) ask.
 """
 
+from memplan.dialect.numbering import BlockRange, OpNumbering
 from memplan.passes.analysis.aliasing import (
     AliasAnalysis,
     Aliases,
@@ -184,7 +185,6 @@ from memplan.passes.analysis.lifetime_types import (
     TensorLifetime,
 )
 from memplan.passes.analysis.module_lifetimes import ModuleLifetimes, TimeLine, analyze_module
-from memplan.passes.analysis.numbering import BlockRange, OpNumbering
 from memplan.passes.analysis.region_liveness import RegionLiveness
 
 __all__ = [

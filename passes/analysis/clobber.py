@@ -51,6 +51,7 @@ from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import MemRefType, UnrankedMemRefType
 from xdsl.ir import Block, Operation, Region, SSAValue, Use
 
+from memplan.dialect.numbering import OpNumbering
 from memplan.dialect.op_model import (
     is_region_terminator,
     is_view_of_operand,
@@ -69,7 +70,6 @@ from memplan.dialect.ops import (
 from memplan.dialect.regions import has_one_block
 from memplan.dialect.types import static_byte_size
 from memplan.passes.analysis.aliasing import writes
-from memplan.passes.analysis.numbering import OpNumbering
 from memplan.passes.analysis.symbols import SymbolCache
 
 _UNBOUNDED = 1 << 62

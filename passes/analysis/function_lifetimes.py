@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import CallOp, FuncOp
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue, Use
 
+from memplan.dialect.numbering import OpNumbering
 from memplan.dialect.op_model import has_exclusive_regions, is_loop, yields_to_next_iteration
 from memplan.dialect.ops import (
     AllocStorageOp,
@@ -61,7 +62,6 @@ from memplan.passes.analysis.lifetime_types import (
     TensorLifetime,
     escape_kind,
 )
-from memplan.passes.analysis.numbering import OpNumbering
 from memplan.passes.analysis.region_liveness import RegionLiveness, defining_block
 from memplan.passes.planning.model import Pool
 

@@ -16,10 +16,10 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation, SSAValue
 
+from memplan.dialect.numbering import OpNumbering
 from memplan.dialect.ops import INPLACE_OF_ATTR, InvokeOp, inplace_pairs
 from memplan.passes.analysis.aliasing import UseKind
 from memplan.passes.analysis.lifetime_types import TensorLifetime
-from memplan.passes.analysis.numbering import OpNumbering
 from memplan.passes.analysis.symbols import SymbolCache
 
 

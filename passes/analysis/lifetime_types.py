@@ -16,6 +16,7 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue, Use
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import IsTerminator
 
+from memplan.dialect.numbering import OpNumbering
 from memplan.dialect.op_model import returns_from_function
 from memplan.dialect.ops import (
     AllocStorageOp,
@@ -25,7 +26,6 @@ from memplan.dialect.ops import (
 from memplan.dialect.regions import ancestor_in_region, has_one_block
 from memplan.dialect.types import element_byte_size, static_byte_size
 from memplan.passes.analysis.aliasing import UseKind
-from memplan.passes.analysis.numbering import OpNumbering
 from memplan.passes.analysis.region_liveness import RegionLiveness
 from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution
 

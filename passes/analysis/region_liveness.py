@@ -11,9 +11,9 @@ from collections.abc import Iterable, Sequence
 
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
+from memplan.dialect.numbering import OpNumbering
 from memplan.dialect.ops import KillOp
 from memplan.dialect.regions import ancestor_in_region
-from memplan.passes.analysis.numbering import OpNumbering
 
 
 class RegionLiveness:

@@ -107,3 +107,23 @@ func.func @float_out_of_range() -> f32 {
   %c = arith.constant -1.0e60 : f32
   func.return %c : f32
 }
+
+// -----
+
+// A storage of the `then` branch does not exist in the `else` branch: the
+// use is reported at the use (xDSL reports the end of the input). The
+// verifier's own message for IR built by a pass is checked in
+// tests/dialect/test_dialect.py.
+// CHECK:       parse-error-xdsl-gaps.mlir:[[# @LINE + 8]]:29: error: use of undefined value %t
+func.func private @read(memref<16xf32>)
+func.func @cross_branch(%c : i1) {
+  scf.if %c {
+    %s = memory.alloc_storage : !memory.storage<64>
+    %t = memory.alloc_tensor %s[0] : !memory.storage<64> -> memref<16xf32>
+    scf.yield
+  } else {
+    memory.invoke @read ins(%t : memref<16xf32>)
+    scf.yield
+  }
+  func.return
+}

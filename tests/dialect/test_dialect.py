@@ -41,8 +41,8 @@ from memplan.dialect import (
     StorageType,
 )
 from memplan.dialect.context import memplan_context
-from memplan.dialect.irdl_caches import irdl_op_definition_verified_once
 from memplan.dialect.types import default_alignment, element_byte_size, static_byte_size
+from memplan.dialect.xdsl_speedups.irdl_caches import irdl_op_definition_verified_once
 from memplan.tools.locations import parse_located
 
 
@@ -435,8 +435,9 @@ def test_build_falls_back_to_xdsl_builder() -> None:
         AllocTensorOp.build(operands=[[storage.storage]], result_types=[[MemRefType(f32, [4])]])
 
 
-# Plain printing (`printed_plain_first`): each op's `print_plain` must print
-# what its assembly format prints, or leave the op to the format.
+# Plain syntax (`memplan.dialect.xdsl_speedups.plain_syntax`): each op's
+# plain printer must print what its assembly format prints, or leave the op
+# to the format, and its reader must build what the format builds.
 
 _PLAIN_ATTRIBUTES = [{}, {"note": IntegerAttr(1, 64)}, {"memory.inplace_of": IntegerAttr(0, 64)}]
 
@@ -491,7 +492,7 @@ def test_plain_printing_is_the_assembly_formats(module: ModuleOp) -> None:
 
 @given(_printable_ops())
 def test_memory_lines_parse_as_the_assembly_formats(module: ModuleOp) -> None:
-    """`memplan.tools.memory_lines` reads what the plain printers print (and
+    """The plain readers read what the plain printers print (and
     leaves other forms to the format): the ops are the format's."""
     text = _printed(module)
     located = parse_located(memplan_context(), text, "in.mlir")[0]

@@ -42,13 +42,12 @@ def plan_module(module: Any, pipeline: str) -> Any:
     from xdsl.utils.exceptions import DiagnosticException, PassFailedException
 
     from memplan.dialect.context import memplan_context
+    from memplan.dialect.kill_order import verify_module
     from memplan.passes import get_all_passes
-    from memplan.passes.analysis.kill_order import verify_kill_order
     from memplan.tools.pipeline import CommandLineError, build_pipeline
 
     def verify(_previous: Any, planned: Any, _next: Any) -> None:
-        planned.verify()
-        verify_kill_order(planned)
+        verify_module(planned)
 
     try:
         pipeline_passes: PassPipeline = build_pipeline(

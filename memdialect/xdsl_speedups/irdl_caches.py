@@ -19,17 +19,21 @@ are xDSL's.
   check reads of such an op),
   then the op's own ``verify_`` runs as always. A signature that fails is
   not kept, so every failing op gets xDSL's diagnostic.
-* ``printed_plain_first``: the op's common form is printed by the op's
-  ``print_plain`` (the same text as its assembly format) instead of by
-  xDSL's interpreter of the format, which checks every optional group and
-  whitespace rule again for every op: a third of printing a planned program.
+* ``printed_plain_first``: the op's common form is printed by its
+  ``plain_syntax`` printer (the same text as its assembly format) instead
+  of by xDSL's interpreter of the format, which checks every optional group
+  and whitespace rule again for every op: a third of printing a planned
+  program.
+
+With the speed paths off (``memplan.dialect.xdsl_speedups.ENABLED``) each
+decorator leaves the op as ``irdl_op_definition`` defines it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from functools import cache
-from typing import TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from xdsl.dialects.builtin import DenseArrayBase, IntegerType, i32
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -37,6 +41,11 @@ from xdsl.irdl import AttrSizedOperandSegments, IRDLOperation, irdl_op_definitio
 from xdsl.irdl.operations import BaseAttrAccessor, OptionalDef, VariadicDef, VarIRConstruct
 from xdsl.printer import Printer
 from xdsl.traits import OpTrait
+
+from memplan.dialect.xdsl_speedups import ENABLED
+
+if TYPE_CHECKING:
+    from memplan.dialect.xdsl_speedups.plain_syntax import PlainSyntax
 
 _OpClass = TypeVar("_OpClass", bound=type[IRDLOperation])
 
@@ -105,6 +114,8 @@ def decode_segments_once(op_class: _OpClass) -> _OpClass:
     definition = op_class.get_irdl_definition()
     if definition.options != [AttrSizedOperandSegments(as_property=True)]:
         raise TypeError(f"{op_class.__name__}: its operand segments are not a property")
+    if not ENABLED:
+        return op_class
     for name, accessor in list(vars(op_class).items()):
         if isinstance(accessor, BaseAttrAccessor) and accessor.construct is VarIRConstruct.OPERAND:
             setattr(op_class, name, _DecodedSegmentAccessor(accessor))
@@ -180,6 +191,15 @@ def build_with_segments(
 ) -> None:
     """``IRDLOperation.__init__`` for an op with operand segments as a
     property, with the segment array shared (``segment_array``)."""
+    if not ENABLED:
+        IRDLOperation.__init__(
+            op,
+            operands=segments,
+            result_types=result_types,
+            properties=properties,
+            attributes=attributes,
+        )
+        return
     built = {name: value for name, value in properties.items() if value is not None}
     built[_SEGMENTS] = segment_array(tuple(len(segment) for segment in segments))
     Operation.__init__(
@@ -222,6 +242,8 @@ def irdl_op_definition_verified_once(op_class: _OpClass) -> _OpClass:
     ``OpTrait``'s (it checks nothing): a region's contents or a trait such
     as ``HasParent`` depend on more than the op's signature.
     """
+    if not ENABLED:
+        return irdl_op_definition(op_class)
     # What `irdl_op_definition` takes as the class's own check.
     own_verify = cast("Callable[[IRDLOperation], None]", op_class.verify_)
     op_class = irdl_op_definition(op_class)
@@ -258,18 +280,26 @@ def property_names(op_class: type[IRDLOperation]) -> frozenset[str]:
     return frozenset({*op_class.get_irdl_definition().properties, _SEGMENTS})
 
 
-def printed_plain_first(op_class: _OpClass) -> _OpClass:
-    """The op's custom form printed by the class's ``print_plain(op,
-    printer)`` where that takes the op (it prints what the assembly format
-    prints and returns True), by the format otherwise (it printed nothing
-    and returned False). Apply it after the definition's decorator, which
-    installs the format's printer."""
-    format_print = cast("Callable[[IRDLOperation, Printer], None]", op_class.print)
-    print_plain = cast("Callable[[IRDLOperation, Printer], bool]", vars(op_class)["print_plain"])
+def printed_plain_first(syntax: PlainSyntax) -> Callable[[_OpClass], _OpClass]:
+    """Class decorator (above the definition's decorator, which installs the
+    format's printer): the op's custom form is printed by ``syntax.print``
+    where that takes the op (it prints what the assembly format prints and
+    returns True), by the format otherwise; and ``syntax`` is the line
+    ``FastParser`` reads in one step for ops of this class."""
 
-    def print_(op: IRDLOperation, printer: Printer) -> None:
-        if not print_plain(op, printer):
-            format_print(op, printer)
+    def decorate(op_class: _OpClass) -> _OpClass:
+        if not ENABLED:
+            return op_class
+        format_print = cast("Callable[[IRDLOperation, Printer], None]", op_class.print)
+        print_plain = syntax.print
+        assert print_plain is not None
 
-    op_class.print = print_  # pyright: ignore[reportAttributeAccessIssue]
-    return op_class
+        def print_(op: IRDLOperation, printer: Printer) -> None:
+            if not print_plain(op, printer):
+                format_print(op, printer)
+
+        op_class.print = print_  # pyright: ignore[reportAttributeAccessIssue]
+        syntax.op_class = op_class
+        return op_class
+
+    return decorate
