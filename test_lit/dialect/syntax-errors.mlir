@@ -1,8 +1,8 @@
 // RUN: not memplan-opt %s --split-input-file 2>&1 | filecheck %s
 // Plain upstream xdsl-opt reports every case as memplan-opt does (the
 // errors come from the dialect's formats and types, not from memplan-opt).
-// RUN: xdsl-opt %s --parsing-diagnostics --split-input-file > %t.xdsl
-// RUN: memplan-opt %s --parsing-diagnostics --split-input-file | diff %t.xdsl -
+// RUN: xdsl-opt %s --parsing-diagnostics --verify-diagnostics --split-input-file > %t.xdsl
+// RUN: memplan-opt %s --parsing-diagnostics --verify-diagnostics --split-input-file | diff %t.xdsl -
 
 // Malformed `memory` syntax: each error is at the token, names what is
 // wrong, and exits 1 without a traceback. The ops' declarative formats

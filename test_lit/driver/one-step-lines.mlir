@@ -1,7 +1,7 @@
 // RUN: not memplan-opt %s --split-input-file 2>&1 | filecheck %s
 
 // Lines the parser reads in one step (a `func.call` or a `memory` op whose
-// types were spelled before: tools/xdsl_compat.py, tools/memory_lines.py)
+// types were spelled before: memdialect/xdsl_speedups/plain_syntax.py)
 // give the diagnostics, at the same line and column, that xDSL's parser
 // gives for the same line, and print back as written.
 
