@@ -202,6 +202,24 @@ def _looks_like_pass_options(arg: str) -> bool:
     )
 
 
+# The options whose choices a plugin adds to (``memplan.passes.planning.plugins``),
+# and the entry-point group that adds them.
+_PLUGIN_CHOICES = {"algorithm": "memplan.algorithms", "format": "memplan.report_formats"}
+
+
+def _with_plugin_choices(text: str) -> str:
+    """A pass's generated help (``FLAG_HELP``, memplan's own choices) with
+    the names installed plugins add to ``algorithm=`` and ``format=``."""
+    from memplan.passes.planning.plugins import entry_point_names
+
+    for option, group in _PLUGIN_CHOICES.items():
+        names = entry_point_names(group)
+        if names:
+            added = "|".join(names)
+            text = re.sub(rf"\b({option}=[a-z0-9|-]+) \(default", rf"\1|{added} (default", text)
+    return text
+
+
 class MemplanOptMain(xDSLOptMain):
     """The ``memplan-opt`` driver.
 
@@ -300,6 +318,8 @@ class MemplanOptMain(xDSLOptMain):
                 text = flag_help_text(factory())
             except Exception as error:  # a broken pass must not break --help
                 return f"(cannot load: {type(error).__name__}: {error})"
+        else:
+            text = _with_plugin_choices(text)
         # argparse %-formats help strings.
         return text.replace("%", "%%")
 

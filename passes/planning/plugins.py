@@ -29,3 +29,9 @@ def entry_point_objects(group: str) -> list[tuple[str, Any]]:
     object imported: a plugin's module loads here)."""
     points = sorted(_entry_points().select(group=group), key=lambda point: point.name)
     return [(point.name, point.load()) for point in points]
+
+
+def entry_point_names(group: str) -> list[str]:
+    """The names of the entry points in ``group``, by name, without importing
+    them (``--help`` lists a plugin's choices without loading the plugin)."""
+    return sorted(point.name for point in _entry_points().select(group=group))

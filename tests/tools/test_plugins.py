@@ -22,6 +22,7 @@ sharing a byte), and the toy report format counts the storages.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -270,7 +271,8 @@ def test_an_algorithm_and_a_report_format_from_a_folder_plan_and_report(
     """`usmp{algorithm=stack}` plans with the toy algorithm (each storage
     above the last: the pool is the sum of the storages, which verify-plan
     accepts), `plan-report{format=count}` reports with the toy format, and
-    both are among the choices a bad option value is told."""
+    both are among the choices a bad option value is told and ``--help``
+    lists."""
     (tmp_path / "model.mlir").write_text(
         _tool(plugin, tmp_path, "memplan-import", "model.toy").stdout
     )
@@ -297,3 +299,12 @@ def test_an_algorithm_and_a_report_format_from_a_folder_plan_and_report(
         "format must be one of text, json, svg, trace, c-header, count (got 'nope')"
         in refused.stderr
     )
+    # `memplan-opt --help` lists them among the options' choices.
+    # argparse wraps lines after spaces and hyphens.
+    help_text = _tool(plugin, tmp_path, "memplan-opt", "--help").stdout
+    described = re.sub(r"(?<=-) ", "", " ".join(help_text.split()))
+    assert (
+        "algorithm=greedy-by-size|greedy-by-conflicts|hill-climb|exact|auto|stack (default: auto)"
+        in described
+    )
+    assert "format=text|json|svg|trace|c-header|count (default: text)" in described

@@ -87,6 +87,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from memplan.dialect.ops import AllocStorageOp, AllocTensorOp, InvokeOp, PoolOp
 from memplan.dialect.types import static_byte_size
+from memplan.passes.planning.model import align_up
 from memplan.tools.frontends.protocol import FrontendError
 from memplan.tools.frontends.tflite.importer import fold_constants, import_subgraph
 from memplan.tools.frontends.tflite.model import (
@@ -217,10 +218,6 @@ class OfflinePlan:
     @property
     def pool_used(self) -> int:
         return sum(part.pool_used for part in self.subgraphs)
-
-
-def align_up(value: int, alignment: int = TFLM_BUFFER_ALIGNMENT) -> int:
-    return -(-value // alignment) * alignment
 
 
 def scratch_bytes(operator: Any, tensors: Sequence[Any]) -> list[int]:
@@ -757,7 +754,7 @@ def offsets_from_plan(prepared: Prepared, planned: ModuleOp, pipeline: str) -> S
                     scratch.append(size)
                 else:
                     blocks[index] = offset
-                scratch_end = max(scratch_end, offset + align_up(size))
+                scratch_end = max(scratch_end, offset + align_up(size, TFLM_BUFFER_ALIGNMENT))
             else:
                 what = f"{where}tensor {tensor} '{tensors[tensor].name}'"
                 pool, offset = _tensor_place(value, what)
@@ -814,7 +811,7 @@ def offsets_from_plan(prepared: Prepared, planned: ModuleOp, pipeline: str) -> S
             raise ExportError(f"tensor {tensor.index} '{tensor.name}' has no place in the plan")
     head = max(
         (
-            words[t.index] + align_up(tensor_bytes(t))
+            words[t.index] + align_up(tensor_bytes(t), TFLM_BUFFER_ALIGNMENT)
             for t in tensors
             if words[t.index] >= 0 and tensor_bytes(t) > 0
         ),
@@ -849,10 +846,10 @@ def combine(
     reads them with one running index, and ``GetOfflinePlannedOffsets``
     wants their count to be all subgraphs' tensors)."""
     base = {0: 0}
-    top = align_up(plans[0].head)
+    top = align_up(plans[0].head, TFLM_BUFFER_ALIGNMENT)
     for index in structure.detached:
         base[index] = top
-        top = align_up(top + plans[index].head)
+        top = align_up(top + plans[index].head, TFLM_BUFFER_ALIGNMENT)
     for index in reversed(structure.order):  # callers before the subgraphs they run
         for operator, targets in structure.callees[index].items():
             for target in targets:
