@@ -261,3 +261,31 @@ def test_export_pte_refuses_control_flow_by_name(tmp_path: Path) -> None:
         "memplan-export-pte: error: method 'forward' has control flow (a JumpFalseCall at "
         "instruction 2); memplan-export-pte plans straight-line methods\n",
     )
+
+
+# The `.pte` reader runs beneath a stand-in for `executorch.exir` (its
+# `__init__` loads the whole export pipeline); a process that reads a `.pte`
+# first and then uses the real package must get the real package, whole.
+_READ_THEN_EXPORT = """
+import sys
+from memplan.tools.frontends.pte.program import load_pte
+first = load_pte(open(sys.argv[1], "rb").read(), "greedy.pte")
+assert "executorch.exir" not in sys.modules, "the stand-in outlived the read"
+from executorch.exir import to_edge
+from executorch.exir.passes import MemoryPlanningPass
+import executorch.exir
+assert executorch.exir.to_edge is to_edge and callable(MemoryPlanningPass)
+again = load_pte(open(sys.argv[1], "rb").read(), "greedy.pte")
+print(len(first.program.execution_plan), len(again.program.execution_plan))
+"""
+
+
+def test_reading_a_pte_leaves_executorch_whole(greedy_pte: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _READ_THEN_EXPORT, str(greedy_pte)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1", "1"]

@@ -43,6 +43,7 @@ from memplan.tools.exporters.protocol import ExportError
 from memplan.tools.frontends.protocol import FrontendError
 from memplan.tools.frontends.pte.program import (
     executorch_schema,
+    executorch_serializer,
     load_pte,
     operator_writes,
     straight_line,
@@ -97,8 +98,10 @@ def _offset(details: Any) -> int:
 def _byte_size(tensor: Any, where: str) -> int:
     """The bytes of a contiguous ``schema.Tensor`` (ExecuTorch's own rule)."""
     import torch
-    from executorch.exir.tensor import get_scalar_type, num_bytes_from_shape_and_dtype
 
+    exir_tensor = executorch_serializer().tensor
+    get_scalar_type = exir_tensor.get_scalar_type
+    num_bytes_from_shape_and_dtype = exir_tensor.num_bytes_from_shape_and_dtype
     try:
         dtype = get_scalar_type(tensor.scalar_type)
     except KeyError:
@@ -244,7 +247,7 @@ def replan(
         pte = load_pte(data, label)
     except FrontendError as error:
         raise PteError(str(error)) from None
-    from executorch.exir._serialize._program import serialize_pte_binary
+    serialize_pte_binary = executorch_serializer().serialize_pte_binary
 
     result = Replanned(b"")
     capacities = dict(capacities or {})
