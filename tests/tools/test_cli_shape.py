@@ -420,20 +420,32 @@ def test_an_output_where_no_file_can_be_created_says_so() -> None:
 
 
 @pytest.mark.slow
-def test_export_tflite_on_a_cut_model_is_one_line_at_every_cut(tmp_path: Path) -> None:
+def test_export_tflite_on_a_cut_model_is_one_line_at_every_cut(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Every prefix of a model (in steps of 61 bytes) is refused with one
-    line and exit 1, and no output file."""
+    line and exit 1, and no output file. In-process, through the command's
+    own ``main`` (an exception out of it would be the command's traceback);
+    the first cut also as the installed command."""
+    from memplan.tools import memplan_export
+
     data = (TFLITE / "complex.tflite").read_bytes()
     cut = tmp_path / "cut.tflite"
     output = tmp_path / "out.tflite"
     failures: list[str] = []
     for length in range(1, len(data), 61):
         cut.write_bytes(data[:length])
-        result = _tool("memplan-export-tflite", cut, "-o", output)
-        lines = result.stderr.splitlines()
-        if result.returncode != 1 or len(lines) != 1 or output.exists():
-            failures.append(f"{length} bytes: exit {result.returncode}: {result.stderr[-300:]}")
+        code = memplan_export.main(
+            [str(cut), "-o", str(output)], prog="memplan-export-tflite", target="tflm"
+        )
+        lines = capsys.readouterr().err.splitlines()
+        if code != 1 or len(lines) != 1 or output.exists():
+            failures.append(f"{length} bytes: exit {code}: {lines[-3:]}")
     assert not failures, "\n".join(failures)
+    cut.write_bytes(data[:1])
+    result = _tool("memplan-export-tflite", cut, "-o", output)
+    assert (result.returncode, len(result.stderr.splitlines())) == (1, 1)
+    assert not output.exists()
 
 
 def test_each_importer_names_the_other_for_the_other_format(tmp_path: Path) -> None:

@@ -1159,8 +1159,14 @@ def _conformance_cases() -> dict[str, Any]:
         return {case.name: case for case in collect_testcases(None)}
 
 
+CONFORMANCE_SHARDS = 4
+"""The conformance cases run as this many tests, every fourth case each, so
+that pytest's workers share them."""
+
+
 @pytest.mark.slow
-def test_every_conformance_case_imports_or_is_refused_cleanly() -> None:
+@pytest.mark.parametrize("shard", range(CONFORMANCE_SHARDS))
+def test_every_conformance_case_imports_or_is_refused_cleanly(shard: int) -> None:
     """Every one of ONNX's ~1,900 node test models either imports or gets an
     OnnxImportError (which the CLI prints as one line): never another
     exception, which would be a traceback. Every model that imports also
@@ -1168,7 +1174,9 @@ def test_every_conformance_case_imports_or_is_refused_cleanly() -> None:
     from memplan.tools.runs import plan
 
     crashed: list[str] = []
-    for name, case in _conformance_cases().items():
+    cases = sorted(_conformance_cases().items())[shard::CONFORMANCE_SHARDS]
+    assert len(cases) > 400
+    for name, case in cases:
         try:
             module = importer.import_model(case.model)
         except importer.OnnxImportError:
