@@ -22,20 +22,18 @@ output with the speed paths on and off.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, SymbolRefAttr, i64
-from xdsl.ir import Operation
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import IRDLOperation
 from xdsl.printer import Printer
+from xdsl.utils.lexer import Span
 
 from memplan.dialect.xdsl_speedups.irdl_caches import property_names
-
-if TYPE_CHECKING:
-    from memplan.dialect.xdsl_speedups.parser import FastParser
 
 # Building blocks of the patterns: a value's name as xDSL's lexer reads it,
 # not followed by a result number (`%x#1`) or a tuple size (`%x:2`); a list
@@ -50,7 +48,27 @@ RESULT = rf"(?:(?P<result>{VALUE_NAME})[ \t]*=[ \t]*)?"
 _BYTES = r"[0-9]{1,18}"
 _TYPE = r"[^\s,(){}]+"
 
-PlainReader = Callable[["FastParser", re.Match[str], type[Operation]], Operation | None]
+
+class LineReader(Protocol):
+    """What a reader asks of the parser (``FastParser``): the types and
+    dictionaries spelled before, and the values a line names."""
+
+    def spelled_type(self, spelling: str) -> Attribute | None: ...
+
+    def spelled_types(self, text: str) -> list[Attribute] | None: ...
+
+    def spelled_dictionary(
+        self, text: str | None, reserved: Container[str]
+    ) -> dict[str, Attribute] | None: ...
+
+    def value_names(self, found: re.Match[str], group: str) -> list[Span]: ...
+
+    def resolve_values(
+        self, names: Sequence[Span], types: Sequence[Attribute]
+    ) -> list[SSAValue]: ...
+
+
+PlainReader = Callable[[LineReader, re.Match[str], type[Operation]], Operation | None]
 """Builds the op (of the class given) of a line its pattern matched, or None:
 the line is left to the op's own parser. The pattern's group ``result`` (if
 present and matched) names the op's one result."""
@@ -124,7 +142,7 @@ def _print_alloc_tensor(op: Operation, printer: Printer) -> bool:
 
 
 def _read_alloc_tensor(
-    parser: FastParser, found: re.Match[str], op_class: type[Operation]
+    parser: LineReader, found: re.Match[str], op_class: type[Operation]
 ) -> Operation | None:
     if found.group("result") is None:
         return None  # upstream refuses the line
@@ -182,7 +200,7 @@ def _print_invoke(op: Operation, printer: Printer) -> bool:
 
 
 def _read_invoke(
-    parser: FastParser, found: re.Match[str], op_class: type[Operation]
+    parser: LineReader, found: re.Match[str], op_class: type[Operation]
 ) -> Operation | None:
     in_types = parser.spelled_types(found.group("in_types") or "")
     out_types = parser.spelled_types(found.group("out_types") or "")
@@ -228,7 +246,7 @@ def _print_kill(op: Operation, printer: Printer) -> bool:
 
 
 def _read_kill(
-    parser: FastParser, found: re.Match[str], op_class: type[Operation]
+    parser: LineReader, found: re.Match[str], op_class: type[Operation]
 ) -> Operation | None:
     value_type = parser.spelled_type(found.group("type"))
     attributes = parser.spelled_dictionary(found.group("dictionary"), property_names(op_class))
@@ -255,7 +273,7 @@ _CALL = re.compile(
 
 
 def _read_call(
-    parser: FastParser, found: re.Match[str], op_class: type[Operation]
+    parser: LineReader, found: re.Match[str], op_class: type[Operation]
 ) -> Operation | None:
     inputs = parser.spelled_types(found.group("inputs"))
     outputs = found.group("outputs")
