@@ -6,7 +6,8 @@ with ``torch.export`` -> ``to_edge`` -> ``to_executorch`` twice: with
 ExecuTorch's default planner (greedy) and with ``memplan_algorithm()``
 (``memplan.tools.executorch``), and the greedy program is also re-planned
 after the fact (``memplan.tools.exporters.executorch.replan.replan``, what
-``memplan-export-pte`` runs). The three programs run in ExecuTorch's
+``memplan-export-pte`` runs), without and with element-wise outputs written
+into their dying inputs' bytes (``--no-inplace`` and the default). The three programs run in ExecuTorch's
 runtime (portable kernels) on the same inputs; the table gives the arena of
 each (``non_const_buffer_sizes[1]``), the peak of live bytes (the lower
 bound of the order ExecuTorch runs, which no planner of it goes below),
@@ -255,6 +256,9 @@ class Row:
     identical: bool | None = None
     replanned: int | None = None
     replanned_identical: bool | None = None
+    inplace: int | None = None
+    inplace_identical: bool | None = None
+    shared: int = 0
     greedy_seconds: float = 0.0
     memplan_seconds: float = 0.0
     replan_seconds: float = 0.0
@@ -300,9 +304,12 @@ def measure(name: str, build: Callable[[], Model]) -> Row:
     # The graph holding the others is planned last; its memory 1 is the arena.
     row.bound = algo.records[-1].bounds.get(1)
     started = time.process_time()
-    replanned = replan(greedy.buffer, name)
+    replanned = replan(greedy.buffer, name, inplace=False)
     row.replan_seconds = time.process_time() - started
     row.replanned = next(m.after for m in replanned.memories if m.memory_id == 1)
+    in_place = replan(greedy.buffer, name)
+    arena = next(m for m in in_place.memories if m.memory_id == 1)
+    row.inplace, row.shared = arena.after, arena.shared
     expected = _run(greedy, example)
 
     def same(got: list[Any]) -> bool:
@@ -310,29 +317,34 @@ def measure(name: str, build: Callable[[], Model]) -> Row:
 
     row.identical = same(_run(ours, example))
     row.replanned_identical = same(_run(replanned.data, example))
+    row.inplace_identical = same(_run(in_place.data, example))
     return row
 
 
 def table(rows: list[Row]) -> str:
     lines = [
-        "| model | ExecuTorch greedy | memplan (hook) | memplan-export-pte | lower bound "
-        "| memplan / greedy | outputs (hook, re-plan) | CPU s (greedy, hook, re-plan) |",
-        "|---|--:|--:|--:|--:|--:|---|---|",
+        "| model | ExecuTorch greedy | memplan (hook) | memplan-export-pte --no-inplace "
+        "| order's lower bound | memplan-export-pte (in place) | in-place / bound "
+        "| memplan / greedy | outputs (hook, re-plan, in place) "
+        "| CPU s (greedy, hook, re-plan) |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|---|---|",
     ]
     for row in rows:
         if row.problem is not None:
-            lines.append(f"| {row.name} | - | - | - | - | - | {row.problem} | - |")
+            lines.append(f"| {row.name} | - | - | - | - | - | - | - | {row.problem} | - |")
             continue
         assert row.greedy is not None and row.memplan is not None
-        assert row.replanned is not None and row.bound is not None
+        assert row.replanned is not None and row.bound is not None and row.inplace is not None
         ratio = f"{row.memplan / row.greedy:.3f}" if row.greedy else "-"
+        below = f"{row.inplace / row.bound:.3f}" if row.bound else "-"
         outputs = ", ".join(
             "bit-identical" if same else "DIFFER"
-            for same in (row.identical, row.replanned_identical)
+            for same in (row.identical, row.replanned_identical, row.inplace_identical)
         )
         lines.append(
             f"| {row.name} | {row.greedy:,} | {row.memplan:,} | {row.replanned:,} | "
-            f"{row.bound:,} | {ratio} | {outputs} | "
+            f"{row.bound:,} | {row.inplace:,} ({row.shared} shared) | {below} | {ratio} | "
+            f"{outputs} | "
             f"{row.greedy_seconds:.2f}, {row.memplan_seconds:.2f}, {row.replan_seconds:.2f} |"
         )
     return "\n".join(lines)

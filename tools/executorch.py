@@ -186,6 +186,19 @@ class PlacedMemory:
     status: str
 
 
+def _buffers(tensors: Sequence[tuple[int, int, int]], alignment: int) -> tuple[Buffer, ...]:
+    return tuple(
+        Buffer(f"t{index}", size, first, last + 1, alignment=alignment)  # half-open
+        for index, (size, first, last) in enumerate(tensors)
+    )
+
+
+def live_bytes_bound(tensors: Sequence[tuple[int, int, int]], alignment: int) -> int:
+    """The lower bound ``plan_memory`` reports for ``tensors``, without planning them."""
+    problem = Problem(_buffers(tensors, alignment), (Pool("memory", alignment=alignment),))
+    return lower_bound(problem)["memory"]
+
+
 def plan_memory(
     tensors: Sequence[tuple[int, int, int]],
     alignment: int,
@@ -198,10 +211,7 @@ def plan_memory(
     one index never share bytes), every offset a multiple of ``alignment``,
     within ``capacity`` (None: unbounded, the peak minimised). The plan is
     checked by the planning core's validator before it is returned."""
-    buffers = tuple(
-        Buffer(f"t{index}", size, first, last + 1, alignment=alignment)  # half-open
-        for index, (size, first, last) in enumerate(tensors)
-    )
+    buffers = _buffers(tensors, alignment)
     problem = Problem(buffers, (Pool("memory", size=capacity, alignment=alignment),))
     bound = lower_bound(problem)["memory"]
     solution = solve(problem, algorithm, PlanOptions(budget=budget, minimize=capacity is None))

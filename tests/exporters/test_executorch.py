@@ -289,3 +289,47 @@ def test_reading_a_pte_leaves_executorch_whole(greedy_pte: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["1", "1"]
+
+
+class _WideActivations(torch.nn.Module):
+    """Two wide element-wise activations between two linear layers: the peak
+    of live bytes is at the activations, where input and output are both
+    live (256 x 1,024 floats each, against 64 x 1,024 for a layer's
+    transposed weights)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.up, self.down = torch.nn.Linear(64, 1024), torch.nn.Linear(1024, 64)
+
+    def forward(self, x: Any) -> Any:
+        return self.down(torch.sigmoid(torch.relu(self.up(x))))
+
+
+def test_export_pte_writes_element_wise_outputs_into_dying_inputs(tmp_path: Path) -> None:
+    """By default the activations write into their dying inputs' bytes, which
+    takes the arena below the order's lower bound; `--no-inplace` plans at
+    the bound. Both run bit-identical to ExecuTorch's own plan."""
+    torch.manual_seed(0)
+    model, example = _WideActivations().eval(), (torch.randn(256, 64),)
+    greedy = _export(model, example, None)
+    expected = _run(greedy, example)
+    source = tmp_path / "greedy.pte"
+    source.write_bytes(greedy.buffer)
+    arenas: dict[str, tuple[int, int]] = {}
+    for flags in ((), ("--no-inplace",)):
+        out = tmp_path / f"memplan{len(flags)}.pte"
+        result = _export_pte(source, "-o", out, *flags)
+        assert result.returncode == 0, result.stderr
+        [line] = result.stdout.splitlines()
+        after = int(line.split("memory 1: ")[1].split()[0])
+        bound = int(line.split("lower bound ")[1].split(")")[0])
+        arenas[" ".join(flags)] = (after, bound)
+        assert all(torch.equal(a, b) for a, b in zip(_run_file(out, example), expected))
+        if not flags:
+            assert line.endswith(", 2 in a dying input's bytes")
+    (shared, bound), (unshared, same_bound) = arenas[""], arenas["--no-inplace"]
+    assert bound == same_bound == unshared
+    # At the bound the activations' 1 MiB input and output were both live;
+    # in place, the peak is the first layer's: x, its transposed weights, h.
+    assert bound == 2 * 256 * 1024 * 4
+    assert shared == 256 * 64 * 4 + 64 * 1024 * 4 + 256 * 1024 * 4

@@ -4,14 +4,16 @@ re-planned by memplan.
 Usage::
 
     memplan-export pte MODEL.pte -o OUT.pte [--capacity MEM_ID=BYTES ...]
-        [--algorithm auto] [--budget NODES]
+        [--algorithm auto] [--budget NODES] [--no-inplace]
 
 OUT is MODEL with every planned tensor at memplan's offset and each
 memory's size memplan's (``replan`` says how lifetimes and views are read,
-and what is refused). It prints, per method and memory, the bytes
-memplan's plan takes beside the program's own and the lower bound (the
-peak of live bytes of the order the program runs). ExecuTorch's runtime
-runs OUT as it runs MODEL.
+which element-wise kernels write into a dying input's bytes, and what is
+refused). It prints, per method and memory, the bytes memplan's plan takes
+beside the program's own and the order's lower bound (the peak of live
+bytes of the order the program runs, no two live tensors sharing bytes:
+in-place outputs take the plan below it; ``--no-inplace`` plans without
+them). ExecuTorch's runtime runs OUT as it runs MODEL.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def _budget(text: str) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--capacity``, ``--algorithm`` and ``--budget``."""
+    """``--capacity``, ``--algorithm``, ``--budget`` and ``--no-inplace``."""
     from memplan.passes.planning.algorithms import ALGORITHMS, DEFAULT_BUDGET
 
     parser.add_argument(
@@ -55,6 +57,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_BUDGET,
         help=f"search nodes per memory (default {DEFAULT_BUDGET})",
     )
+    parser.add_argument(
+        "--no-inplace",
+        dest="inplace",
+        action="store_false",
+        help="never write an element-wise kernel's output into its dying input's bytes",
+    )
 
 
 def export(args: argparse.Namespace, progress: Progress) -> Export:
@@ -73,6 +81,7 @@ def export(args: argparse.Namespace, progress: Progress) -> Export:
         algorithm=args.algorithm,
         budget=args.budget,
         capacities=dict(args.capacity),
+        inplace=args.inplace,
     )
     return Export(
         result.data,
@@ -80,6 +89,7 @@ def export(args: argparse.Namespace, progress: Progress) -> Export:
             f"method '{memory.method}', memory {memory.memory_id}: {memory.after} bytes "
             f"(the program's own plan: {memory.before}; lower bound {memory.lower_bound}), "
             f"{memory.tensors} tensors planned"
+            + (f", {memory.shared} in a dying input's bytes" if memory.shared else "")
             for memory in result.memories
         ],
     )

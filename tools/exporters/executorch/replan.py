@@ -16,6 +16,14 @@ writes the same program with memplan's offsets and sizes.
 - **Views**: a planned tensor that the program places inside another
   one's bytes while both are live (ExecuTorch's storage-backed tensors) keeps
   its place relative to that base, whose lifetime grows to cover it.
+- **In place** (``inplace``, on by default): an element-wise out-variant
+  kernel (``ELEMENTWISE_KERNELS``) whose input dies at its call, with the
+  output's shape, scalar type and memory, writes its output into that
+  input's bytes: the two are planned as one tensor. Each output element is
+  computed from the input elements at its own index, so every element is
+  read before it is overwritten. Method inputs, views and their bases are
+  never shared this way. This is what takes a plan below the order's
+  bound (the peak of live bytes when no two live tensors share bytes).
 - **Left as they are**: tensors without ``AllocationDetails`` (constants,
   and what the runtime allocates itself).
 - **Refused** (one line each, ``PteError``): a file that is not a ``.pte``;
@@ -38,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memplan.passes.planning.algorithms import DEFAULT_BUDGET
-from memplan.tools.executorch import MemplanPlanningError, plan_memory
+from memplan.tools.executorch import MemplanPlanningError, live_bytes_bound, plan_memory
 from memplan.tools.exporters.protocol import ExportError
 from memplan.tools.frontends.protocol import FrontendError
 from memplan.tools.frontends.pte.program import (
@@ -51,6 +59,25 @@ from memplan.tools.frontends.pte.program import (
 
 ALIGNMENT = 16
 """ExecuTorch's ``MemoryPlanningPass`` default: every planned offset a multiple of it."""
+
+ELEMENTWISE_KERNELS = frozenset(
+    {
+        *(
+            (f"aten::{name}", "out")
+            for name in (
+                "abs", "add", "clamp", "div", "exp", "gelu", "hardsigmoid", "hardswish",
+                "hardtanh", "leaky_relu", "mul", "neg", "relu", "rsqrt", "sigmoid", "silu",
+                "sqrt", "sub", "tanh",
+            )
+        ),
+        ("aten::pow", "Tensor_Scalar_out"),
+    }
+)  # fmt: skip
+"""ExecuTorch's portable kernels (operator name, overload) that compute each
+output element from the input elements at the same index (broadcast inputs
+aside): an input of the output's shape may hold the output. Checked by
+running every benchmark model bit-identical with and without it
+(``benchmarks/executorch_models.py``)."""
 
 
 class PteError(ExportError):
@@ -67,7 +94,12 @@ class MemoryPlan:
     before: int
     after: int
     lower_bound: int
+    """The peak of live bytes of the order the program runs, no two live
+    tensors sharing bytes: what a plan without in-place sharing cannot go
+    below."""
     tensors: int
+    shared: int = 0
+    """Tensors written into a dying input's bytes (``inplace``)."""
 
 
 @dataclass
@@ -232,6 +264,51 @@ def _views(tensors: list[_Tensor]) -> dict[int, tuple[_Tensor, int]]:
     return found
 
 
+def _inplace_pairs(
+    plan: Any, schema: Any, tensors: list[_Tensor], views: dict[int, tuple[_Tensor, int]]
+) -> dict[int, int]:
+    """Output tensor index -> the input tensor index whose bytes it takes
+    (``ELEMENTWISE_KERNELS``; see the module docstring), in program order."""
+    by_index = {tensor.index: tensor for tensor in tensors}
+    shared_bytes = set(views) | {base.index for base, _ in views.values()}
+    instructions = plan.chains[0].instructions
+    writes = operator_writes(plan)
+    pairs: dict[int, int] = {}
+    taken: set[int] = set()
+    for position, instruction in enumerate(instructions):
+        args = instruction.instr_args
+        if not isinstance(args, schema.KernelCall):
+            continue
+        operator = plan.operators[args.op_index]
+        if (str(operator.name), str(operator.overload)) not in ELEMENTWISE_KERNELS:
+            continue
+        flags = writes[args.op_index]
+        written = {int(i) for i, flag in zip(args.args, flags) if flag}
+        read = [int(i) for i, flag in zip(args.args, flags) if not flag and int(i) not in written]
+        if len(written) != 1:
+            continue
+        out = by_index.get(next(iter(written)))
+        if out is None or out.index in shared_bytes or out.first != position:
+            continue
+        for index in read:
+            source = by_index.get(index)
+            if (
+                source is not None
+                and source.index not in shared_bytes
+                and source.index not in taken
+                and source.first >= 0  # a method input is the caller's
+                and source.last == position  # it dies here
+                and source.memory_id == out.memory_id
+                and source.size == out.size
+                and list(source.value.sizes) == list(out.value.sizes)
+                and source.value.scalar_type == out.value.scalar_type
+            ):
+                pairs[out.index] = source.index
+                taken.add(source.index)
+                break
+    return pairs
+
+
 def replan(
     data: bytes,
     label: str,
@@ -240,8 +317,10 @@ def replan(
     budget: int = DEFAULT_BUDGET,
     capacities: Mapping[int, int] | None = None,
     alignment: int = ALIGNMENT,
+    inplace: bool = True,
 ) -> Replanned:
-    """``data`` (a ``.pte``) with every planned tensor at memplan's offset."""
+    """``data`` (a ``.pte``) with every planned tensor at memplan's offset
+    (and, with ``inplace``, element-wise outputs in their dying inputs' bytes)."""
     try:
         schema = executorch_schema()
         pte = load_pte(data, label)
@@ -259,14 +338,27 @@ def replan(
             view = by_index[index]
             base.first, base.last = min(base.first, view.first), max(base.last, view.last)
         roots = [t for t in tensors if t.index not in views]
+        # Shifted by one: the inputs live from before instruction 0.
+        lives = {t.index: (t.size, t.first + 1, t.last + 1) for t in roots}
+        pairs = _inplace_pairs(plan, schema, tensors, views) if inplace else {}
+        holder: dict[int, int] = {}  # a shared output -> the tensor whose bytes hold it
+        for out, source in pairs.items():
+            held = holder.get(source, source)
+            holder[out] = held
+            size, first, last = lives[held]
+            lives[held] = (size, first, max(last, lives.pop(out)[2]))
         sizes = list(plan.non_const_buffer_sizes)
         for memory_id in sorted({t.memory_id for t in roots}):
-            members = [t for t in roots if t.memory_id == memory_id]
+            members = [t for t in roots if t.memory_id == memory_id and t.index in lives]
             capacity = capacities.get(memory_id)
-            # Shifted by one: the inputs live from before instruction 0.
-            lives = [(t.size, t.first + 1, t.last + 1) for t in members]
+            order_bound = live_bytes_bound(
+                [(t.size, t.first + 1, t.last + 1) for t in roots if t.memory_id == memory_id],
+                alignment,
+            )
             try:
-                placed = plan_memory(lives, alignment, capacity, algorithm, budget)
+                placed = plan_memory(
+                    [lives[t.index] for t in members], alignment, capacity, algorithm, budget
+                )
             except MemplanPlanningError as error:
                 raise PteError(f"method '{plan.name}', memory {memory_id}: {error}") from None
             if placed.offsets is None:
@@ -277,12 +369,21 @@ def replan(
                 )
             for tensor, offset in zip(members, placed.offsets):
                 tensor.offset = offset
+            shared = [t for t in roots if t.memory_id == memory_id and t.index in holder]
+            for tensor in shared:
+                tensor.offset = by_index[holder[tensor.index]].offset
             before = sizes[memory_id] if memory_id < len(sizes) else 0
             if memory_id < len(sizes):
                 sizes[memory_id] = placed.peak
             result.memories.append(
                 MemoryPlan(
-                    plan.name, memory_id, before, placed.peak, placed.lower_bound, len(members)
+                    plan.name,
+                    memory_id,
+                    before,
+                    placed.peak,
+                    order_bound,
+                    len(members) + len(shared),
+                    len(shared),
                 )
             )
         for index, (base, offset) in views.items():
