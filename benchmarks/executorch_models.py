@@ -145,6 +145,18 @@ class UNet(nn.Module):
         return self.out(torch.relu(self.u1(torch.cat([up1, a], 1))))
 
 
+class WideMLP(nn.Module):
+    """An MLP whose activations are wider than its weights: the peak of live
+    bytes is at an element-wise activation, where in place pays."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.up, self.down = nn.Linear(64, 1024), nn.Linear(1024, 64)
+
+    def forward(self, x: Any) -> Any:
+        return self.down(nn.functional.gelu(torch.sigmoid(torch.relu(self.up(x)))))
+
+
 def _torch_models() -> dict[str, Callable[[], Model]]:
     def encoder() -> Model:
         layer = nn.TransformerEncoderLayer(256, 4, 512, dropout=0.0, batch_first=True)
@@ -161,6 +173,7 @@ def _torch_models() -> dict[str, Callable[[], Model]]:
             (torch.randn(1, 3, 96, 96),),
         ),
         "UNet (concatenated skips)": lambda: (UNet(), (torch.randn(1, 3, 64, 64),)),
+        "wide MLP (activations wider than weights)": lambda: (WideMLP(), (torch.randn(256, 64),)),
     }
 
 
