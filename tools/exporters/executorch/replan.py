@@ -163,8 +163,9 @@ def _uses(instruction: Any, values: Sequence[Any], schema: Any) -> list[int]:
     return found
 
 
-def _method_tensors(plan: Any, schema: Any) -> list[_Tensor]:
-    """The planned tensors of one method with their lifetimes (see the module docstring)."""
+def _method_tensors(plan: Any, schema: Any) -> tuple[list[_Tensor], list[list[bool]]]:
+    """The planned tensors of one method with their lifetimes (see the module
+    docstring), and ``operator_writes(plan)``."""
     name = plan.name
     try:
         instructions = straight_line(plan, schema, "memplan-export-pte plans")
@@ -216,7 +217,7 @@ def _method_tensors(plan: Any, schema: Any) -> list[_Tensor]:
                 written.get(index),
             )
         )
-    return tensors
+    return tensors, writes
 
 
 def _views(tensors: list[_Tensor]) -> dict[int, tuple[_Tensor, int]]:
@@ -265,14 +266,18 @@ def _views(tensors: list[_Tensor]) -> dict[int, tuple[_Tensor, int]]:
 
 
 def _inplace_pairs(
-    plan: Any, schema: Any, tensors: list[_Tensor], views: dict[int, tuple[_Tensor, int]]
+    plan: Any,
+    schema: Any,
+    writes: list[list[bool]],
+    tensors: list[_Tensor],
+    views: dict[int, tuple[_Tensor, int]],
 ) -> dict[int, int]:
     """Output tensor index -> the input tensor index whose bytes it takes
-    (``ELEMENTWISE_KERNELS``; see the module docstring), in program order."""
+    (``ELEMENTWISE_KERNELS``; see the module docstring), in program order;
+    ``writes`` is ``operator_writes(plan)``."""
     by_index = {tensor.index: tensor for tensor in tensors}
     shared_bytes = set(views) | {base.index for base, _ in views.values()}
-    instructions = plan.chains[0].instructions
-    writes = operator_writes(plan)
+    instructions = plan.chains[0].instructions  # one chain: `_method_tensors` checked
     pairs: dict[int, int] = {}
     taken: set[int] = set()
     for position, instruction in enumerate(instructions):
@@ -331,7 +336,7 @@ def replan(
     result = Replanned(b"")
     capacities = dict(capacities or {})
     for plan in pte.program.execution_plan:
-        tensors = _method_tensors(plan, schema)
+        tensors, writes = _method_tensors(plan, schema)
         by_index = {tensor.index: tensor for tensor in tensors}
         views = _views(tensors)
         for index, (base, _) in views.items():
@@ -340,7 +345,7 @@ def replan(
         roots = [t for t in tensors if t.index not in views]
         # Shifted by one: the inputs live from before instruction 0.
         lives = {t.index: (t.size, t.first + 1, t.last + 1) for t in roots}
-        pairs = _inplace_pairs(plan, schema, tensors, views) if inplace else {}
+        pairs = _inplace_pairs(plan, schema, writes, tensors, views) if inplace else {}
         holder: dict[int, int] = {}  # a shared output -> the tensor whose bytes hold it
         for out, source in pairs.items():
             held = holder.get(source, source)
@@ -351,10 +356,6 @@ def replan(
         for memory_id in sorted({t.memory_id for t in roots}):
             members = [t for t in roots if t.memory_id == memory_id and t.index in lives]
             capacity = capacities.get(memory_id)
-            order_bound = live_bytes_bound(
-                [(t.size, t.first + 1, t.last + 1) for t in roots if t.memory_id == memory_id],
-                alignment,
-            )
             try:
                 placed = plan_memory(
                     [lives[t.index] for t in members], alignment, capacity, algorithm, budget
@@ -372,6 +373,13 @@ def replan(
             shared = [t for t in roots if t.memory_id == memory_id and t.index in holder]
             for tensor in shared:
                 tensor.offset = by_index[holder[tensor.index]].offset
+            # The order's bound is the planned lives' own unless tensors share.
+            order_bound = placed.lower_bound
+            if shared:
+                order_bound = live_bytes_bound(
+                    [(t.size, t.first + 1, t.last + 1) for t in roots if t.memory_id == memory_id],
+                    alignment,
+                )
             before = sizes[memory_id] if memory_id < len(sizes) else 0
             if memory_id < len(sizes):
                 sizes[memory_id] = placed.peak
