@@ -7,7 +7,9 @@ each tensor the planner placed, its memory id and byte offset
 memory ``i`` (0 is the constants' and never planned). ``replan`` reads that,
 recovers each planned tensor's lifetime from the instructions and plans the
 tensors again with memplan's planning core, one pool per memory id, and
-writes the same program with memplan's offsets and sizes.
+writes the same program with memplan's offsets and sizes. Lifetimes and
+views are read by ``memplan.tools.frontends.pte.lifetimes``, which
+``memplan-import --planned`` shares to import a program's own plan.
 
 - **Lifetimes**: a tensor is live from the first instruction that names it
   (as an argument, directly or in a tensor list) to the last, inclusive;
@@ -41,7 +43,7 @@ laid out anew, so the bytes differ).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,35 +51,17 @@ from memplan.passes.planning.algorithms import DEFAULT_BUDGET
 from memplan.tools.executorch import MemplanPlanningError, live_bytes_bound, plan_memory
 from memplan.tools.exporters.protocol import ExportError
 from memplan.tools.frontends.protocol import FrontendError
+from memplan.tools.frontends.pte.lifetimes import ELEMENTWISE_KERNELS, method_tensors
+from memplan.tools.frontends.pte.lifetimes import PlannedTensor as _Tensor
+from memplan.tools.frontends.pte.lifetimes import storage_views as _views
 from memplan.tools.frontends.pte.program import (
     executorch_schema,
     executorch_serializer,
     load_pte,
-    operator_writes,
-    straight_line,
 )
 
 ALIGNMENT = 16
 """ExecuTorch's ``MemoryPlanningPass`` default: every planned offset a multiple of it."""
-
-ELEMENTWISE_KERNELS = frozenset(
-    {
-        *(
-            (f"aten::{name}", "out")
-            for name in (
-                "abs", "add", "clamp", "div", "exp", "gelu", "hardsigmoid", "hardswish",
-                "hardtanh", "leaky_relu", "mul", "neg", "relu", "rsqrt", "sigmoid", "silu",
-                "sqrt", "sub", "tanh",
-            )
-        ),
-        ("aten::pow", "Tensor_Scalar_out"),
-    }
-)  # fmt: skip
-"""ExecuTorch's portable kernels (operator name, overload) that compute each
-output element from the input elements at the same index (broadcast inputs
-aside): an input of the output's shape may hold the output. Checked by
-running every benchmark model bit-identical with and without it
-(``benchmarks/executorch_models.py``)."""
 
 
 class PteError(ExportError):
@@ -110,159 +94,13 @@ class Replanned:
     memories: list[MemoryPlan] = field(default_factory=list[MemoryPlan])
 
 
-@dataclass
-class _Tensor:
-    index: int
-    value: Any
-    memory_id: int
-    offset: int
-    size: int
-    first: int
-    last: int
-    written: int | None
-    """The first instruction that writes it (None: none does)."""
-
-
-def _offset(details: Any) -> int:
-    return int(details.memory_offset_low) + (int(details.memory_offset_high) << 32)
-
-
-def _byte_size(tensor: Any, where: str) -> int:
-    """The bytes of a contiguous ``schema.Tensor`` (ExecuTorch's own rule)."""
-    import torch
-
-    exir_tensor = executorch_serializer().tensor
-    get_scalar_type = exir_tensor.get_scalar_type
-    num_bytes_from_shape_and_dtype = exir_tensor.num_bytes_from_shape_and_dtype
-    try:
-        dtype = get_scalar_type(tensor.scalar_type)
-    except KeyError:
-        raise PteError(
-            f"{where}: tensor of scalar type {tensor.scalar_type} has no known size"
-        ) from None
-    return int(num_bytes_from_shape_and_dtype(torch.Size(tensor.sizes), dtype))
-
-
-def _uses(instruction: Any, values: Sequence[Any], schema: Any) -> list[int]:
-    """The value indices an instruction names, tensor lists expanded."""
-    args = instruction.instr_args
-    if isinstance(args, schema.KernelCall):
-        named = list(args.args)
-    elif isinstance(args, schema.MoveCall):
-        named = [args.move_from, args.move_to]
-    elif isinstance(args, schema.FreeCall):
-        named = []
-    else:
-        named = []
-    found: list[int] = []
-    for index in named:
-        found.append(index)
-        value = values[index].val
-        if isinstance(value, schema.TensorList | schema.OptionalTensorList):
-            found.extend(int(i) for i in value.items if int(i) >= 0)
-    return found
-
-
 def _method_tensors(plan: Any, schema: Any) -> tuple[list[_Tensor], list[list[bool]]]:
-    """The planned tensors of one method with their lifetimes (see the module
-    docstring), and ``operator_writes(plan)``."""
-    name = plan.name
+    """The planned tensors of one method with their lifetimes
+    (``pte.lifetimes.method_tensors``), and ``operator_writes(plan)``."""
     try:
-        instructions = straight_line(plan, schema, "memplan-export-pte plans")
-        writes = operator_writes(plan)
+        return method_tensors(plan, schema, "memplan-export-pte plans")
     except FrontendError as error:
         raise PteError(str(error)) from None
-    values = plan.values
-    uses: dict[int, list[int]] = {}
-    written: dict[int, int] = {int(index): -1 for index in plan.inputs}
-    for position, instruction in enumerate(instructions):
-        args = instruction.instr_args
-        if isinstance(args, schema.KernelCall):
-            for index, flag in zip(args.args, writes[args.op_index]):
-                if flag:
-                    targets = [index]
-                    value = values[index].val
-                    if isinstance(value, schema.TensorList):
-                        targets += [int(i) for i in value.items]
-                    for target in targets:
-                        written.setdefault(int(target), position)
-        elif isinstance(args, schema.MoveCall):
-            written.setdefault(int(args.move_to), position)
-        for index in _uses(instruction, values, schema):
-            uses.setdefault(index, []).append(position)
-    for index in plan.inputs:
-        uses.setdefault(int(index), []).append(-1)
-    for index in plan.outputs:
-        uses.setdefault(int(index), []).append(len(instructions))
-    tensors: list[_Tensor] = []
-    for index, value in enumerate(values):
-        tensor = value.val
-        if not isinstance(tensor, schema.Tensor) or tensor.allocation_info is None:
-            continue
-        where = f"method '{name}', value {index}"
-        if tensor.shape_dynamism == schema.TensorShapeDynamism.DYNAMIC_UNBOUND:
-            raise PteError(f"{where}: a dynamic tensor without an upper bound has no static place")
-        # Placed but never named: live before the first instruction, as an input.
-        times = uses.get(index) or [-1]
-        details = tensor.allocation_info
-        tensors.append(
-            _Tensor(
-                index,
-                tensor,
-                int(details.memory_id),
-                _offset(details),
-                _byte_size(tensor, where),
-                min(times),
-                max(times),
-                written.get(index),
-            )
-        )
-    return tensors, writes
-
-
-def _views(tensors: list[_Tensor]) -> dict[int, tuple[_Tensor, int]]:
-    """Tensors that are views of another one's bytes in the program: index ->
-    (base, offset in it). A tensor is a view when the program places it
-    inside a tensor live at the same time (ExecuTorch's storage-backed
-    tensors), or when it is read before anything writes it: then it reads
-    what was written into the tensor that holds its bytes, the one written
-    last before that read."""
-    found: dict[int, tuple[_Tensor, int]] = {}
-    by_memory: dict[int, list[_Tensor]] = {}
-    for tensor in tensors:
-        by_memory.setdefault(tensor.memory_id, []).append(tensor)
-    for members in by_memory.values():
-        members.sort(key=lambda t: (t.offset, -t.size, t.index))
-        for tensor in members:
-            if tensor.size == 0:
-                continue
-            holders = [
-                other
-                for other in members
-                if other is not tensor
-                and other.offset <= tensor.offset
-                and tensor.offset + tensor.size <= other.offset + other.size
-                and (other.size, -other.index) > (tensor.size, -tensor.index)
-            ]
-            read_first = tensor.written is None or tensor.written > tensor.first
-            if read_first:
-                # The holder written last before the tensor is first read.
-                earlier = [
-                    h for h in holders if h.written is not None and h.written <= tensor.first
-                ]
-                base = max(earlier, key=lambda h: (h.written, h.size), default=None)
-            else:
-                live = [h for h in holders if h.first <= tensor.last and tensor.first <= h.last]
-                base = max(live, key=lambda h: h.size, default=None)
-            if base is not None:
-                found[tensor.index] = (base, tensor.offset - base.offset)
-    # A chain of views points at its root.
-    for index, (base, offset) in list(found.items()):
-        while base.index in found:
-            base, extra = found[base.index]
-            offset += extra
-        found[index] = (base, offset)
-    return found
 
 
 def _inplace_pairs(

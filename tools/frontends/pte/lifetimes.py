@@ -1,0 +1,208 @@
+"""What a method's instructions say about the tensors its program placed:
+their lifetimes, which of them are views of another one's bytes, and which
+kernels may write their output into an input's bytes.
+
+``memplan-import --planned`` imports a program's own plan with these rules
+and ``memplan-export pte`` re-plans the tensors with them, so the plan a
+program holds and the plan memplan writes are read the same way.
+
+- **Lifetimes** (``method_tensors``): a tensor is live from the first
+  instruction that names it (as an argument, directly or in a tensor list)
+  to the last, inclusive; the method's inputs from before the first
+  instruction (``-1``), its outputs to after the last (the instruction
+  count). A placed tensor that no instruction names is live before the
+  first instruction only, as an input.
+- **Views** (``storage_views``): a tensor is a view of another one's bytes
+  when the program places it inside a tensor live at the same time
+  (ExecuTorch's storage-backed tensors), or when it is read before anything
+  writes it: then it reads what was written into the tensor holding its
+  bytes, the one written last before that read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memplan.tools.frontends.pte.program import (
+    PteImportError,
+    executorch_serializer,
+    operator_writes,
+    straight_line,
+)
+
+ELEMENTWISE_KERNELS = frozenset(
+    {
+        *(
+            (f"aten::{name}", "out")
+            for name in (
+                "abs", "add", "clamp", "div", "exp", "gelu", "hardsigmoid", "hardswish",
+                "hardtanh", "leaky_relu", "mul", "neg", "relu", "rsqrt", "sigmoid", "silu",
+                "sqrt", "sub", "tanh",
+            )
+        ),
+        ("aten::pow", "Tensor_Scalar_out"),
+    }
+)  # fmt: skip
+"""ExecuTorch's portable kernels (operator name, overload) that compute each
+output element from the input elements at the same index (broadcast inputs
+aside): an input of the output's shape may hold the output. Checked by
+running every benchmark model bit-identical with and without it
+(``benchmarks/executorch_models.py``)."""
+
+
+@dataclass
+class PlannedTensor:
+    """A tensor the program placed (``AllocationDetails``): its value index,
+    its ``schema.Tensor``, its memory id and byte offset there, its bytes,
+    and the first and last instruction that name it."""
+
+    index: int
+    value: Any
+    memory_id: int
+    offset: int
+    size: int
+    first: int
+    last: int
+    written: int | None
+    """The first instruction that writes it (``-1``: a method input; None: none does)."""
+
+
+def placed_offset(details: Any) -> int:
+    """The byte offset an ``AllocationDetails`` gives."""
+    return int(details.memory_offset_low) + (int(details.memory_offset_high) << 32)
+
+
+def byte_size(tensor: Any, where: str) -> int:
+    """The bytes of a contiguous ``schema.Tensor`` (ExecuTorch's own rule)."""
+    import torch
+
+    exir_tensor = executorch_serializer().tensor
+    try:
+        dtype = exir_tensor.get_scalar_type(tensor.scalar_type)
+    except KeyError:
+        raise PteImportError(
+            f"{where}: tensor of scalar type {tensor.scalar_type} has no known size"
+        ) from None
+    return int(exir_tensor.num_bytes_from_shape_and_dtype(torch.Size(tensor.sizes), dtype))
+
+
+def instruction_uses(instruction: Any, values: Sequence[Any], schema: Any) -> list[int]:
+    """The value indices an instruction names, tensor lists expanded."""
+    args = instruction.instr_args
+    if isinstance(args, schema.KernelCall):
+        named = list(args.args)
+    elif isinstance(args, schema.MoveCall):
+        named = [args.move_from, args.move_to]
+    else:
+        named = []
+    found: list[int] = []
+    for index in named:
+        found.append(index)
+        value = values[index].val
+        if isinstance(value, schema.TensorList | schema.OptionalTensorList):
+            found.extend(int(i) for i in value.items if int(i) >= 0)
+    return found
+
+
+def method_tensors(
+    plan: Any, schema: Any, tool: str
+) -> tuple[list[PlannedTensor], list[list[bool]]]:
+    """The placed tensors of method ``plan`` with their lifetimes (see the
+    module docstring), and ``operator_writes(plan)``. ``PteImportError``
+    for what ``straight_line`` refuses (``tool`` says what takes
+    straight-line methods only) and a placed dynamic tensor without a bound."""
+    name = plan.name
+    instructions = straight_line(plan, schema, tool)
+    writes = operator_writes(plan)
+    values = plan.values
+    uses: dict[int, list[int]] = {}
+    written: dict[int, int] = {int(index): -1 for index in plan.inputs}
+    for position, instruction in enumerate(instructions):
+        args = instruction.instr_args
+        if isinstance(args, schema.KernelCall):
+            for index, flag in zip(args.args, writes[args.op_index]):
+                if flag:
+                    targets = [index]
+                    value = values[index].val
+                    if isinstance(value, schema.TensorList):
+                        targets += [int(i) for i in value.items]
+                    for target in targets:
+                        written.setdefault(int(target), position)
+        elif isinstance(args, schema.MoveCall):
+            written.setdefault(int(args.move_to), position)
+        for index in instruction_uses(instruction, values, schema):
+            uses.setdefault(index, []).append(position)
+    for index in plan.inputs:
+        uses.setdefault(int(index), []).append(-1)
+    for index in plan.outputs:
+        uses.setdefault(int(index), []).append(len(instructions))
+    tensors: list[PlannedTensor] = []
+    for index, value in enumerate(values):
+        tensor = value.val
+        if not isinstance(tensor, schema.Tensor) or tensor.allocation_info is None:
+            continue
+        where = f"method '{name}', value {index}"
+        if tensor.shape_dynamism == schema.TensorShapeDynamism.DYNAMIC_UNBOUND:
+            raise PteImportError(
+                f"{where}: a dynamic tensor without an upper bound has no static place"
+            )
+        # Placed but never named: live before the first instruction, as an input.
+        times = uses.get(index) or [-1]
+        details = tensor.allocation_info
+        tensors.append(
+            PlannedTensor(
+                index,
+                tensor,
+                int(details.memory_id),
+                placed_offset(details),
+                byte_size(tensor, where),
+                min(times),
+                max(times),
+                written.get(index),
+            )
+        )
+    return tensors, writes
+
+
+def storage_views(tensors: list[PlannedTensor]) -> dict[int, tuple[PlannedTensor, int]]:
+    """Tensors that are views of another one's bytes in the program: index ->
+    (base, offset in it), a chain of views pointing at its root (see the
+    module docstring)."""
+    found: dict[int, tuple[PlannedTensor, int]] = {}
+    by_memory: dict[int, list[PlannedTensor]] = {}
+    for tensor in tensors:
+        by_memory.setdefault(tensor.memory_id, []).append(tensor)
+    for members in by_memory.values():
+        members.sort(key=lambda t: (t.offset, -t.size, t.index))
+        for tensor in members:
+            if tensor.size == 0:
+                continue
+            holders = [
+                other
+                for other in members
+                if other is not tensor
+                and other.offset <= tensor.offset
+                and tensor.offset + tensor.size <= other.offset + other.size
+                and (other.size, -other.index) > (tensor.size, -tensor.index)
+            ]
+            read_first = tensor.written is None or tensor.written > tensor.first
+            if read_first:
+                # The holder written last before the tensor is first read.
+                earlier = [
+                    h for h in holders if h.written is not None and h.written <= tensor.first
+                ]
+                base = max(earlier, key=lambda h: (h.written, h.size), default=None)
+            else:
+                live = [h for h in holders if h.first <= tensor.last and tensor.first <= h.last]
+                base = max(live, key=lambda h: h.size, default=None)
+            if base is not None:
+                found[tensor.index] = (base, tensor.offset - base.offset)
+    # A chain of views points at its root.
+    for index, (base, offset) in list(found.items()):
+        while base.index in found:
+            base, extra = found[base.index]
+            offset += extra
+        found[index] = (base, offset)
+    return found
