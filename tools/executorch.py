@@ -33,6 +33,29 @@ tensors start above ``graph_module.input_mem_buffer_sizes`` (the bytes the
 enclosing graph holds while the submodule runs), as ExecuTorch's own
 algorithms do. ``extra_padding`` is added to every planned memory's size.
 
+**In place** (``inplace``, on by default): the output of an element-wise
+out-variant kernel (``ELEMENTWISE_KERNELS``) takes the bytes of an input
+that dies at that node (its ``lifetime`` ends there) when the two have one
+shape, scalar type, dim order, memory and size (``inplace_source``, the one
+rule ``memplan-export-pte`` applies too). The output's spec gets that
+input's spec as ``storage_base`` (offset 0), as ExecuTorch's own
+``_share_alloc_with_arg_idx`` does: the pair is planned as one tensor over
+both lifetimes, and ExecuTorch's ``Verifier.verify_storage_reuse`` accepts
+a spec inside the storage of one on its ``storage_base`` chain even when
+their lifetimes overlap (no ``allow_lifetime_and_storage_overlap`` needed).
+Graph inputs, ExecuTorch's storage-backed specs and their bases are never
+shared this way. This takes a memory below the order's bound (the peak of
+live bytes when no two live tensors share bytes).
+
+**Order**: the algorithm keeps the graph's order. ExecuTorch computes every
+spec's ``lifetime`` from the node order before it calls the algorithm
+(``update_all_tensors_lifetime`` in ``apply_algo``), its verifier checks
+the plan against those lifetimes, and the emitter writes the nodes in graph
+order afterwards; the algorithm's contract is offsets, so moving nodes in it
+would give a program whose order no lifetime ExecuTorch holds describes.
+A memory-aware order is ``memplan-export-pte``'s (it reorders a built
+program's instructions and plans with the new order's lifetimes).
+
 Each memory is planned by ``plan_memory`` (``memplan-export-pte`` plans a
 built program's memories with it too) and checked by the planning core's
 validator. A memory whose tensors do not fit its capacity raises
@@ -56,13 +79,69 @@ class MemplanPlanningError(ValueError):
     """memplan found no plan for a memory within its capacity (or budget)."""
 
 
+ELEMENTWISE_KERNELS = frozenset(
+    {
+        *(
+            (f"aten::{name}", "out")
+            for name in (
+                "abs", "add", "clamp", "div", "exp", "gelu", "hardsigmoid", "hardswish",
+                "hardtanh", "leaky_relu", "mul", "neg", "relu", "rsqrt", "sigmoid", "silu",
+                "sqrt", "sub", "tanh",
+            )
+        ),
+        ("aten::pow", "Tensor_Scalar_out"),
+    }
+)  # fmt: skip
+"""ExecuTorch's portable kernels (operator name, overload) that compute each
+output element from the input elements at the same index (broadcast inputs
+aside): an input of the output's shape may hold the output. Checked by
+running every benchmark model bit-identical with and without it
+(``benchmarks/executorch_models.py``)."""
+
+
+@dataclass(frozen=True)
+class InplaceOperand:
+    """What the in-place rule asks of one tensor of a kernel call."""
+
+    shape: tuple[int, ...]
+    scalar_type: object
+    dim_order: tuple[int, ...]
+    memory: int
+    size: int
+    shareable: bool
+    """False for a method (graph) input, a view, a view's base and a tensor
+    whose bytes already hold another output: their bytes are never shared."""
+
+
+def inplace_source(
+    kernel: tuple[str, str], out: InplaceOperand, dying: Sequence[InplaceOperand]
+) -> int | None:
+    """The in-place rule: the position in ``dying`` (the call's inputs whose
+    last use is this call, in argument order) of the first input whose bytes
+    the call's one output ``out`` may take, or None. ``kernel`` (operator
+    name, overload) must be in ``ELEMENTWISE_KERNELS``, both tensors
+    shareable, of one shape, scalar type, dim order, memory and size."""
+    if kernel not in ELEMENTWISE_KERNELS or not out.shareable:
+        return None
+    wanted = (out.shape, out.scalar_type, out.dim_order, out.memory, out.size)
+    for position, source in enumerate(dying):
+        found = (source.shape, source.scalar_type, source.dim_order, source.memory, source.size)
+        if source.shareable and found == wanted:
+            return position
+    return None
+
+
 @dataclass
 class PlanRecord:
     """What one call planned, per memory id: the bytes the plan takes (without
-    ``extra_padding``) and the peak of live bytes (the lower bound)."""
+    ``extra_padding``), the peak of live bytes of what was planned (the lower
+    bound, in-place pairs counted once), the order's bound (no two live
+    tensors sharing bytes) and how many outputs took a dying input's bytes."""
 
     sizes: dict[int, int] = field(default_factory=dict[int, int])
     bounds: dict[int, int] = field(default_factory=dict[int, int])
+    order_bounds: dict[int, int] = field(default_factory=dict[int, int])
+    shared: dict[int, int] = field(default_factory=dict[int, int])
 
 
 @dataclass
@@ -71,14 +150,16 @@ class MemplanAlgorithm:
 
     ``algorithm``: one of ``memplan.passes.planning.algorithms.ALGORITHMS``
     (default ``auto``). ``budget``: search nodes per memory. ``capacities``:
-    the most bytes each memory id may take (absent: unbounded). ``records``
-    collects what each call planned, for reports and tests.
+    the most bytes each memory id may take (absent: unbounded). ``inplace``:
+    element-wise outputs in their dying inputs' bytes. ``records`` collects
+    what each call planned, for reports and tests.
     """
 
     algorithm: str = "auto"
     budget: int = DEFAULT_BUDGET
     capacities: Mapping[int, int] = field(default_factory=dict[int, int])
     records: list[PlanRecord] = field(default_factory=list[PlanRecord])
+    inplace: bool = True
 
     def __post_init__(self) -> None:
         if self.algorithm not in ALGORITHMS:
@@ -104,18 +185,18 @@ class MemplanAlgorithm:
     ) -> list[int]:
         # ExecuTorch passes its specs in graph order; a set has none: sorted then.
         ordered = list(specs) if isinstance(specs, list | tuple) else sorted(specs, key=_spec_order)
-        planned = [spec for spec in ordered if spec.storage_base is None]
-        views = [spec for spec in ordered if spec.storage_base is not None]
         for spec in ordered:
             if spec.mem_id is None:
                 spec.mem_id = 1
             spec.realign(alignment)
-        # A view keeps its base's bytes live for as long as it is used.
-        lifetimes = {id(spec): tuple(spec.lifetime) for spec in planned}
-        for view in views:
-            base, _ = _root(view)
-            first, last = lifetimes[id(base)]
-            lifetimes[id(base)] = (min(first, view.lifetime[0]), max(last, view.lifetime[1]))
+        # The order's own lifetimes (views on their bases), before any sharing.
+        unshared = [spec for spec in ordered if spec.storage_base is None]
+        order_lifetimes = _lifetimes(ordered)
+        shared = _share_inplace(ordered, graph_module) if self.inplace else []
+        planned = [spec for spec in ordered if spec.storage_base is None]
+        views = [spec for spec in ordered if spec.storage_base is not None]
+        # A view (or an in-place output) keeps its base's bytes live while it is.
+        lifetimes = _lifetimes(ordered)
         base_sizes: list[int] = list(getattr(graph_module, "input_mem_buffer_sizes", None) or [])
         record = PlanRecord()
         offsets: dict[int, int] = {}
@@ -126,6 +207,17 @@ class MemplanAlgorithm:
             offsets.update(placed)
             record.sizes[mem_id] = size
             record.bounds[mem_id] = bound
+            record.shared[mem_id] = sum(1 for spec in shared if spec.mem_id == mem_id)
+            record.order_bounds[mem_id] = bound
+            if record.shared[mem_id]:
+                record.order_bounds[mem_id] = live_bytes_bound(
+                    [
+                        (int(spec.allocated_memory), *order_lifetimes[id(spec)])
+                        for spec in unshared
+                        if spec.mem_id == mem_id
+                    ],
+                    alignment,
+                )
         for spec in planned:
             spec.mem_offset = offsets[id(spec)]
         _number_shared_objects(planned)
@@ -228,9 +320,77 @@ def memplan_algorithm(
     algorithm: str = "auto",
     budget: int = DEFAULT_BUDGET,
     capacities: Mapping[int, int] | None = None,
+    inplace: bool = True,
 ) -> MemplanAlgorithm:
-    """memplan's planner for ``MemoryPlanningPass(memory_planning_algo=...)``."""
-    return MemplanAlgorithm(algorithm, budget, dict(capacities or {}))
+    """memplan's planner for ``MemoryPlanningPass(memory_planning_algo=...)``;
+    ``inplace=False`` never lets an element-wise output take its dying
+    input's bytes."""
+    return MemplanAlgorithm(algorithm, budget, dict(capacities or {}), inplace=inplace)
+
+
+def _lifetimes(specs: Sequence[Any]) -> dict[int, tuple[int, int]]:
+    """By ``id``, the lifetime of every spec without a ``storage_base``,
+    extended over the lifetimes of the specs on its bytes."""
+    lifetimes = {id(spec): tuple(spec.lifetime) for spec in specs if spec.storage_base is None}
+    for spec in specs:
+        if spec.storage_base is not None:
+            base, _ = _root(spec)
+            first, last = lifetimes[id(base)]
+            lifetimes[id(base)] = (min(first, spec.lifetime[0]), max(last, spec.lifetime[1]))
+    return {key: (int(first), int(last)) for key, (first, last) in lifetimes.items()}
+
+
+def _operand(spec: Any, shareable: bool) -> InplaceOperand:
+    return InplaceOperand(
+        tuple(int(d) for d in spec.shape),
+        spec.dtype,
+        tuple(int(d) for d in spec.dim_order),
+        int(spec.mem_id),
+        int(spec.allocated_memory),
+        shareable,
+    )
+
+
+def _share_inplace(specs: Sequence[Any], graph_module: Any) -> list[Any]:
+    """Give each element-wise output that may take a dying input's bytes
+    (``inplace_source``) that input's spec as its ``storage_base``; the
+    outputs so placed, in graph order."""
+    planned = {id(spec) for spec in specs}
+    fixed: set[int] = set()  # views, their bases and graph inputs
+    for spec in specs:
+        if spec.storage_base is not None:
+            fixed.add(id(spec))
+            base = spec
+            while base.storage_base is not None:
+                base = base.storage_base
+                fixed.add(id(base))
+    nodes = list(graph_module.graph.nodes)
+    for node in nodes:
+        if node.op == "placeholder":
+            fixed.add(id(node.meta.get("spec")))
+    shared: list[Any] = []
+    for index, node in enumerate(nodes):
+        schema = getattr(node.target, "_schema", None)
+        out = node.meta.get("spec")
+        if node.op != "call_function" or schema is None or id(out) not in planned:
+            continue
+        inputs: list[Any] = []
+        for arg in [*node.args, *node.kwargs.values()]:
+            spec: Any = getattr(arg, "meta", {}).get("spec")
+            if (
+                id(spec) in planned
+                and spec is not out
+                and spec.lifetime[1] == index  # it dies here
+                and all(spec is not seen for seen in inputs)
+            ):
+                inputs.append(spec)
+        dying = [_operand(spec, id(spec) not in fixed) for spec in inputs]
+        kernel = (str(schema.name), str(schema.overload_name))
+        position = inplace_source(kernel, _operand(out, id(out) not in fixed), dying)
+        if position is not None:
+            out.storage_base, out.storage_base_offset = inputs[position], 0
+            shared.append(out)
+    return shared
 
 
 def _number_shared_objects(specs: list[Any]) -> None:

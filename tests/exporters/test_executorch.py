@@ -326,10 +326,125 @@ def test_export_pte_writes_element_wise_outputs_into_dying_inputs(tmp_path: Path
         arenas[" ".join(flags)] = (after, bound)
         assert all(torch.equal(a, b) for a, b in zip(_run_file(out, example), expected))
         if not flags:
-            assert line.endswith(", 2 in a dying input's bytes")
+            assert ", 2 in a dying input's bytes;" in line
     (shared, bound), (unshared, same_bound) = arenas[""], arenas["--no-inplace"]
     assert bound == same_bound == unshared
     # At the bound the activations' 1 MiB input and output were both live;
     # in place, the peak is the first layer's: x, its transposed weights, h.
     assert bound == 2 * 256 * 1024 * 4
     assert shared == 256 * 64 * 4 + 64 * 1024 * 4 + 256 * 1024 * 4
+
+
+def test_the_hook_writes_element_wise_outputs_into_dying_inputs() -> None:
+    """Through ExecuTorch's hook, in place (the default) takes the arena
+    below the order's bound and `inplace=False` plans at it; both run
+    bit-identical to ExecuTorch's own plan, and ExecuTorch's verifier, not
+    allowed any overlap of lifetime and storage, accepts the shared pairs
+    (each output's spec is backed by its input's)."""
+    torch.manual_seed(0)
+    model, example = _WideActivations().eval(), (torch.randn(256, 64),)
+    expected = _run(_export(model, example, None), example)
+    arenas: dict[bool, int] = {}
+    for inplace in (True, False):
+        algo = memplan_algorithm(inplace=inplace)
+        program = _export(model, example, algo)
+        [record] = algo.records
+        arenas[inplace] = _arena(program)[1]
+        assert record.sizes[1] == arenas[inplace] == record.bounds[1]
+        assert record.order_bounds[1] == 2 * 256 * 1024 * 4
+        assert record.shared[1] == (2 if inplace else 0)
+        assert all(torch.equal(a, b) for a, b in zip(_run(program, example), expected))
+        graph = program.exported_program().graph_module
+        assert Verifier(graph, True, True, True).verify_storage_reuse(False) > 0
+    assert arenas[False] == 2 * 256 * 1024 * 4
+    assert arenas[True] == 256 * 64 * 4 + 64 * 1024 * 4 + 256 * 1024 * 4
+
+
+class _Branches(torch.nn.Module):
+    """Two wide branches the program runs side by side: both 1 MiB
+    activations are live together in its order, one at a time in an order
+    that finishes a branch before starting the next."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.up1, self.up2 = torch.nn.Linear(64, 1024), torch.nn.Linear(64, 1024)
+        self.down1, self.down2 = torch.nn.Linear(1024, 64), torch.nn.Linear(1024, 64)
+
+    def forward(self, x: Any) -> Any:
+        a, b = torch.relu(self.up1(x)), torch.relu(self.up2(x))
+        return self.down1(a) + self.down2(b)
+
+
+@pytest.fixture(scope="module")
+def branches(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, tuple[Any, ...], list[Any]]:
+    """The branches model as ExecuTorch's greedy planner writes it, its
+    input and the outputs ExecuTorch's runtime gives."""
+    torch.manual_seed(0)
+    model, example = _Branches().eval(), (torch.randn(256, 64),)
+    greedy = _export(model, example, None)
+    path = tmp_path_factory.mktemp("branches") / "greedy.pte"
+    path.write_bytes(greedy.buffer)
+    return path, example, _run(greedy, example)
+
+
+def _arena_and_bound(line: str) -> tuple[int, int]:
+    after = int(line.split("memory 1: ")[1].split()[0])
+    return after, int(line.split("lower bound ")[1].split(")")[0])
+
+
+def test_export_pte_reorders_instructions_below_the_programs_order(
+    branches: tuple[Path, tuple[Any, ...], list[Any]], tmp_path: Path
+) -> None:
+    """By default the instructions run in the order of lowest peak: the
+    order's bound falls from both branches' activations live together to
+    one branch's; `--no-reorder` keeps the program's order. Each program,
+    with in place and without, runs bit-identical to ExecuTorch's own plan,
+    and the same input gives the same bytes."""
+    source, example, expected = branches
+    mib = 256 * 1024 * 4
+    lines: dict[str, str] = {}
+    for flags in ((), ("--no-reorder",), ("--no-inplace",), ("--no-inplace", "--no-reorder")):
+        out = tmp_path / f"{'-'.join(flags) or 'default'}.pte"
+        result = _export_pte(source, "-o", out, *flags)
+        assert result.returncode == 0, result.stderr
+        [lines[" ".join(flags)]] = result.stdout.splitlines()
+        assert all(torch.equal(a, b) for a, b in zip(_run_file(out, example), expected))
+    # The program holds both branches' activations and one pre-activation;
+    # reordered, one branch's pre-activation and activation beside x.
+    program_bound, reordered_bound = 3 * mib, 2 * mib + 256 * 64 * 4
+    for flags in ("", "--no-inplace"):
+        assert lines[flags].endswith(
+            f"; reordered: the order's bound {program_bound} -> {reordered_bound}"
+        )
+    for flags in ("--no-reorder", "--no-inplace --no-reorder"):
+        assert "order" not in lines[flags].split("), ")[1]
+        assert _arena_and_bound(lines[flags])[1] == program_bound
+    assert _arena_and_bound(lines["--no-inplace"]) == (reordered_bound, reordered_bound)
+    assert _arena_and_bound(lines["--no-inplace --no-reorder"]) == (program_bound, program_bound)
+    # In place on top of the order: below either bound.
+    assert _arena_and_bound(lines[""])[0] < _arena_and_bound(lines["--no-reorder"])[0]
+    again = tmp_path / "again.pte"
+    assert _export_pte(source, "-o", again).returncode == 0
+    assert again.read_bytes() == (tmp_path / "default.pte").read_bytes()
+
+
+def test_a_reordered_plan_run_in_the_programs_order_changes_the_outputs(
+    branches: tuple[Path, tuple[Any, ...], list[Any]], tmp_path: Path
+) -> None:
+    """The proof can fail: memplan's offsets are for the new order (a
+    tensor reuses bytes the program's order still needs), so the reordered
+    program's chain put back in the program's order gives other outputs."""
+    from executorch.exir._serialize._program import deserialize_pte_binary, serialize_pte_binary
+
+    source, example, expected = branches
+    out = tmp_path / "reordered.pte"
+    assert _export_pte(source, "-o", out, "--no-inplace").returncode == 0
+    original = deserialize_pte_binary(source.read_bytes()).program.execution_plan[0]
+    program = deserialize_pte_binary(out.read_bytes())
+    chain = program.program.execution_plan[0].chains[0]
+    assert chain.instructions != original.chains[0].instructions
+    chain.instructions = original.chains[0].instructions
+    put_back = tmp_path / "put-back.pte"
+    put_back.write_bytes(bytes(serialize_pte_binary(program)))
+    outputs = _run_file(put_back, example)
+    assert not all(torch.equal(a, b) for a, b in zip(outputs, expected))

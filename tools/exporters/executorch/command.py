@@ -4,7 +4,7 @@ re-planned by memplan.
 Usage::
 
     memplan-export pte MODEL.pte -o OUT.pte [--capacity MEM_ID=BYTES ...]
-        [--algorithm auto] [--budget NODES] [--no-inplace]
+        [--algorithm auto] [--budget NODES] [--no-inplace] [--no-reorder]
 
 OUT is MODEL with every planned tensor at memplan's offset and each
 memory's size memplan's (``replan`` says how lifetimes and views are read,
@@ -13,14 +13,22 @@ refused). It prints, per method and memory, the bytes memplan's plan takes
 beside the program's own and the order's lower bound (the peak of live
 bytes of the order the program runs, no two live tensors sharing bytes:
 in-place outputs take the plan below it; ``--no-inplace`` plans without
-them). ExecuTorch's runtime runs OUT as it runs MODEL.
+them). By default the instructions are reordered first where an order the
+dependencies allow has a lower peak (``reorder``); the line then ends with
+the order's bound before and after (``reordered: the order's bound A ->
+B``), or says the program's order was kept; ``--no-reorder`` keeps it
+without trying. ExecuTorch's runtime runs OUT as it runs MODEL.
 """
 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from memplan.tools.exporters.protocol import Export, ExportError, Progress
+
+if TYPE_CHECKING:
+    from memplan.tools.exporters.executorch.replan import MemoryPlan
 
 
 def _capacity(text: str) -> tuple[int, int]:
@@ -37,7 +45,7 @@ def _budget(text: str) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--capacity``, ``--algorithm``, ``--budget`` and ``--no-inplace``."""
+    """``--capacity``, ``--algorithm``, ``--budget``, ``--no-inplace`` and ``--no-reorder``."""
     from memplan.passes.planning.algorithms import ALGORITHMS, DEFAULT_BUDGET
 
     parser.add_argument(
@@ -63,6 +71,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_false",
         help="never write an element-wise kernel's output into its dying input's bytes",
     )
+    parser.add_argument(
+        "--no-reorder",
+        dest="reorder",
+        action="store_false",
+        help="keep the program's order of instructions (default: the order of lowest peak)",
+    )
 
 
 def export(args: argparse.Namespace, progress: Progress) -> Export:
@@ -82,14 +96,24 @@ def export(args: argparse.Namespace, progress: Progress) -> Export:
         budget=args.budget,
         capacities=dict(args.capacity),
         inplace=args.inplace,
+        reorder=args.reorder,
     )
-    return Export(
-        result.data,
-        [
-            f"method '{memory.method}', memory {memory.memory_id}: {memory.after} bytes "
-            f"(the program's own plan: {memory.before}; lower bound {memory.lower_bound}), "
-            f"{memory.tensors} tensors planned"
-            + (f", {memory.shared} in a dying input's bytes" if memory.shared else "")
-            for memory in result.memories
-        ],
+    return Export(result.data, [_summary(memory) for memory in result.memories])
+
+
+def _summary(memory: MemoryPlan) -> str:
+    """One memory's line: the bytes of memplan's plan beside the program's
+    own and the bound, what in place and the order gave."""
+    line = (
+        f"method '{memory.method}', memory {memory.memory_id}: {memory.after} bytes "
+        f"(the program's own plan: {memory.before}; lower bound {memory.lower_bound}), "
+        f"{memory.tensors} tensors planned"
     )
+    if memory.shared:
+        line += f", {memory.shared} in a dying input's bytes"
+    if memory.reordered:
+        line += f"; reordered: the order's bound {memory.program_order_bound} -> "
+        line += str(memory.lower_bound)
+    elif memory.program_order_bound is not None:
+        line += "; the program's order kept (no order tried has a lower peak)"
+    return line

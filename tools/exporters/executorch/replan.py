@@ -43,16 +43,27 @@ laid out anew, so the bytes differ).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memplan.passes.planning.algorithms import DEFAULT_BUDGET
-from memplan.tools.executorch import MemplanPlanningError, live_bytes_bound, plan_memory
+from memplan.tools.executorch import (
+    InplaceOperand,
+    MemplanPlanningError,
+    inplace_source,
+    live_bytes_bound,
+    plan_memory,
+)
+from memplan.tools.exporters.executorch.reorder import (
+    candidate_orders,
+    instruction_steps,
+    same_dataflow,
+)
 from memplan.tools.exporters.protocol import ExportError
 from memplan.tools.frontends.protocol import FrontendError
-from memplan.tools.frontends.pte.lifetimes import ELEMENTWISE_KERNELS, method_tensors
 from memplan.tools.frontends.pte.lifetimes import PlannedTensor as _Tensor
+from memplan.tools.frontends.pte.lifetimes import method_tensors
 from memplan.tools.frontends.pte.lifetimes import storage_views as _views
 from memplan.tools.frontends.pte.program import (
     executorch_schema,
@@ -84,6 +95,10 @@ class MemoryPlan:
     tensors: int
     shared: int = 0
     """Tensors written into a dying input's bytes (``inplace``)."""
+    program_order_bound: int | None = None
+    """The bound of the program's own order (``reorder``; None without)."""
+    reordered: bool = False
+    """Whether the method's instructions run in a new order."""
 
 
 @dataclass
@@ -106,50 +121,157 @@ def _method_tensors(plan: Any, schema: Any) -> tuple[list[_Tensor], list[list[bo
 def _inplace_pairs(
     plan: Any,
     schema: Any,
+    instructions: Sequence[Any],
     writes: list[list[bool]],
     tensors: list[_Tensor],
-    views: dict[int, tuple[_Tensor, int]],
+    views: Mapping[int, tuple[_Tensor, int]],
 ) -> dict[int, int]:
     """Output tensor index -> the input tensor index whose bytes it takes
-    (``ELEMENTWISE_KERNELS``; see the module docstring), in program order;
-    ``writes`` is ``operator_writes(plan)``."""
+    (``inplace_source``; see the module docstring), in the order of
+    ``instructions``; ``writes`` is ``operator_writes(plan)``."""
     by_index = {tensor.index: tensor for tensor in tensors}
-    shared_bytes = set(views) | {base.index for base, _ in views.values()}
-    instructions = plan.chains[0].instructions  # one chain: `_method_tensors` checked
+    fixed = set(views) | {base.index for base, _ in views.values()}
     pairs: dict[int, int] = {}
     taken: set[int] = set()
+
+    def operand(tensor: _Tensor) -> InplaceOperand:
+        return InplaceOperand(
+            tuple(int(d) for d in tensor.value.sizes),
+            tensor.value.scalar_type,
+            tuple(int(d) for d in tensor.value.dim_order),
+            tensor.memory_id,
+            tensor.size,
+            tensor.index not in fixed and tensor.index not in taken and tensor.first >= 0,
+        )
+
     for position, instruction in enumerate(instructions):
         args = instruction.instr_args
         if not isinstance(args, schema.KernelCall):
             continue
         operator = plan.operators[args.op_index]
-        if (str(operator.name), str(operator.overload)) not in ELEMENTWISE_KERNELS:
-            continue
         flags = writes[args.op_index]
         written = {int(i) for i, flag in zip(args.args, flags) if flag}
-        read = [int(i) for i, flag in zip(args.args, flags) if not flag and int(i) not in written]
         if len(written) != 1:
             continue
         out = by_index.get(next(iter(written)))
-        if out is None or out.index in shared_bytes or out.first != position:
+        if out is None or out.first != position:
             continue
-        for index in read:
-            source = by_index.get(index)
-            if (
-                source is not None
-                and source.index not in shared_bytes
-                and source.index not in taken
-                and source.first >= 0  # a method input is the caller's
-                and source.last == position  # it dies here
-                and source.memory_id == out.memory_id
-                and source.size == out.size
-                and list(source.value.sizes) == list(out.value.sizes)
-                and source.value.scalar_type == out.value.scalar_type
-            ):
-                pairs[out.index] = source.index
-                taken.add(source.index)
-                break
+        dying = [
+            by_index[index]
+            for index in dict.fromkeys(
+                int(i) for i, flag in zip(args.args, flags) if not flag and int(i) not in written
+            )
+            if index in by_index and by_index[index].last == position
+        ]
+        kernel = (str(operator.name), str(operator.overload))
+        found = inplace_source(kernel, operand(out), [operand(t) for t in dying])
+        if found is not None:
+            pairs[out.index] = dying[found].index
+            taken.add(dying[found].index)
     return pairs
+
+
+@dataclass
+class _Layout:
+    """One order of a method's instructions and the tensors' lives in it:
+    ``lives`` gives each planned tensor's ``(bytes, first, last)`` (shifted
+    by one: the inputs live from before instruction 0), an in-place output's
+    merged into the tensor whose bytes hold it (``holder``)."""
+
+    order: list[int]
+    instructions: list[Any]
+    tensors: list[_Tensor]
+    views: dict[int, tuple[_Tensor, int]]
+    roots: list[_Tensor]
+    lives: dict[int, tuple[int, int, int]]
+    holder: dict[int, int]
+
+    def bounds(self, alignment: int) -> dict[int, tuple[int, int]]:
+        """Per memory id: the peak of live bytes with in-place pairs counted
+        once, and without (the order's bound)."""
+        found: dict[int, tuple[int, int]] = {}
+        for memory_id in sorted({t.memory_id for t in self.roots}):
+            members = [t for t in self.roots if t.memory_id == memory_id]
+            merged = [self.lives[t.index] for t in members if t.index in self.lives]
+            apart = [(t.size, t.first + 1, t.last + 1) for t in members]
+            order = live_bytes_bound(apart, alignment)
+            shared = live_bytes_bound(merged, alignment) if len(merged) < len(apart) else order
+            found[memory_id] = (shared, order)
+        return found
+
+
+def _layout(
+    plan: Any,
+    schema: Any,
+    instructions: Sequence[Any],
+    order: list[int],
+    program_views: Mapping[int, tuple[_Tensor, int]],
+    inplace: bool,
+) -> _Layout:
+    """The tensors' lives when ``plan`` runs ``instructions`` in ``order``;
+    ``program_views`` are the views read from the program's own order (a
+    reorder moves no tensor into another one's bytes)."""
+    reordered = [instructions[i] for i in order]
+    chain = plan.chains[0]
+    ordered_plan = replace(plan, chains=[replace(chain, instructions=reordered)])
+    tensors, writes = _method_tensors(ordered_plan, schema)
+    by_index = {tensor.index: tensor for tensor in tensors}
+    views = {
+        index: (by_index[base.index], offset) for index, (base, offset) in program_views.items()
+    }
+    for index, (base, _) in views.items():
+        view = by_index[index]
+        base.first, base.last = min(base.first, view.first), max(base.last, view.last)
+    roots = [t for t in tensors if t.index not in views]
+    for tensor in roots:
+        if tensor.first >= 0 and (tensor.written is None or tensor.written > tensor.first):
+            # Read before anything writes it: what the previous run left (a
+            # mutable buffer), live over the whole method.
+            tensor.first, tensor.last = -1, len(reordered)
+    lives = {t.index: (t.size, t.first + 1, t.last + 1) for t in roots}
+    pairs = _inplace_pairs(plan, schema, reordered, writes, tensors, views) if inplace else {}
+    holder: dict[int, int] = {}  # a shared output -> the tensor whose bytes hold it
+    for out, source in pairs.items():
+        held = holder.get(source, source)
+        holder[out] = held
+        size, first, last = lives[held]
+        lives[held] = (size, first, max(last, lives.pop(out)[2]))
+    return _Layout(order, reordered, tensors, views, roots, lives, holder)
+
+
+def _reordered(
+    plan: Any,
+    schema: Any,
+    instructions: list[Any],
+    writes: list[list[bool]],
+    program: _Layout,
+    alignment: int,
+    inplace: bool,
+) -> _Layout:
+    """The layout of the candidate order (``reorder.candidate_orders``)
+    with the lowest peaks of live bytes (with in-place sharing, then
+    without, summed over the memories), ``program``'s on a tie; ``writes``
+    is ``operator_writes(plan)``."""
+    location = {index: base.index for index, (base, _) in program.views.items()}
+    steps = instruction_steps(plan, schema, instructions, writes, location)
+    inputs = {int(i) for i in plan.inputs}
+    sizes = {t.index: t.size for t in program.roots if t.index not in inputs}
+    outputs = {location.get(int(i), int(i)) for i in plan.outputs}
+
+    def score(layout: _Layout) -> tuple[int, int]:
+        bounds = layout.bounds(alignment).values()
+        return sum(b[0] for b in bounds), sum(b[1] for b in bounds)
+
+    best, best_score = program, score(program)
+    for _, order in candidate_orders(steps, sizes, outputs):
+        if order == program.order:
+            continue
+        if not same_dataflow(steps, order):
+            raise AssertionError(f"method '{plan.name}': a reorder broke a dependency")
+        layout = _layout(plan, schema, instructions, order, program.views, inplace)
+        if score(layout) < best_score:
+            best, best_score = layout, score(layout)
+    return best
 
 
 def replan(
@@ -161,9 +283,11 @@ def replan(
     capacities: Mapping[int, int] | None = None,
     alignment: int = ALIGNMENT,
     inplace: bool = True,
+    reorder: bool = True,
 ) -> Replanned:
     """``data`` (a ``.pte``) with every planned tensor at memplan's offset
-    (and, with ``inplace``, element-wise outputs in their dying inputs' bytes)."""
+    (with ``inplace``, element-wise outputs in their dying inputs' bytes;
+    with ``reorder``, its instructions in the order of lowest peak)."""
     try:
         schema = executorch_schema()
         pte = load_pte(data, label)
@@ -175,21 +299,14 @@ def replan(
     capacities = dict(capacities or {})
     for plan in pte.program.execution_plan:
         tensors, writes = _method_tensors(plan, schema)
-        by_index = {tensor.index: tensor for tensor in tensors}
-        views = _views(tensors)
-        for index, (base, _) in views.items():
-            view = by_index[index]
-            base.first, base.last = min(base.first, view.first), max(base.last, view.last)
-        roots = [t for t in tensors if t.index not in views]
-        # Shifted by one: the inputs live from before instruction 0.
-        lives = {t.index: (t.size, t.first + 1, t.last + 1) for t in roots}
-        pairs = _inplace_pairs(plan, schema, writes, tensors, views) if inplace else {}
-        holder: dict[int, int] = {}  # a shared output -> the tensor whose bytes hold it
-        for out, source in pairs.items():
-            held = holder.get(source, source)
-            holder[out] = held
-            size, first, last = lives[held]
-            lives[held] = (size, first, max(last, lives.pop(out)[2]))
+        instructions = list(plan.chains[0].instructions)
+        identity = list(range(len(instructions)))
+        layout = program = _layout(plan, schema, instructions, identity, _views(tensors), inplace)
+        if reorder:
+            layout = _reordered(plan, schema, instructions, writes, program, alignment, inplace)
+        program_bounds = program.bounds(alignment)
+        by_index = {tensor.index: tensor for tensor in layout.tensors}
+        roots, lives, holder = layout.roots, layout.lives, layout.holder
         sizes = list(plan.non_const_buffer_sizes)
         for memory_id in sorted({t.memory_id for t in roots}):
             members = [t for t in roots if t.memory_id == memory_id and t.index in lives]
@@ -230,14 +347,21 @@ def replan(
                     order_bound,
                     len(members) + len(shared),
                     len(shared),
+                    program_bounds[memory_id][1] if reorder else None,
+                    layout is not program,
                 )
             )
-        for index, (base, offset) in views.items():
+        for index, (base, offset) in layout.views.items():
             by_index[index].offset = base.offset + offset
-        for tensor in tensors:
+        for tensor in layout.tensors:
             details = tensor.value.allocation_info
             details.memory_offset_low = tensor.offset & 0xFFFFFFFF
             details.memory_offset_high = tensor.offset >> 32
         plan.non_const_buffer_sizes = sizes
+        if layout is not program:
+            chain = plan.chains[0]
+            chain.instructions = layout.instructions
+            if chain.stacktrace is not None:
+                chain.stacktrace = [chain.stacktrace[i] for i in layout.order]
     result.data = bytes(serialize_pte_binary(pte))
     return result
