@@ -77,7 +77,11 @@ BUILTIN_FRONTENDS = (
         "memplan.tools.frontends.tflite.arguments",
     ),
     FrontendEntry(
-        "pte", "ExecuTorch", (".pte",), "memplan.tools.frontends.pte.frontend:PTE_FRONTEND"
+        "pte",
+        "ExecuTorch",
+        (".pte",),
+        "memplan.tools.frontends.pte.frontend:PTE_FRONTEND",
+        "memplan.tools.frontends.pte.arguments",
     ),
 )
 """The front ends in this repository, in the order the tools list them."""

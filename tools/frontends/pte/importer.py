@@ -78,14 +78,16 @@ _ELEMENT_TYPES: dict[int, Attribute] = {
 }
 
 
-def _element_type(tensor: Any, where: str) -> Attribute:
+def element_type(tensor: Any, where: str) -> Attribute:
+    """The element type of a ``schema.Tensor``; ``PteImportError`` naming
+    ``where`` for a scalar type memplan has none for."""
     scalar = int(tensor.scalar_type)
     if scalar not in _ELEMENT_TYPES:
         raise PteImportError(f"{where}: scalar type {tensor.scalar_type} has no memplan type")
     return _ELEMENT_TYPES[scalar]
 
 
-def _argument(value: Any, values: Any, schema: Any) -> Attribute:
+def argument_attribute(value: Any, values: Any, schema: Any) -> Attribute:
     """A non-tensor ``EValue`` as an attribute (an ``IntList`` holds the
     indices of its ``Int`` values in ``values``)."""
     if isinstance(value, schema.Bool):
@@ -119,7 +121,7 @@ class _MethodImporter:
         where = f"method '{self.plan.name}', value {index}"
         if tensor.shape_dynamism == self.schema.TensorShapeDynamism.DYNAMIC_UNBOUND:
             raise PteImportError(f"{where}: a dynamic tensor without an upper bound")
-        return TensorType(_element_type(tensor, where), [int(d) for d in tensor.sizes])
+        return TensorType(element_type(tensor, where), [int(d) for d in tensor.sizes])
 
     def is_tensor(self, index: int) -> bool:
         return isinstance(self.plan.values[index].val, self.schema.Tensor)
@@ -169,7 +171,7 @@ class _MethodImporter:
             elif members:
                 operands.extend(self.read(i, block, where) for i in members)
             else:
-                attributes[str(slot)] = _argument(value, self.plan.values, self.schema)
+                attributes[str(slot)] = argument_attribute(value, self.plan.values, self.schema)
         result_types = [self.tensor_type(i) for i in results]
         name = f"{operator.name}.{operator.overload}" if operator.overload else str(operator.name)
         declaration = self.kernels.declare(
@@ -220,12 +222,18 @@ class _MethodImporter:
         return ModuleOp([*self.globals, main, *self.kernels.declarations])
 
 
-def import_program(program: Any, method: str = "forward") -> ModuleOp:
-    """Method ``method`` of ``program`` (a ``schema.Program``) as IR."""
-    schema = executorch_schema()
+def method_plan(program: Any, method: str) -> Any:
+    """The ``schema.ExecutionPlan`` of method ``method`` of ``program``;
+    ``PteImportError`` listing the methods when it has none of that name."""
     plans = {plan.name: plan for plan in program.execution_plan}
     if method not in plans:
         raise PteImportError(
             f"the program has no method '{method}' (methods: {', '.join(sorted(plans))})"
         )
-    return _MethodImporter(plans[method], schema).module()
+    return plans[method]
+
+
+def import_program(program: Any, method: str = "forward") -> ModuleOp:
+    """Method ``method`` of ``program`` (a ``schema.Program``) as IR."""
+    schema = executorch_schema()
+    return _MethodImporter(method_plan(program, method), schema).module()

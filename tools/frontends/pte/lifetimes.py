@@ -17,11 +17,13 @@ program holds and the plan memplan writes are read the same way.
   (ExecuTorch's storage-backed tensors), or when it is read before anything
   writes it: then it reads what was written into the tensor holding its
   bytes, the one written last before that read.
+- **View operators** (``VIEW_OPERATORS``): what writes a view a checker
+  accepts as one, rather than as a tensor sharing a live one's bytes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -166,10 +168,22 @@ def method_tensors(
     return tensors, writes
 
 
-def storage_views(tensors: list[PlannedTensor]) -> dict[int, tuple[PlannedTensor, int]]:
+VIEW_OPERATORS = frozenset({("executorch_prim::et_view", "default")})
+"""ExecuTorch's operators (name, overload) whose output is a view of their
+input's bytes: the emitter keeps ``et_view`` for a view of a dynamic shape
+(a static one has no instruction), its output placed where its input is."""
+
+
+def storage_views(
+    tensors: list[PlannedTensor],
+    written_as_view: Callable[[PlannedTensor], bool] | None = None,
+) -> dict[int, tuple[PlannedTensor, int]]:
     """Tensors that are views of another one's bytes in the program: index ->
     (base, offset in it), a chain of views pointing at its root (see the
-    module docstring)."""
+    module docstring). ``written_as_view``, when given, says which written
+    tensors placed inside a live one are views (the others are not views
+    whatever their place: a checker asks it, where a planner trusts the
+    program's places)."""
     found: dict[int, tuple[PlannedTensor, int]] = {}
     by_memory: dict[int, list[PlannedTensor]] = {}
     for tensor in tensors:
@@ -194,6 +208,8 @@ def storage_views(tensors: list[PlannedTensor]) -> dict[int, tuple[PlannedTensor
                     h for h in holders if h.written is not None and h.written <= tensor.first
                 ]
                 base = max(earlier, key=lambda h: (h.written, h.size), default=None)
+            elif written_as_view is not None and not written_as_view(tensor):
+                base = None
             else:
                 live = [h for h in holders if h.first <= tensor.last and tensor.first <= h.last]
                 base = max(live, key=lambda h: h.size, default=None)
