@@ -19,13 +19,26 @@ views are read by ``memplan.tools.frontends.pte.lifetimes``, which
   one's bytes while both are live (ExecuTorch's storage-backed tensors) keeps
   its place relative to that base, whose lifetime grows to cover it.
 - **In place** (``inplace``, on by default): an element-wise out-variant
-  kernel (``ELEMENTWISE_KERNELS``) whose input dies at its call, with the
-  output's shape, scalar type and memory, writes its output into that
-  input's bytes: the two are planned as one tensor. Each output element is
-  computed from the input elements at its own index, so every element is
-  read before it is overwritten. Method inputs, views and their bases are
-  never shared this way. This is what takes a plan below the order's
-  bound (the peak of live bytes when no two live tensors share bytes).
+  kernel (``memplan.tools.executorch.ELEMENTWISE_KERNELS``) whose input
+  dies at its call, with the output's shape, scalar type, dim order and
+  memory, writes its output into that input's bytes: the two are planned
+  as one tensor (``inplace_source``, the rule the ExecuTorch hook applies
+  too). Each output element is computed from the input elements at its
+  own index, so every element is read before it is overwritten. Method
+  inputs, views and their bases are never shared this way. This takes a
+  plan below the order's bound (the peak of live bytes when no two live
+  tensors share bytes).
+- **Order** (``reorder``, on by default): the method's instructions may run
+  in another order that keeps every dependency (``reorder``: each read sees
+  the same write, no write before a read of what it replaces, writes in
+  their order, on values and on the bytes views share; barriers fixed).
+  The planning core's schedulers propose whole-chain orders; the one whose
+  lifetimes give the lowest peak of live bytes (with in-place pairs counted
+  once, then without) is planned and written as the method's chain, the
+  program's own order on a tie. Views are read from the program's order
+  (a reorder moves no tensor into another one's bytes). A tensor read
+  before anything writes it that is no view (state a previous run left,
+  as a mutable buffer) is live over the whole method in any order.
 - **Left as they are**: tensors without ``AllocationDetails`` (constants,
   and what the runtime allocates itself).
 - **Refused** (one line each, ``PteError``): a file that is not a ``.pte``;
