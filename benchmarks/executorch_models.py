@@ -2,17 +2,21 @@
 
 Each model (``torch.nn`` modules and ``transformers`` architectures built
 from small configs with random weights; nothing is downloaded) is exported
-with ``torch.export`` -> ``to_edge`` -> ``to_executorch`` twice: with
+with ``torch.export`` -> ``to_edge`` -> ``to_executorch`` three times: with
 ExecuTorch's default planner (greedy) and with ``memplan_algorithm()``
-(``memplan.tools.executorch``), and the greedy program is also re-planned
-after the fact (``memplan.tools.exporters.executorch.replan.replan``, what
-``memplan-export-pte`` runs), without and with element-wise outputs written
-into their dying inputs' bytes (``--no-inplace`` and the default). The three programs run in ExecuTorch's
-runtime (portable kernels) on the same inputs; the table gives the arena of
-each (``non_const_buffer_sizes[1]``), the peak of live bytes (the lower
-bound of the order ExecuTorch runs, which no planner of it goes below),
-whether the outputs are bit-identical to the greedy program's, and the CPU
-seconds of ``to_executorch`` with each planner and of the re-plan.
+(``memplan.tools.executorch``) without and with in place (``inplace``:
+element-wise outputs in their dying inputs' bytes). The greedy program is
+also re-planned after the fact (``memplan.tools.exporters.executorch.replan.replan``,
+what ``memplan-export-pte`` runs) four ways: in the program's order without
+and with in place (``--no-reorder --no-inplace``, ``--no-reorder``), and
+with its instructions reordered to the order of lowest peak without and
+with in place (``--no-inplace``, the default). Every program runs in
+ExecuTorch's runtime (portable kernels) on the same inputs; the table gives
+the arena of each (``non_const_buffer_sizes[1]``), the peak of live bytes
+of the order ExecuTorch runs (the order's bound, which no plan without
+shared bytes goes below) and of the reordered program, whether all outputs
+are bit-identical to the greedy program's, and the CPU seconds of
+``to_executorch`` with each planner and of the default re-plan.
 
     pip install -e '.[executorch]' transformers
     python benchmarks/executorch_models.py [--only gpt2,bert] [--markdown OUT.md]
@@ -27,7 +31,7 @@ import argparse
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 warnings.simplefilter("ignore")
@@ -157,6 +161,20 @@ class WideMLP(nn.Module):
         return self.down(nn.functional.gelu(torch.sigmoid(torch.relu(self.up(x)))))
 
 
+class Branches(nn.Module):
+    """Two wide branches written side by side: in the program's order both
+    branches' activations are live together, where a reorder pays."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.up1, self.up2 = nn.Linear(64, 1024), nn.Linear(64, 1024)
+        self.down1, self.down2 = nn.Linear(1024, 64), nn.Linear(1024, 64)
+
+    def forward(self, x: Any) -> Any:
+        a, b = torch.relu(self.up1(x)), torch.relu(self.up2(x))
+        return self.down1(a) + self.down2(b)
+
+
 def _torch_models() -> dict[str, Callable[[], Model]]:
     def encoder() -> Model:
         layer = nn.TransformerEncoderLayer(256, 4, 512, dropout=0.0, batch_first=True)
@@ -174,6 +192,7 @@ def _torch_models() -> dict[str, Callable[[], Model]]:
         ),
         "UNet (concatenated skips)": lambda: (UNet(), (torch.randn(1, 3, 64, 64),)),
         "wide MLP (activations wider than weights)": lambda: (WideMLP(), (torch.randn(256, 64),)),
+        "two wide branches side by side": lambda: (Branches(), (torch.randn(256, 64),)),
     }
 
 
@@ -264,14 +283,22 @@ def _transformers_models() -> dict[str, Callable[[], Model]]:
 class Row:
     name: str
     greedy: int | None = None
-    memplan: int | None = None
+    hook: int | None = None
+    """memplan through the hook, ``inplace=False``."""
+    hook_inplace: int | None = None
     bound: int | None = None
-    identical: bool | None = None
+    """The order's bound: the peak of live bytes of the program's order."""
     replanned: int | None = None
-    replanned_identical: bool | None = None
+    """``--no-reorder --no-inplace``."""
     inplace: int | None = None
-    inplace_identical: bool | None = None
+    """``--no-reorder``."""
+    reordered: int | None = None
+    """``--no-inplace``."""
+    both: int | None = None
+    """The default: reordered and in place."""
+    reordered_bound: int | None = None
     shared: int = 0
+    identical: dict[str, bool] = field(default_factory=dict[str, bool])
     greedy_seconds: float = 0.0
     memplan_seconds: float = 0.0
     replan_seconds: float = 0.0
@@ -299,6 +326,10 @@ def _run(program: Any, example: tuple[Any, ...]) -> list[Any]:
     return list(method.execute(list(example)))
 
 
+def _arena(replanned: Any) -> Any:
+    return next(m for m in replanned.memories if m.memory_id == 1)
+
+
 def measure(name: str, build: Callable[[], Model]) -> Row:
     row = Row(name)
     torch.manual_seed(0)
@@ -306,61 +337,120 @@ def measure(name: str, build: Callable[[], Model]) -> Row:
         model, example = build()
         model = model.eval()
         greedy, row.greedy_seconds = _export(model, example, None)
-        algo = memplan_algorithm()
-        ours, row.memplan_seconds = _export(model, example, algo)
+        algo = memplan_algorithm(inplace=False)
+        hook, row.memplan_seconds = _export(model, example, algo)
+        hook_inplace, _ = _export(model, example, memplan_algorithm())
     except Exception as error:  # noqa: BLE001 - a model that does not export is a row
         row.problem = f"export: {type(error).__name__}: {str(error).splitlines()[0][:120]}"
         return row
     plan = greedy.executorch_program.execution_plan[0]
     row.greedy = list(plan.non_const_buffer_sizes)[1]
-    row.memplan = list(ours.executorch_program.execution_plan[0].non_const_buffer_sizes)[1]
+    row.hook = list(hook.executorch_program.execution_plan[0].non_const_buffer_sizes)[1]
+    row.hook_inplace = list(
+        hook_inplace.executorch_program.execution_plan[0].non_const_buffer_sizes
+    )[1]
     # The graph holding the others is planned last; its memory 1 is the arena.
     row.bound = algo.records[-1].bounds.get(1)
-    started = time.process_time()
-    replanned = replan(greedy.buffer, name, inplace=False)
-    row.replan_seconds = time.process_time() - started
-    row.replanned = next(m.after for m in replanned.memories if m.memory_id == 1)
-    in_place = replan(greedy.buffer, name)
-    arena = next(m for m in in_place.memories if m.memory_id == 1)
-    row.inplace, row.shared = arena.after, arena.shared
+    programs: dict[str, Any] = {"hook": hook, "hook, in place": hook_inplace}
+    for key, attribute, inplace, reorder in (
+        ("re-plan", "replanned", False, False),
+        ("in place", "inplace", True, False),
+        ("reordered", "reordered", False, True),
+        ("both", "both", True, True),
+    ):
+        started = time.process_time()
+        replanned = replan(greedy.buffer, name, inplace=inplace, reorder=reorder)
+        if key == "both":
+            row.replan_seconds = time.process_time() - started
+        arena = _arena(replanned)
+        programs[key] = replanned.data
+        setattr(row, attribute, arena.after)
+        if key == "in place":
+            row.shared = arena.shared
+        if key == "reordered":
+            row.reordered_bound = arena.lower_bound
     expected = _run(greedy, example)
 
     def same(got: list[Any]) -> bool:
         return len(expected) == len(got) and all(torch.equal(a, b) for a, b in zip(expected, got))
 
-    row.identical = same(_run(ours, example))
-    row.replanned_identical = same(_run(replanned.data, example))
-    row.inplace_identical = same(_run(in_place.data, example))
+    row.identical = {key: same(_run(program, example)) for key, program in programs.items()}
     return row
 
 
+HEADER = (
+    "| model | ExecuTorch greedy | memplan hook (order's bound) | hook, in place "
+    "| re-plan, program's order | order's bound | re-plan, in place "
+    "| re-plan, reordered | reordered order's bound | re-plan, reordered + in place "
+    "| best / greedy | outputs (6 programs) | CPU s (greedy, hook, re-plan) |"
+)
+
+
 def table(rows: list[Row]) -> str:
-    lines = [
-        "| model | ExecuTorch greedy | memplan (hook) | memplan-export-pte --no-inplace "
-        "| order's lower bound | memplan-export-pte (in place) | in-place / bound "
-        "| memplan / greedy | outputs (hook, re-plan, in place) "
-        "| CPU s (greedy, hook, re-plan) |",
-        "|---|--:|--:|--:|--:|--:|--:|--:|---|---|",
-    ]
+    lines = [HEADER, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|"]
     for row in rows:
         if row.problem is not None:
-            lines.append(f"| {row.name} | - | - | - | - | - | - | - | {row.problem} | - |")
+            lines.append(f"| {row.name} |" + " - |" * 10 + f" {row.problem} | - |")
             continue
-        assert row.greedy is not None and row.memplan is not None
+        assert row.greedy is not None and row.hook is not None and row.hook_inplace is not None
         assert row.replanned is not None and row.bound is not None and row.inplace is not None
-        ratio = f"{row.memplan / row.greedy:.3f}" if row.greedy else "-"
-        below = f"{row.inplace / row.bound:.3f}" if row.bound else "-"
-        outputs = ", ".join(
-            "bit-identical" if same else "DIFFER"
-            for same in (row.identical, row.replanned_identical, row.inplace_identical)
-        )
+        assert row.reordered is not None and row.both is not None
+        assert row.reordered_bound is not None
+        best = min(row.hook_inplace, row.both)
+        ratio = f"{best / row.greedy:.3f}" if row.greedy else "-"
+        differ = [key for key, same in row.identical.items() if not same]
+        outputs = "bit-identical" if not differ else "DIFFER: " + ", ".join(differ)
         lines.append(
-            f"| {row.name} | {row.greedy:,} | {row.memplan:,} | {row.replanned:,} | "
-            f"{row.bound:,} | {row.inplace:,} ({row.shared} shared) | {below} | {ratio} | "
+            f"| {row.name} | {row.greedy:,} | {row.hook:,} | {row.hook_inplace:,} | "
+            f"{row.replanned:,} | {row.bound:,} | {row.inplace:,} ({row.shared} shared) | "
+            f"{row.reordered:,} | {row.reordered_bound:,} | {row.both:,} | {ratio} | "
             f"{outputs} | "
             f"{row.greedy_seconds:.2f}, {row.memplan_seconds:.2f}, {row.replan_seconds:.2f} |"
         )
     return "\n".join(lines)
+
+
+PREAMBLE = """# memplan in ExecuTorch's memory planning hook
+
+`python benchmarks/executorch_models.py --markdown benchmarks/RESULTS-executorch.md`,
+{date}, torch {torch}, ExecuTorch {executorch}, transformers {transformers}
+(models built from configs with random weights, seed 0; nothing
+downloaded). Each model exported with `torch.export` -> `to_edge` ->
+`to_executorch` (portable kernels, default config) with ExecuTorch's
+default planner and with `memory_planning_algo=memplan_algorithm()`
+without and with in place (`inplace=False`, the default), and the greedy
+program re-planned after the fact (`memplan-export-pte`'s `replan`) in the
+program's order (`--no-reorder`) and reordered (the default), each without
+and with in place (`--no-inplace`, the default). All six programs run in
+ExecuTorch's runtime on the same inputs, outputs compared with the greedy
+program's. Bytes of memory 1 (`non_const_buffer_sizes[1]`, the arena). The
+order's bound is the peak of live bytes of the order ExecuTorch runs (no
+plan without shared bytes goes below it); the reordered order's bound is
+the reordered program's. In place takes a plan below its order's bound.
+"best / greedy" is the smaller of the hook with in place and the default
+re-plan over greedy. CPU seconds: `to_executorch` with each planner (the
+whole lowering, planning included) and the default re-plan. The re-plan
+sizes tensors by their bytes, the hook by ExecuTorch's 16-byte-aligned
+sizes, so the re-plan can end a few bytes below the hook's bound.
+
+"""
+
+
+def _preamble() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    def installed(name: str) -> str:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return "(not installed)"
+
+    return PREAMBLE.format(
+        date=time.strftime("%Y-%m-%d"),
+        torch=installed("torch"),
+        executorch=installed("executorch"),
+        transformers=installed("transformers"),
+    )
 
 
 def main() -> None:
@@ -368,7 +458,11 @@ def main() -> None:
     parser.add_argument("--only", default="", help="comma-separated substrings of model names")
     parser.add_argument("--markdown", help="also write the table to this file")
     args = parser.parse_args()
-    models = {**_torch_models(), **_transformers_models()}
+    models = _torch_models()
+    try:
+        models.update(_transformers_models())
+    except ImportError:
+        print("transformers is not installed: its models are left out")
     wanted = [w.lower() for w in args.only.split(",") if w]
     rows = []
     for name, build in models.items():
@@ -381,7 +475,7 @@ def main() -> None:
     print(text)
     if args.markdown:
         with open(args.markdown, "w") as out:
-            out.write(text + "\n")
+            out.write(_preamble() + text + "\n")
 
 
 if __name__ == "__main__":
