@@ -1,6 +1,5 @@
 """What a method's instructions say about the tensors its program placed:
-their lifetimes, which of them are views of another one's bytes, and which
-kernels may write their output into an input's bytes.
+their lifetimes, and which of them are views of another one's bytes.
 
 ``memplan-import --planned`` imports a program's own plan with these rules
 and ``memplan-export pte`` re-plans the tensors with them, so the plan a
@@ -33,25 +32,6 @@ from memplan.tools.frontends.pte.program import (
     operator_writes,
     straight_line,
 )
-
-ELEMENTWISE_KERNELS = frozenset(
-    {
-        *(
-            (f"aten::{name}", "out")
-            for name in (
-                "abs", "add", "clamp", "div", "exp", "gelu", "hardsigmoid", "hardswish",
-                "hardtanh", "leaky_relu", "mul", "neg", "relu", "rsqrt", "sigmoid", "silu",
-                "sqrt", "sub", "tanh",
-            )
-        ),
-        ("aten::pow", "Tensor_Scalar_out"),
-    }
-)  # fmt: skip
-"""ExecuTorch's portable kernels (operator name, overload) that compute each
-output element from the input elements at the same index (broadcast inputs
-aside): an input of the output's shape may hold the output. Checked by
-running every benchmark model bit-identical with and without it
-(``benchmarks/executorch_models.py``)."""
 
 
 @dataclass

@@ -83,8 +83,8 @@ from memplan.tools.frontends.pte.importer import (
     element_type,
     method_plan,
 )
+from memplan.tools.frontends.pte.kernels import ELEMENTWISE_KERNELS
 from memplan.tools.frontends.pte.lifetimes import (
-    ELEMENTWISE_KERNELS,
     VIEW_OPERATORS,
     PlannedTensor,
     method_tensors,
