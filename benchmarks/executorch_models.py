@@ -4,7 +4,7 @@ Each model (``torch.nn`` modules and ``transformers`` architectures built
 from small configs with random weights; nothing is downloaded) is exported
 with ``torch.export`` -> ``to_edge`` -> ``to_executorch`` three times: with
 ExecuTorch's default planner (greedy) and with ``memplan_algorithm()``
-(``memplan.tools.executorch``) without and with in place (``inplace``:
+(``memplan.tools.exporters.executorch.hook``) without and with in place (``inplace``:
 element-wise outputs in their dying inputs' bytes). The greedy program is
 also re-planned after the fact (``memplan.tools.exporters.executorch.replan.replan``,
 what ``memplan-export-pte`` runs) four ways: in the program's order without
@@ -42,7 +42,7 @@ from executorch.exir.passes import MemoryPlanningPass  # noqa: E402
 from executorch.runtime import Runtime  # noqa: E402
 from torch import nn  # noqa: E402
 
-from memplan.tools.executorch import memplan_algorithm  # noqa: E402
+from memplan.tools.exporters.executorch.hook import memplan_algorithm  # noqa: E402
 from memplan.tools.exporters.executorch.replan import replan  # noqa: E402
 
 Model = tuple[nn.Module, tuple[Any, ...]]

@@ -20,7 +20,7 @@ from executorch.exir import ExecutorchBackendConfig, to_edge  # noqa: E402
 from executorch.exir.passes import MemoryPlanningPass  # noqa: E402
 from executorch.runtime import Runtime  # noqa: E402
 
-from memplan.tools.executorch import memplan_algorithm  # noqa: E402
+from memplan.tools.exporters.executorch.hook import memplan_algorithm  # noqa: E402
 
 torch.manual_seed(0)
 layer = torch.nn.TransformerEncoderLayer(256, 4, 512, dropout=0.0, batch_first=True)

@@ -30,7 +30,7 @@ with warnings.catch_warnings():  # the same, at import (collection has no marks)
     from executorch.exir.passes import MemoryPlanningPass
     from executorch.runtime import Runtime
 
-from memplan.tools.executorch import (  # noqa: E402
+from memplan.tools.exporters.executorch.hook import (  # noqa: E402
     MemplanAlgorithm,
     MemplanPlanningError,
     memplan_algorithm,

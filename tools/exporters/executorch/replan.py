@@ -19,7 +19,7 @@ views are read by ``memplan.tools.frontends.pte.lifetimes``, which
   one's bytes while both are live (ExecuTorch's storage-backed tensors) keeps
   its place relative to that base, whose lifetime grows to cover it.
 - **In place** (``inplace``, on by default): an element-wise out-variant
-  kernel (``memplan.tools.executorch.ELEMENTWISE_KERNELS``) whose input
+  kernel (``memplan.tools.exporters.executorch.hook.ELEMENTWISE_KERNELS``) whose input
   dies at its call, with the output's shape, scalar type, dim order and
   memory, writes its output into that input's bytes: the two are planned
   as one tensor (``inplace_source``, the rule the ExecuTorch hook applies
@@ -47,7 +47,7 @@ views are read by ``memplan.tools.frontends.pte.lifetimes``, which
   that the program placed; a capacity too small (``--capacity MEM_ID=BYTES``).
 
 Each memory is planned and checked as the hook plans it
-(``memplan.tools.executorch.plan_memory``: the planning core, then its
+(``memplan.tools.exporters.executorch.hook.plan_memory``: the planning core, then its
 independent validator on the lifetimes read from the program) before the
 program is written. The program is written back by ExecuTorch's own serializer: every field but
 the offsets and ``non_const_buffer_sizes`` is as it was (the flatbuffer is
@@ -61,7 +61,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memplan.passes.planning.algorithms import DEFAULT_BUDGET
-from memplan.tools.executorch import (
+from memplan.tools.exporters.executorch.hook import (
     InplaceOperand,
     MemplanPlanningError,
     inplace_source,

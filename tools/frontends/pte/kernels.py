@@ -1,6 +1,6 @@
 """ExecuTorch's kernels as memplan reads them, in the standard library
-only, so the memory planning hook (``memplan.tools.executorch``, which
-loads neither xDSL nor NumPy) and the front end share one list."""
+only, so the memory planning hook (``memplan.tools.exporters.executorch.hook``,
+which loads neither xDSL nor NumPy) and the front end share one list."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ planned tensor (``memory_planning_algo``); this module gives it memplan's::
 
     from executorch.exir import ExecutorchBackendConfig
     from executorch.exir.passes import MemoryPlanningPass
-    from memplan.tools.executorch import memplan_algorithm
+    from memplan.tools.exporters.executorch.hook import memplan_algorithm
 
     config = ExecutorchBackendConfig(
         memory_planning_pass=MemoryPlanningPass(memory_planning_algo=memplan_algorithm())
@@ -73,30 +73,11 @@ from memplan.passes.planning.algorithms import ALGORITHMS, DEFAULT_BUDGET, PlanO
 from memplan.passes.planning.bounds import lower_bound
 from memplan.passes.planning.model import Buffer, Pool, Problem
 from memplan.passes.planning.validate import validate
+from memplan.tools.frontends.pte.kernels import ELEMENTWISE_KERNELS
 
 
 class MemplanPlanningError(ValueError):
     """memplan found no plan for a memory within its capacity (or budget)."""
-
-
-ELEMENTWISE_KERNELS = frozenset(
-    {
-        *(
-            (f"aten::{name}", "out")
-            for name in (
-                "abs", "add", "clamp", "div", "exp", "gelu", "hardsigmoid", "hardswish",
-                "hardtanh", "leaky_relu", "mul", "neg", "relu", "rsqrt", "sigmoid", "silu",
-                "sqrt", "sub", "tanh",
-            )
-        ),
-        ("aten::pow", "Tensor_Scalar_out"),
-    }
-)  # fmt: skip
-"""ExecuTorch's portable kernels (operator name, overload) that compute each
-output element from the input elements at the same index (broadcast inputs
-aside): an input of the output's shape may hold the output. Checked by
-running every benchmark model bit-identical with and without it
-(``benchmarks/executorch_models.py``)."""
 
 
 @dataclass(frozen=True)
