@@ -22,8 +22,10 @@ The text form is what the IR's string attributes hold::
     SYMBOL := [A-Za-z_][A-Za-z0-9_.]*   (not a function name)
 
 ``str(expr)`` prints the canonical text, which parses back to an equal
-expression. The constructors fold constants and flatten nested sums,
-products and maxima, so equal functions built the same way compare equal.
+expression. The constructors fold constants, flatten nested sums, products and
+maxima, order the terms of sums and products, and drop a maximum's
+arguments that another one dominates (``dominates``), so equal functions
+built the same way compare equal.
 """
 
 from __future__ import annotations
@@ -203,6 +205,7 @@ def add(*terms: SizeExpr | int) -> SizeExpr:
                 total += part.value
             else:
                 flat.append(part)
+    flat.sort(key=str)  # one canonical form for equal sums
     if total or not flat:
         flat.append(Const(total))
     return flat[0] if len(flat) == 1 else Add(tuple(flat))
@@ -220,14 +223,55 @@ def mul(*factors: SizeExpr | int) -> SizeExpr:
                 flat.append(part)
     if coefficient == 0:
         return Const(0)
+    flat.sort(key=str)  # one canonical form for equal products
     if coefficient != 1 or not flat:
         flat.insert(0, Const(coefficient))
     return flat[0] if len(flat) == 1 else Mul(tuple(flat))
 
 
+def _split_coefficient(expr: SizeExpr) -> tuple[int, SizeExpr | None]:
+    """``expr`` as ``k * rest`` (``rest`` None for a constant)."""
+    if isinstance(expr, Const):
+        return expr.value, None
+    if isinstance(expr, Mul) and isinstance(expr.factors[0], Const):
+        rest = expr.factors[1:]
+        return expr.factors[0].value, rest[0] if len(rest) == 1 else Mul(rest)
+    return 1, expr
+
+
+def dominates(a: SizeExpr, b: SizeExpr) -> bool:
+    """Whether ``a >= b`` at every non-negative value of the dims, shown from
+    their structure (sound, not complete: False means "not shown")."""
+    if a == b:
+        return True
+    if isinstance(b, Max):
+        return all(dominates(a, arg) for arg in b.args)
+    if isinstance(b, Const) and a.evaluate(dict.fromkeys(a.symbols(), 0)) >= b.value:
+        return True  # monotone: the smallest value is at all dims 0
+    if isinstance(a, Max):
+        return any(dominates(arg, b) for arg in a.args)
+    if isinstance(a, Align):
+        return dominates(a.arg, b)
+    if isinstance(a, Add):
+        if any(dominates(term, b) for term in a.terms):
+            return True
+        if isinstance(b, Add) and len(b.terms) <= len(a.terms):
+            rest = list(a.terms)
+            for term in b.terms:
+                match = next((t for t in rest if dominates(t, term)), None)
+                if match is None:
+                    return False
+                rest.remove(match)
+            return True
+        return False
+    (ka, ra), (kb, rb) = _split_coefficient(a), _split_coefficient(b)
+    return ra is not None and ra == rb and ka >= kb
+
+
 def maximum(*args: SizeExpr | int) -> SizeExpr:
-    """The maximum, flattened, repeats dropped, constants folded into one
-    (dropped when 0, as every expression is at least 0)."""
+    """The maximum, flattened, repeats and arguments another one dominates
+    dropped, constants folded into one (dropped when 0, as every expression
+    is at least 0)."""
     flat: dict[SizeExpr, None] = {}
     largest: int | None = None
     for arg in map(_expr, args):
@@ -241,6 +285,15 @@ def maximum(*args: SizeExpr | int) -> SizeExpr:
     items = tuple(flat)
     if not items:
         raise SizeExprError("max() of nothing")
+    items = tuple(
+        arg
+        for i, arg in enumerate(items)
+        if not any(
+            dominates(other, arg) and (not dominates(arg, other) or j < i)
+            for j, other in enumerate(items)
+            if j != i
+        )
+    )
     return items[0] if len(items) == 1 else Max(items)
 
 
