@@ -1,4 +1,6 @@
-"""Sizes and offsets as functions of a program's dynamic dims.
+"""Sizes and offsets as functions of a program's dynamic dims (the standard
+library only, so the dialect's verifiers, the front ends and the passes
+read one grammar).
 
 A ``SizeExpr`` is a non-negative integer function of named dims (the
 symbols of ``memory.dim_ranges``), built from integer constants, symbols,

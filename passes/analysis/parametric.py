@@ -9,12 +9,14 @@ sizes depend on the dims, an *offset program* on the pinned storages:
 - ``memory.above = array<i64: J, ...>``: the slots it sits above, each
   smaller than ``K``;
 - ``memory.reserve = "<size expression>"`` on a dynamic storage: its bytes as
-  a function of the dims (``passes/planning/size_expr``), at least its size
+  a function of the dims (``memdialect/size_expr``), at least its size
   operand at run time. A storage without one takes its static size, or its
   ``max`` when dynamic.
 
 At dims ``d`` the storage of slot ``K`` sits at
-``align(max(0, offset(J) + size(J, d) for J in above), alignment)``, slots in
+``align(max(0, offset(J) + size(J, d) for J in above), alignment)``, with
+``alignment`` the lcm of the storage's ``align`` and its pool's (what a pinned
+offset must be a multiple of), slots in
 increasing order; the pool takes ``max(offset(K) + size(K, d))``. The
 ``at @pool[N]`` offset is that program evaluated at the sizes the static
 plan reserves (``max``), so a tool that does not read the program still has
@@ -33,18 +35,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from math import lcm
 
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     DictionaryAttr,
     IntegerAttr,
+    ModuleOp,
     StringAttr,
 )
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
 
-from memplan.dialect.ops import AllocStorageOp
-from memplan.passes.planning.size_expr import (
+from memplan.dialect.ops import AllocStorageOp, PoolOp
+from memplan.dialect.size_expr import (
     SizeExpr,
     SizeExprError,
     align,
@@ -125,6 +129,7 @@ class ParametricStorage:
     slot: int
     above: tuple[int, ...]
     alignment: int
+    """The lcm of the storage's ``align`` and its pool's."""
     size: SizeExpr
     """Bytes at given dims: the reserve, else the static size or ``max``."""
     reserved: int
@@ -186,6 +191,12 @@ def parametric_pools(func: FuncOp, storages: Sequence[AllocStorageOp]) -> list[P
     ``memory.slot``), one per pool, in the order pools first appear; an
     ill-formed program raises ``ParametricLayoutError`` naming the op."""
     by_pool: dict[str, dict[int, ParametricStorage]] = {}
+    module = func.parent_op()
+    pool_alignment = (
+        {op.pool_name: op.alignment_value for op in module.ops if isinstance(op, PoolOp)}
+        if isinstance(module, ModuleOp)
+        else {}
+    )
     for alloc in storages:
         slot_attr = alloc.attributes.get(SLOT_ATTR)
         if slot_attr is None:
@@ -221,7 +232,7 @@ def parametric_pools(func: FuncOp, storages: Sequence[AllocStorageOp]) -> list[P
             alloc,
             slot,
             above,
-            alloc.alignment_value,
+            lcm(alloc.alignment_value, pool_alignment.get(pinned[0], 1)),
             reserve if reserve is not None else const(reserved),
             reserved,
         )

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memplan.passes.planning.size_expr import (
+from memplan.dialect.size_expr import (
     SizeExpr,
     SizeExprError,
     add,
