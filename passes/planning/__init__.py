@@ -6,6 +6,9 @@
 * ``io``: MiniMalloc CSV and memplan JSON (``PlanningInputError``).
 * ``execution_order``: operator orders that lower the peak of live bytes
   (the ``schedule`` pass's core).
+* ``parametric``: a plan as an offset program valid at every sizes vector
+  up to the bound (``derive_parametric``, ``evaluate``, ``check_parametric``,
+  ``choose_parametric``).
 * ``algorithms``: ``ALGORITHMS``, ``PlanOptions``, ``solve(problem, name, options)``.
 """
 
