@@ -38,12 +38,15 @@ class PlanPass(PlanningPassOptions, ModulePass):
     - `coalesce` (bool, default true): run `coalesce` (false: `usmp` alone,
       which never uses less memory but gives one storage per tensor).
     - `verify` (bool, default true): end with `verify-plan` (false: skip it).
+    - `parametric` (bool, default false): `usmp`'s `parametric`: offsets of
+      storages whose sizes depend on the dims as functions of the dims.
     """
 
     name = "plan"
 
     coalesce: bool = True
     verify: bool = True
+    parametric: bool = False
 
     def __post_init__(self) -> None:
         check_options(self, non_negative=self.NON_NEGATIVE)
@@ -68,7 +71,7 @@ class PlanPass(PlanningPassOptions, ModulePass):
         steps = [build("manifest-alloc"), build("insert-kills")]
         if self.coalesce:
             steps.append(build("coalesce", **planning))
-        steps.append(build("usmp", **planning))
+        steps.append(build("usmp", **planning, parametric=self.parametric))
         if self.verify:
             steps.append(build("verify-plan"))
         return tuple(steps)
