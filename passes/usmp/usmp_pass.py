@@ -28,6 +28,7 @@ from memplan.passes.analysis import (
     pools_of,
 )
 from memplan.passes.analysis.forms import warn_value_semantic
+from memplan.passes.analysis.parametric import SLOT_ATTR
 from memplan.passes.pass_options import PlanningPassOptions, check_options
 from memplan.passes.planning.algorithms import (
     GREEDY_ALGORITHMS,
@@ -49,6 +50,11 @@ from memplan.passes.usmp.groups import (
     build_group,
     planning_groups,
     pool_components,
+)
+from memplan.passes.usmp.parametric import (
+    drop_program,
+    forget_stale_programs,
+    write_parametric,
 )
 from memplan.passes.usmp.splitting import (
     SplitEdits,
@@ -181,6 +187,32 @@ class UsmpPass(PlanningPassOptions, ModulePass):
     storages of their own): it could not be strictly better.
     `split-storages=false` keeps every storage whole.
 
+    Parametric plans (`parametric=true`): dynamic storages whose bytes
+    depend on the dynamic dims (`memory.reserve = "<size expression>"`, the
+    dims' ranges in the function's `memory.dim_ranges`) are planned at the
+    bound as above, each reserving its `max`; then, for each pool of each
+    function that holds a pinned storage with a reserve, the planning core
+    (`passes.planning.parametric.derive_parametric`, on the same `Problem`:
+    the conflicts are its own) turns the bound's plan into an offset
+    program, written on every pinned storage of that pool in that function:
+    `memory.slot = K` numbers the storages in the plan's order (by offset,
+    then top, then program order) and `memory.above = array<i64: J, ...>`
+    lists the slots of the conflicting storages below it. At dims `d`,
+    slot K sits at `align(max(0, offset(J) + size(J, d) for J in above),
+    alignment)` (`alignment`: lcm of the storage's and the pool's), with
+    `size` the reserve at `d` (the static size, or `max`, for a storage
+    without one); `passes.analysis.parametric` reads the program. Every
+    conflicting pair is ordered by `above`, so the program never overlaps
+    two live storages at any size, and it is monotone in the sizes, so its
+    largest values are at the reserved sizes. The `at` offsets become the
+    program at the reserved sizes (the bound's plan dropped onto the
+    storages below: never higher), and the pool's `used` the highest end
+    there over the functions. A pool used by storages of several functions,
+    or holding storages pinned before the pass (which keep their offsets),
+    stays static, with a remark naming it; a pool whose storages the pass
+    places again loses the program an earlier run wrote. `verify-plan`
+    checks the programs independently.
+
     The searches stop on a count of work, not on a clock, so the output is
     the same on every machine at any load. Only an explicit `timeout` makes
     it depend on the machine: when the clock cuts a search short the pass
@@ -204,9 +236,12 @@ class UsmpPass(PlanningPassOptions, ModulePass):
       algorithms (`PlanOptions`), shared with `coalesce` and `plan`
       (`passes.pass_options.PlanningPassOptions`).
     - `scope` (default `function`): `function` or `module`, as above.
-    - `replan` (default false): re-plan storages that are already pinned.
+    - `replan` (default false): re-plan storages that are already pinned
+      (their `memory.slot` and `memory.above` go with their pins).
     - `split-storages` (default true): consider splitting multi-tensor
       storages, as above.
+    - `parametric` (default false): write the offset programs of pools
+      with storages whose sizes depend on the dims, as above.
     """
 
     name = "usmp"
@@ -214,6 +249,7 @@ class UsmpPass(PlanningPassOptions, ModulePass):
     scope: PlanningScope = "function"
     replan: bool = False
     split_storages: bool = True
+    parametric: bool = False
 
     def __post_init__(self) -> None:
         check_options(self, non_negative=self.NON_NEGATIVE)
@@ -242,6 +278,12 @@ class UsmpPass(PlanningPassOptions, ModulePass):
                 if isinstance(storage, AllocStorageOp) and storage.pinned is not None:
                     storage.pool = None
                     storage.offset = None
+                    drop_program(storage)
+        prepinned = {
+            storage
+            for storage in op.walk()
+            if isinstance(storage, AllocStorageOp) and storage.pinned is not None
+        }
         budget = Budget(self.budget, self.timeout)
         lifetimes = analyze_module(op)
         for function, storage in lifetimes.storages():
@@ -288,6 +330,12 @@ class UsmpPass(PlanningPassOptions, ModulePass):
         for pool in op.ops:
             if isinstance(pool, PoolOp):
                 pool.properties["used"] = IntegerAttr(plan.used.get(pool.pool_name, 0), 64)
+        placed = set(plan.placements) - prepinned
+        if placed and any(SLOT_ATTR in storage.attributes for storage in prepinned):
+            forget_stale_programs(final or analyze_module(op), placed)
+        if self.parametric:
+            final = final or analyze_module(op)
+            write_parametric(op, final, prepinned)
         return final
 
     def _plan_split(

@@ -1,0 +1,164 @@
+"""``usmp{parametric=true}``: the offset programs of pools whose storages'
+sizes depend on the dims, written on the pinned storages.
+
+The planning core derives the program (``passes.planning.parametric``:
+which conflicting buffers sit below which, in the order of the bound's
+plan); this module only picks the pools that get one, numbers their slots
+and writes ``memory.slot`` / ``memory.above`` (the form
+``passes.analysis.parametric`` reads), then moves each ``at`` offset to the
+program at the reserved sizes (never higher than the bound's plan put it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, i64
+
+from memplan.dialect.diagnostics import emit_remark
+from memplan.dialect.ops import AllocStorageOp, PoolOp
+from memplan.passes.analysis import FunctionLifetimes, ModuleLifetimes, StorageLifetime
+from memplan.passes.analysis.parametric import (
+    ABOVE_ATTR,
+    RESERVE_ATTR,
+    SLOT_ATTR,
+    parametric_pools,
+)
+from memplan.passes.planning.model import Placement, Problem, Solution
+from memplan.passes.planning.parametric import derive_parametric
+
+
+def drop_program(alloc: AllocStorageOp) -> None:
+    """Remove ``memory.slot`` and ``memory.above`` from ``alloc`` (its offset
+    is about to change, or its pool's program no longer covers it)."""
+    alloc.attributes.pop(SLOT_ATTR, None)
+    alloc.attributes.pop(ABOVE_ATTR, None)
+
+
+@dataclass(frozen=True)
+class _PoolInFunction:
+    function: FunctionLifetimes
+    pool: str
+    storages: list[StorageLifetime]
+
+
+def _pinned_by_pool(
+    lifetimes: ModuleLifetimes,
+) -> tuple[list[_PoolInFunction], dict[str, list[str]]]:
+    """The pinned bounded storages of each function by pool (functions and
+    pools in module order), and the functions using each pool."""
+    found: list[_PoolInFunction] = []
+    users: dict[str, list[str]] = {}
+    for function in lifetimes.functions:
+        by_pool: dict[str, list[StorageLifetime]] = {}
+        for storage in function.static_storages:
+            if storage.pinned is not None:
+                by_pool.setdefault(storage.pinned[0], []).append(storage)
+        for pool, storages in by_pool.items():
+            found.append(_PoolInFunction(function, pool, storages))
+            users.setdefault(pool, []).append(function.name)
+    return found, users
+
+
+def forget_stale_programs(lifetimes: ModuleLifetimes, placed: Collection[AllocStorageOp]) -> None:
+    """Drop the program of every pool of a function in which ``placed`` (the
+    storages the pass has just placed) lands: it was written for offsets that
+    no longer hold."""
+    pools, _ = _pinned_by_pool(lifetimes)
+    for entry in pools:
+        if any(storage.alloc in placed for storage in entry.storages):
+            for storage in entry.storages:
+                drop_program(storage.alloc)
+
+
+def write_parametric(
+    module: ModuleOp, lifetimes: ModuleLifetimes, prepinned: Collection[AllocStorageOp]
+) -> None:
+    """Write the offset program of every pool, in every function, that holds
+    a pinned storage with ``memory.reserve``, move its ``at`` offsets to the
+    program at the reserved sizes and its ``used`` to the pool that leaves.
+
+    ``lifetimes`` analyses ``module`` with the plan pinned; ``prepinned`` are
+    the storages pinned before the pass (kept where they were). A pool used
+    by several functions, or holding storages pinned before the pass without
+    a program, stays static, with a remark naming it.
+    """
+    pool_ops = {op.pool_name: op for op in module.ops if isinstance(op, PoolOp)}
+    entries, users = _pinned_by_pool(lifetimes)
+    told: set[str] = set()
+    changed: set[str] = set()
+    todo: dict[FunctionLifetimes, list[_PoolInFunction]] = {}
+    for entry in entries:
+        if not any(RESERVE_ATTR in s.alloc.attributes for s in entry.storages):
+            continue
+        where = pool_ops.get(entry.pool)
+        if len(users[entry.pool]) > 1:
+            if entry.pool not in told and where is not None:
+                told.add(entry.pool)
+                names = ", ".join(f"@{name}" for name in users[entry.pool])
+                emit_remark(
+                    where,
+                    f"usmp: pool @{entry.pool} is used by the storages of {names}: its "
+                    "offsets stay static at the bound (a parametric program is per function "
+                    "and per pool)",
+                )
+            continue
+        if any(s.alloc in prepinned for s in entry.storages):
+            if all(SLOT_ATTR in s.alloc.attributes for s in entry.storages):
+                continue  # its program, written before, still holds
+            if where is not None:
+                emit_remark(
+                    where,
+                    f"usmp: pool @{entry.pool} holds storages of @{entry.function.name} "
+                    "pinned before the pass: its offsets stay static at the bound",
+                )
+            continue
+        todo.setdefault(entry.function, []).append(entry)
+    for function, pools in todo.items():
+        _write_function(lifetimes, function, pools)
+        changed.update(entry.pool for entry in pools)
+    if not changed:
+        return
+    used: dict[str, int] = dict.fromkeys(changed, 0)
+    for _, storage in lifetimes.storages():
+        if storage.size is not None and storage.pinned is not None:
+            pool, offset = storage.pinned
+            if pool in used:
+                used[pool] = max(used[pool], offset + storage.size)
+    for pool, value in used.items():
+        if pool in pool_ops:
+            pool_ops[pool].properties["used"] = IntegerAttr(value, 64)
+
+
+def _write_function(
+    lifetimes: ModuleLifetimes, function: FunctionLifetimes, pools: list[_PoolInFunction]
+) -> None:
+    """Derive and write the programs of ``pools`` in ``function``."""
+    owners: dict[str, StorageLifetime] = {}
+    buffers = []
+    placements: dict[str, Placement] = {}
+    for entry in pools:
+        for storage in entry.storages:
+            buffer = lifetimes.module_buffer(function, storage, pin=False)
+            owners[buffer.id] = storage
+            buffers.append(buffer)
+            assert storage.pinned is not None
+            placements[buffer.id] = Placement(*storage.pinned)
+    plan = derive_parametric(Problem(tuple(buffers), lifetimes.pools), Solution(placements))
+    slots: dict[int, int] = {}
+    counters: dict[str, int] = {}
+    for index in plan.order:
+        pool = plan.pools[index]
+        slots[index] = counters.get(pool, 0)
+        counters[pool] = slots[index] + 1
+    for index, buffer_id in enumerate(plan.ids):
+        alloc = owners[buffer_id].alloc
+        alloc.attributes[SLOT_ATTR] = IntegerAttr(slots[index], i64)
+        alloc.attributes[ABOVE_ATTR] = DenseArrayBase.from_list(
+            i64, sorted(slots[j] for j in plan.below[index])
+        )
+    allocs = [owners[buffer_id].alloc for buffer_id in plan.ids]
+    for program in parametric_pools(function.func, allocs):
+        for storage, offset in zip(program.storages, program.reserved_offsets(), strict=True):
+            storage.alloc.pin(program.pool, offset)
