@@ -23,8 +23,16 @@ from memplan.passes.analysis import (
 from memplan.passes.analysis.clobber import Clobber, find_clobbers
 from memplan.passes.analysis.forms import value_semantic_functions, value_semantic_message
 from memplan.passes.analysis.inplace import declared_in_place
+from memplan.passes.analysis.parametric import (
+    ParametricLayoutError,
+    ParametricPool,
+    function_dims,
+    parametric_pools,
+    storage_reserve,
+)
 from memplan.passes.analysis.symbols import SymbolCache
 from memplan.passes.pass_options import check_options
+from memplan.passes.planning.intervals import overlapping_live_pairs
 from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution
 from memplan.passes.planning.validate import validate
 
@@ -120,6 +128,144 @@ def _used_findings(lifetimes: ModuleLifetimes) -> list[PlanProblem]:
                     storage.op,
                 )
             )
+    return problems
+
+
+def _reserve_findings(function: FunctionLifetimes) -> list[PlanProblem]:
+    """Each `memory.reserve` of ``function`` at the upper ends of its dims'
+    ranges against the storage's `max` (sizes are monotone in the dims, so
+    the upper ends bound every size in the ranges)."""
+    dims = function_dims(function.func)
+    upper = {name: dim.upper for name, dim in dims.items()}
+    problems: list[PlanProblem] = []
+    for storage in function.storages:
+        try:
+            reserve = storage_reserve(storage.alloc)
+        except ParametricLayoutError as error:
+            problems.append(
+                PlanProblem(f"storage {storage.label} in @{function.name}: {error}", error.op)
+            )
+            continue
+        if reserve is None:
+            continue
+        where = f"storage {storage.label} in @{function.name}"
+        missing = sorted(reserve.symbols() - upper.keys())
+        if missing:
+            problems.append(
+                PlanProblem(
+                    f'{where}: memory.reserve "{reserve}" names dim {missing[0]}, which '
+                    f"memory.dim_ranges of @{function.name} does not declare",
+                    storage.op,
+                )
+            )
+            continue
+        top = reserve.evaluate(upper)
+        bound = storage.size
+        if bound is not None and top > bound:
+            at = ", ".join(f"{name}={upper[name]}" for name in sorted(reserve.symbols()))
+            problems.append(
+                PlanProblem(
+                    f'{where}: memory.reserve "{reserve}" is {top} bytes at {at} (the upper '
+                    f"ends of the ranges), more than its max of {bound} bytes",
+                    storage.op,
+                )
+            )
+    return problems
+
+
+def _slot_part(
+    function: FunctionLifetimes,
+    storage: StorageLifetime,
+    pool: str,
+    place: tuple[ParametricPool, int] | None,
+) -> str:
+    slot = f"slot {place[1]}" if place is not None else "no slot"
+    return (
+        f"storage {storage.label} in @{function.name} ({slot} of @{pool}, live {storage.interval})"
+    )
+
+
+def _parametric_findings(lifetimes: ModuleLifetimes) -> list[PlanProblem]:
+    """The offset programs (`memory.slot`, `memory.above`) against the
+    lifetimes: well formed, every conflicting pair of a pool ordered by
+    `above`, `at` offsets equal to the program at the reserved sizes, and
+    reserves within `max`."""
+    problems: list[PlanProblem] = []
+    slotted: dict[StorageLifetime, tuple[ParametricPool, int]] = {}
+    for function in lifetimes.functions:
+        problems.extend(_reserve_findings(function))
+        try:
+            programs = parametric_pools(function.func, [s.alloc for s in function.storages])
+        except ParametricLayoutError as error:
+            problems.append(PlanProblem(f"@{function.name}: {error}", error.op))
+            continue
+        owner = {storage.alloc: storage for storage in function.storages}
+        for program in programs:
+            reserved = program.reserved_offsets()
+            for entry, offset in zip(program.storages, reserved, strict=True):
+                storage = owner[entry.alloc]
+                slotted[storage] = (program, entry.slot)
+                assert storage.pinned is not None  # parametric_pools checks it
+                if storage.pinned[1] != offset:
+                    problems.append(
+                        PlanProblem(
+                            f"storage {storage.label} in @{function.name} is at "
+                            f"@{program.pool}[{storage.pinned[1]}] but slot {entry.slot} of "
+                            f"the pool's offset program is at {offset} at the reserved sizes",
+                            storage.op,
+                        )
+                    )
+    if not slotted:
+        return problems
+    reach: dict[int, list[int]] = {}
+    for program, _ in slotted.values():
+        if id(program) in reach:
+            continue
+        bits: list[int] = []
+        for entry in program.storages:
+            below = 0
+            for j in entry.above:
+                below |= bits[j] | (1 << j)
+            bits.append(below)
+        reach[id(program)] = bits
+    by_pool: dict[str, list[tuple[FunctionLifetimes, StorageLifetime]]] = {}
+    for function, storage in lifetimes.storages():
+        if storage.size is not None and storage.pinned is not None:
+            by_pool.setdefault(storage.pinned[0], []).append((function, storage))
+    for pool, members in by_pool.items():
+        if not any(storage in slotted for _, storage in members):
+            continue
+        buffers = [lifetimes.module_buffer(f, s, pin=False) for f, s in members]
+        pairs = overlapping_live_pairs(buffers, [0] * len(buffers))
+        for a, b in sorted(tuple(sorted(pair)) for pair in pairs):
+            (fa, sa), (fb, sb) = members[a], members[b]
+            place_a, place_b = slotted.get(sa), slotted.get(sb)
+            if place_a is None and place_b is None:
+                continue
+            first = _slot_part(fa, sa, pool, place_a)
+            second = _slot_part(fb, sb, pool, place_b)
+
+            if place_a is None or place_b is None or place_a[0] is not place_b[0]:
+                problems.append(
+                    PlanProblem(
+                        f"{first} and {second} are live together but are not "
+                        "in one offset program of the pool",
+                        sa.op,
+                        sb.op,
+                    )
+                )
+                continue
+            bits = reach[id(place_a[0])]
+            ka, kb = place_a[1], place_b[1]
+            if not (bits[ka] >> kb) & 1 and not (bits[kb] >> ka) & 1:
+                problems.append(
+                    PlanProblem(
+                        f"{first} and {second} are live together but their "
+                        "offsets are not ordered by memory.above",
+                        sa.op,
+                        sb.op,
+                    )
+                )
     return problems
 
 
@@ -221,7 +367,11 @@ def _clobber_message(clobber: Clobber, index: dict[Operation, int], function: st
 
 def plan_problems(lifetimes: ModuleLifetimes, *, require_pinned: bool = False) -> list[PlanProblem]:
     """Every way the plan in the IR breaks the rules, with the ops involved."""
-    problems = _pool_findings(lifetimes) + _used_findings(lifetimes)
+    problems = (
+        _pool_findings(lifetimes)
+        + _used_findings(lifetimes)
+        + sorted(_parametric_findings(lifetimes), key=lambda p: p.message)
+    )
     symbols = SymbolCache()
     for function in lifetimes.functions:
         for storage in function.static_storages:
@@ -248,7 +398,7 @@ class VerifyPlanPass(ModulePass):
     """Check the memory plan in the IR, independently of the planner that made it.
 
     Lifetimes come from the one lifetime definition (`passes.analysis`);
-    the rules are `passes.planning.validate`'s. Three checks:
+    the rules are `passes.planning.validate`'s. Four checks:
 
     - Pools: pinned storages (`at @pool[offset]`) of the whole module, on
       the module time line (functions one after another; a called function
@@ -282,6 +432,32 @@ class VerifyPlanPass(ModulePass):
       Reported when the other checks find nothing (an overlap clobbers
       too). Not checked: functions with multi-block regions, tensors at
       dynamic offsets, unpinned storages allocated inside loops.
+    - Parametric plans (`passes.analysis.parametric`; `usmp{parametric=true}`
+      writes them): a pool whose storages in a function carry `memory.slot`
+      and `memory.above` has offsets that are functions of the dims. For
+      every size in the declared ranges, without sampling, the checks are:
+      (a) the program is well formed (slots 0..n-1 of the pool, each
+      `above` naming smaller slots only, on pinned bounded storages);
+      (b) every two pinned storages of the pool that conflict (the lifetimes
+      and conflict rule of the pool check above) are in one program and
+      ordered by the transitive closure of `above`; (c) each `at` offset is
+      the program at the reserved sizes (each storage at its `max`, or its
+      static size); (d) each `memory.reserve` at the upper ends of the
+      ranges is at most the storage's `max`, and names only declared dims.
+      Why that is enough: size expressions only add, multiply, take maxima,
+      divide by constants rounding and align, so every one is monotone
+      non-decreasing in each dim, and (d) at the upper ends gives
+      `reserve(d) <= max` at every `d` in the ranges. If slot K is above J,
+      directly or through other slots, then `offset(K, d) >= offset(J, d) +
+      size(J, d)` at every `d` by the program's definition (a maximum over
+      the slots below, then rounded up), so by (b) two conflicting storages
+      never share bytes at any size. The program is monotone in the sizes
+      too, so at every `d` each offset and end is at most its value at the
+      reserved sizes, which by (c) is the `at` plan that the pool check
+      verifies within the pool's size and `used`; and every offset is a
+      multiple of the storage's and the pool's alignment by construction.
+      That a dynamic storage's size at run time stays within its reserve
+      is the contract of `memory.reserve`, a run-time fact not checked here.
 
     First, no value (or view of it) is used or killed again on a path after
     its `memory.kill` (`memplan.dialect.kill_order`).
