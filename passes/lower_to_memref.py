@@ -5,8 +5,8 @@ The pass and its options are documented on the pass class below.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Literal
 
 from xdsl.context import Context
@@ -45,8 +45,26 @@ from memplan.dialect.ops import (
     PoolOp,
     describe,
 )
+from memplan.dialect.size_expr import (
+    Add,
+    Align,
+    Const,
+    Div,
+    Max,
+    Mul,
+    SizeExpr,
+    Sym,
+)
 from memplan.dialect.types import StorageType
 from memplan.passes.analysis.memref_flow import trace_flow
+from memplan.passes.analysis.parametric import (
+    RESERVE_ATTR,
+    Dim,
+    ParametricLayoutError,
+    ParametricPool,
+    function_dims,
+    parametric_pools,
+)
 from memplan.passes.pass_options import check_options
 from memplan.passes.planning.model import pool_base_alignment
 
@@ -166,6 +184,270 @@ def _needed_pools(
     return {name: [p for p in buffers if p in pools] for name, pools in needed.items()}
 
 
+@dataclass(frozen=True)
+class _ParametricFunction:
+    """The checked offset programs of one function and the dims they read."""
+
+    function: func.FuncOp
+    pools: tuple[ParametricPool, ...]
+    dims: tuple[tuple[Dim, SSAValue], ...]
+    """Each dim the programs use, with the function argument it is read from,
+    in the order of ``memory.dim_ranges``."""
+
+
+def _check_parametric(
+    function: func.FuncOp, buffers: dict[str, PoolBuffer], mode: PoolMode
+) -> _ParametricFunction | None:
+    """Read and check ``function``'s offset programs (``None`` without any):
+    every storage pinned in a pool with a program is in it, every dim it
+    uses has a range and a place (a memref argument's axis), and in
+    ``arg``/``global`` mode the pool at the upper bounds fits the static
+    buffer (the dialect's verifier checks each reserve against its ``max``)."""
+    allocs = [op for op in function.walk() if isinstance(op, AllocStorageOp)]
+    try:
+        pools = parametric_pools(function, allocs)
+    except ParametricLayoutError as error:
+        fail_pass(error.op, str(error))
+    if not pools:
+        return None
+    name = function.sym_name.data
+    slotted = {s.alloc for pool in pools for s in pool.storages}
+    programmed = {pool.pool for pool in pools}
+    for alloc in allocs:
+        pinned = alloc.pinned
+        if pinned is not None and pinned[0] in programmed and alloc not in slotted:
+            fail_pass(
+                alloc,
+                f"storage {describe(alloc.storage)} is pinned in pool @{pinned[0]}, which has "
+                f"an offset program in @{name}, but has no memory.slot",
+            )
+    dims = function_dims(function)
+    entry = function.body.blocks.first
+    assert entry is not None
+    used: dict[str, tuple[Dim, SSAValue]] = {}
+    for pool in pools:
+        for storage in pool.storages:
+            for symbol in sorted(storage.size.symbols()):
+                dim = dims.get(symbol)
+                if dim is None:
+                    fail_pass(
+                        storage.alloc,
+                        f"storage {describe(storage.alloc.storage)}: its reserve "
+                        f"'{storage.size}' names dim '{symbol}', which @{name} has no "
+                        "memory.dim_ranges entry for",
+                    )
+                if symbol in used:
+                    continue
+                if dim.argument is None or dim.axis is None:
+                    fail_pass(
+                        function,
+                        f"dim '{symbol}' of @{name} has no memory.dim_symbols entry: "
+                        "lower-to-memref cannot read it at run time",
+                    )
+                argument = entry.args[dim.argument] if 0 <= dim.argument < len(entry.args) else None
+                if (
+                    argument is None
+                    or not isinstance(argument.type, MemRefType)
+                    or not 0 <= dim.axis < len(argument.type.get_shape())
+                ):
+                    fail_pass(
+                        function,
+                        f"dim '{symbol}' of @{name} is read from argument {dim.argument}, "
+                        f"axis {dim.axis}, which is not an axis of a memref argument",
+                    )
+                used[symbol] = (dim, argument)
+    upper = {d.name: d.upper for d in dims.values()}
+    for pool in pools:
+        if mode != "alloc" and pool.pool in buffers:
+            needed = pool.size(upper)
+            if needed > buffers[pool.pool].size:
+                fail_pass(
+                    function,
+                    f"the offset program of pool @{pool.pool} in @{name} takes {needed} bytes "
+                    f"at the upper bounds, more than the pool's {buffers[pool.pool].size}",
+                )
+    ordered = tuple(used[symbol] for symbol in dims if symbol in used)
+    return _ParametricFunction(function, tuple(pools), ordered)
+
+
+_Binary = arith.AddiOp | arith.MuliOp | arith.MaxUIOp | arith.CeilDivUIOp | arith.DivUIOp
+
+
+_FOLD: dict[str, Callable[[int, int], int]] = {
+    arith.AddiOp.name: lambda a, b: a + b,
+    arith.MuliOp.name: lambda a, b: a * b,
+    arith.MaxUIOp.name: max,
+    arith.CeilDivUIOp.name: lambda a, b: -(-a // b),
+    arith.DivUIOp.name: lambda a, b: a // b,
+}
+_IDENTITY = {arith.AddiOp.name: 0, arith.MuliOp.name: 1, arith.MaxUIOp.name: 0}
+"""The constant each operation leaves its other operand unchanged with (all
+values are non-negative, so 0 for ``maxui``)."""
+
+
+@dataclass
+class _ProgramBuilder:
+    """Emits a function's offset programs as ``arith`` ops on its dims, each
+    value once (constants, sizes, ends and offsets are shared) and an
+    operation on constants folded to a constant."""
+
+    ops: list[Operation] = field(default_factory=list[Operation])
+    values: dict[SizeExpr, SSAValue] = field(default_factory=dict[SizeExpr, SSAValue])
+    binaries: dict[tuple[str, SSAValue, SSAValue], SSAValue] = field(
+        default_factory=dict[tuple[str, SSAValue, SSAValue], SSAValue]
+    )
+    known: dict[SSAValue, int] = field(default_factory=dict[SSAValue, int])
+    """The value of each constant emitted."""
+
+    def constant(self, value: int) -> SSAValue:
+        key = Const(value)
+        if key not in self.values:
+            op = arith.ConstantOp.from_int_and_width(value, IndexType())
+            self.ops.append(op)
+            self.values[key] = op.result
+            self.known[op.result] = value
+        return self.values[key]
+
+    def emit(self, op: Operation) -> SSAValue:
+        self.ops.append(op)
+        return op.results[0]
+
+    def binary(self, kind: type[_Binary], left: SSAValue, right: SSAValue) -> SSAValue:
+        """``kind(left, right)``, emitted once for the same operands."""
+        key = (kind.name, left, right)
+        if left in self.known and right in self.known:
+            return self.constant(_FOLD[kind.name](self.known[left], self.known[right]))
+        identity = _IDENTITY.get(kind.name)
+        if identity is not None and self.known.get(left) == identity:
+            return right
+        if identity is not None and self.known.get(right) == identity:
+            return left
+        if key not in self.binaries:
+            self.binaries[key] = self.emit(kind(left, right))
+        return self.binaries[key]
+
+    def fold(self, kind: type[_Binary], args: list[SSAValue]) -> SSAValue:
+        value = args[0]
+        for arg in args[1:]:
+            value = self.binary(kind, value, arg)
+        return value
+
+    def align(self, value: SSAValue, alignment: int) -> SSAValue:
+        if value in self.known:
+            return self.constant(-(-self.known[value] // alignment) * alignment)
+        multiple = self.constant(alignment)
+        return self.binary(arith.MuliOp, self.binary(arith.CeilDivUIOp, value, multiple), multiple)
+
+    def expr(self, expr: SizeExpr) -> SSAValue:
+        found = self.values.get(expr)
+        if found is not None:
+            return found
+        if isinstance(expr, Const):
+            return self.constant(expr.value)
+        if isinstance(expr, Add):
+            value = self.fold(arith.AddiOp, [self.expr(t) for t in expr.terms])
+        elif isinstance(expr, Mul):
+            value = self.fold(arith.MuliOp, [self.expr(f) for f in expr.factors])
+        elif isinstance(expr, Max):
+            value = self.fold(arith.MaxUIOp, [self.expr(a) for a in expr.args])
+        elif isinstance(expr, Div):
+            kind = arith.CeilDivUIOp if expr.ceil else arith.DivUIOp
+            value = self.binary(kind, self.expr(expr.arg), self.constant(expr.divisor))
+        elif isinstance(expr, Align):
+            value = self.align(self.expr(expr.arg), expr.alignment)
+        else:
+            assert isinstance(expr, Sym)  # the dims are entered before any expression
+            raise AssertionError(f"dim '{expr.name}' was not read")
+        self.values[expr] = value
+        return value
+
+
+@dataclass
+class _ParametricValues:
+    """What a function's offset programs computed at its entry."""
+
+    ops: list[Operation]
+    offsets: dict[AllocStorageOp, SSAValue]
+    """Each slotted storage's offset in its pool's buffer."""
+    reserves: dict[AllocStorageOp, SSAValue]
+    """Each slotted dynamic storage's reserve at the run-time dims."""
+    pool_sizes: dict[str, SSAValue]
+    """Each pool's bytes at the run-time dims."""
+
+
+def _emit_pool(
+    builder: _ProgramBuilder,
+    pool: ParametricPool,
+    offsets: dict[AllocStorageOp, SSAValue],
+    reserves: dict[AllocStorageOp, SSAValue],
+    sized: bool,
+) -> SSAValue | None:
+    """Emit one pool's program by slot into ``offsets`` (and each dynamic
+    storage's reserve into ``reserves``); the pool's bytes when ``sized``."""
+    slot_offsets: list[SSAValue] = []
+    ends: dict[int, SSAValue] = {}
+
+    def end(slot: int) -> SSAValue:
+        """offset + size of ``slot``, computed on first use."""
+        if slot not in ends:
+            size = builder.expr(pool.storages[slot].size)
+            ends[slot] = builder.binary(arith.AddiOp, slot_offsets[slot], size)
+        return ends[slot]
+
+    for storage in pool.storages:
+        size = builder.expr(storage.size)
+        if storage.alloc.dynamic_size is not None:
+            reserves[storage.alloc] = size
+        if storage.above:
+            base = builder.fold(arith.MaxUIOp, [end(j) for j in storage.above])
+            offset = base if storage.alignment == 1 else builder.align(base, storage.alignment)
+            hint = storage.alloc.storage.name_hint
+            if hint is not None and offset.name_hint is None and offset not in builder.known:
+                offset.name_hint = f"{hint}_offset"
+        else:
+            offset = builder.constant(0)
+        offsets[storage.alloc] = offset
+        slot_offsets.append(offset)
+    if not sized:
+        return None
+    total = builder.fold(arith.MaxUIOp, [end(k) for k in range(len(pool.storages))])
+    if total.name_hint is None and total not in builder.known:
+        total.name_hint = f"{pool.pool}_bytes"
+    return total
+
+
+def _build_parametric(program: _ParametricFunction, sized_pools: set[str]) -> _ParametricValues:
+    """The ops (not yet inserted) that read the dims, check their ranges and
+    compute every size and offset of the function's programs, by slot, and
+    the bytes of each pool in ``sized_pools``."""
+    builder = _ProgramBuilder()
+    for dim, argument in program.dims:
+        assert dim.axis is not None  # checked by _check_parametric
+        read = memref.DimOp(argument, builder.constant(dim.axis))
+        builder.emit(read)
+        read.result.name_hint = dim.name
+        builder.values[Sym(dim.name)] = read.result
+        fits = builder.emit(arith.CmpiOp(read.result, builder.constant(dim.upper), "ule"))
+        if dim.lower > 0:
+            above = builder.emit(arith.CmpiOp(read.result, builder.constant(dim.lower), "uge"))
+            fits = builder.emit(arith.AndIOp(above, fits))
+        builder.ops.append(
+            cf.AssertOp(
+                fits,
+                f"dim {dim.name} (argument {dim.argument}, axis {dim.axis}) is outside its "
+                f"range {dim.lower}..{dim.upper}",
+            )
+        )
+    offsets: dict[AllocStorageOp, SSAValue] = {}
+    reserves: dict[AllocStorageOp, SSAValue] = {}
+    pool_sizes: dict[str, SSAValue] = {}
+    for pool in program.pools:
+        total = _emit_pool(builder, pool, offsets, reserves, pool.pool in sized_pools)
+        if total is not None:
+            pool_sizes[pool.pool] = total
+    return _ParametricValues(builder.ops, offsets, reserves, pool_sizes)
+
+
 @dataclass
 class _FunctionLowering:
     """Lowers the ``memory`` ops of one function, given its pool buffers."""
@@ -173,17 +455,25 @@ class _FunctionLowering:
     function: func.FuncOp
     pool_values: dict[str, SSAValue]
     kept: set[AllocStorageOp]
+    parametric: _ParametricValues | None = None
+    """The function's offset programs, already at its entry, if it has any."""
 
     def run(self) -> None:
         for storage in [op for op in self.function.walk() if isinstance(op, AllocStorageOp)]:
             self._lower_storage(storage)
 
     def _lower_storage(self, storage: AllocStorageOp) -> None:
-        if storage.dynamic_size is not None and storage.max_size is not None:
+        reserve = None if self.parametric is None else self.parametric.reserves.get(storage)
+        if storage.dynamic_size is not None and reserve is not None:
+            self._assert_within_reserve(storage, storage.dynamic_size, reserve)
+        elif storage.dynamic_size is not None and storage.max_size is not None:
             self._assert_within_bound(storage, storage.dynamic_size)
         pinned = storage.pinned
+        base_offset: int | SSAValue
         if pinned is not None and storage in self.kept:
             base, base_offset = self.pool_values[pinned[0]], pinned[1]
+            if self.parametric is not None and storage in self.parametric.offsets:
+                base_offset = self.parametric.offsets[storage]
             deallocate = False
         else:
             base = self._allocate(storage)
@@ -217,6 +507,17 @@ class _FunctionLowering:
         check = cf.AssertOp(fits, message)
         Rewriter.insert_op([limit, fits, check], InsertPoint.before(storage))
 
+    def _assert_within_reserve(
+        self, storage: AllocStorageOp, size: SSAValue, reserve: SSAValue
+    ) -> None:
+        """``cf.assert`` that a dynamic size is within its reserve at the run-time
+        dims: the offset program placed the storages above it by the reserve."""
+        fits = arith.CmpiOp(size, reserve, "ule")
+        expr = storage.attributes[RESERVE_ATTR]
+        assert isinstance(expr, StringAttr)
+        message = f"storage {describe(storage.storage)} exceeds its reserve of {expr.data} bytes"
+        Rewriter.insert_op([fits, cf.AssertOp(fits, message)], InsertPoint.before(storage))
+
     def _allocate(self, storage: AllocStorageOp) -> SSAValue:
         size = storage.byte_size
         dynamic = [] if storage.dynamic_size is None else [storage.dynamic_size]
@@ -244,9 +545,25 @@ class _FunctionLowering:
             return
         Rewriter.insert_op(memref.DeallocOp.get(base), InsertPoint.before(terminator))
 
-    def _lower_tensor(self, tensor: AllocTensorOp, base: SSAValue, base_offset: int) -> None:
+    def _lower_tensor(
+        self, tensor: AllocTensorOp, base: SSAValue, base_offset: int | SSAValue
+    ) -> None:
         ops: list[Operation] = []
-        if tensor.dynamic_offset is None:
+        if isinstance(base_offset, SSAValue):
+            # The storage's offset is computed at run time.
+            if tensor.dynamic_offset is not None:
+                add = arith.AddiOp(base_offset, tensor.dynamic_offset)
+                ops.append(add)
+                shift = add.result
+            elif tensor.static_offset == 0:
+                shift = base_offset
+            else:
+                assert tensor.static_offset is not None
+                constant = arith.ConstantOp.from_int_and_width(tensor.static_offset, IndexType())
+                add = arith.AddiOp(base_offset, constant)
+                ops += [constant, add]
+                shift = add.result
+        elif tensor.dynamic_offset is None:
             static = tensor.static_offset
             assert static is not None
             shift_op = arith.ConstantOp.from_int_and_width(base_offset + static, IndexType())
@@ -420,17 +737,29 @@ def _add_pool_arguments(
 
 
 def _materialize_buffers(
-    function: func.FuncOp, pools: list[str], buffers: dict[str, PoolBuffer], mode: PoolMode
+    function: func.FuncOp,
+    pools: list[str],
+    buffers: dict[str, PoolBuffer],
+    mode: PoolMode,
+    dynamic_sizes: dict[str, SSAValue],
 ) -> dict[str, SSAValue]:
-    """Create the pool buffers at the function's entry (alloc and global modes)."""
+    """Create the pool buffers at the function's entry (alloc and global modes);
+    in alloc mode a pool in ``dynamic_sizes`` is allocated at that size."""
     entry = function.body.blocks.first
     assert entry is not None
     values: dict[str, SSAValue] = {}
     ops: list[Operation] = []
     for name in pools:
         buffer = buffers[name]
-        if mode == "alloc":
-            op: Operation = memref.AllocOp.get(i8, alignment=buffer.alignment, shape=[buffer.size])
+        if mode == "alloc" and name in dynamic_sizes:
+            op: Operation = memref.AllocOp.get(
+                i8,
+                alignment=buffer.alignment,
+                shape=[DYNAMIC_INDEX],
+                dynamic_sizes=[dynamic_sizes[name]],
+            )
+        elif mode == "alloc":
+            op = memref.AllocOp.get(i8, alignment=buffer.alignment, shape=[buffer.size])
         else:
             op = memref.GetGlobalOp(name, buffer.memref_type)
         op.results[0].name_hint = name
@@ -533,6 +862,28 @@ class LowerToMemrefPass(ModulePass):
       kill, before the terminator of its block when that is a ``func.return`` or
       a region terminator and no view of it flows through it, and otherwise not
       at all (as the ``memref.alloc`` it came from: ownership goes with the value).
+    - A parametric plan (``usmp{parametric=true}``: a function with
+      ``memory.dim_ranges``/``memory.dim_symbols`` whose pinned storages carry
+      ``memory.slot``/``memory.above``, see ``analysis/parametric``) computes its
+      offsets at run time. At the function's entry: each dim the program uses
+      is read with ``memref.dim`` of its argument and axis and checked against
+      its range (``cf.assert``, "dim N (argument 0, axis 0) is outside its range
+      1..64"); each storage's size (its ``memory.reserve``, else its static size
+      or ``max``) and offset are computed in slot order with ``arith`` on
+      ``index`` (``+`` ``addi``, ``*`` ``muli``, ``max`` ``maxui``, ``ceildiv``
+      ``ceildivui``, ``floordiv`` ``divui``, ``align`` ``ceildivui`` then
+      ``muli``; ``offset(K) = align(max(offset(J) + size(J) for J in above),
+      alignment)``), each value once and operations on constants folded. A
+      storage's views use its computed offset instead of the ``at`` one, and a
+      ``cf.assert (size <= reserve)`` at the run-time dims replaces its
+      ``(size <= max)``. In ``alloc`` mode the function allocates the pool at
+      its size at those dims, ``memref.alloc(%pool_bytes) : memref<?xi8>``
+      (``max(offset(K) + size(K))``); in ``arg``/``global`` mode the buffer
+      stays the static one (the program at the upper bounds, which the offsets
+      never exceed as they grow with the dims; a program that would is a
+      diagnostic). A storage pinned in such a pool without a slot, or a dim
+      without a place to read it from, is a diagnostic. Functions without the
+      attributes lower as above.
     - In ``alloc`` mode a pinned storage whose view is returned from its function
       cannot stay in the function's buffer, which is freed at exit: it is lowered
       like an unpinned storage (its own ``memref.alloc``, owned by the caller).
@@ -572,6 +923,11 @@ class LowerToMemrefPass(ModulePass):
         calls = {f.sym_name.data: _calls(f) for f in functions}
         needed = _needed_pools(functions, buffers, own_pools, calls)
         _check_storage_uses(functions)
+        programs = {
+            f.sym_name.data: program
+            for f in functions
+            if (program := _check_parametric(f, buffers, self.pool_mode)) is not None
+        }
         kernel_calls = _plan_invokes(op)
         # Every check is done: the rewrites below cannot fail.
         _retype_kernels(kernel_calls)
@@ -583,13 +939,26 @@ class LowerToMemrefPass(ModulePass):
             apply_recursively=False,
         ).rewrite_module(op)
         pool_values: dict[str, dict[str, SSAValue]] = {}
+        parametric: dict[str, _ParametricValues] = {}
         for function in functions:
             name = function.sym_name.data
+            pools = [p for p in buffers if p in own_pools[name]]
+            program = programs.get(name)
+            if program is not None:
+                sized = set(pools) if self.pool_mode == "alloc" else set()
+                parametric[name] = _build_parametric(program, sized)
             if self.pool_mode == "arg":
                 pool_values[name] = _add_pool_arguments(function, needed[name], buffers)
             else:
-                pools = [p for p in buffers if p in own_pools[name]]
-                pool_values[name] = _materialize_buffers(function, pools, buffers, self.pool_mode)
+                sizes = parametric[name].pool_sizes if name in parametric else {}
+                pool_values[name] = _materialize_buffers(
+                    function, pools, buffers, self.pool_mode, sizes
+                )
+            if name in parametric:
+                # Before the buffers: an allocation takes the pool's size.
+                entry = function.body.blocks.first
+                assert entry is not None
+                Rewriter.insert_op(parametric[name].ops, InsertPoint.at_start(entry))
         if self.pool_mode == "arg":
             for function in functions:
                 caller = pool_values[function.sym_name.data]
@@ -600,5 +969,7 @@ class LowerToMemrefPass(ModulePass):
                         call.operands = [*(caller[p] for p in callee_pools), *call.operands]
         for function in functions:
             name = function.sym_name.data
-            _FunctionLowering(function, pool_values[name], kept_by_function[name]).run()
+            _FunctionLowering(
+                function, pool_values[name], kept_by_function[name], parametric.get(name)
+            ).run()
         _replace_pools(op, buffers, self.pool_mode)
