@@ -8,9 +8,14 @@ unplanned modules contain; `arith`, `scf` and `cf` come from upstream xDSL.
 Values are NumPy arrays:
 
 * a pool is one `uint8` array (its size is its `used`, else its `size`, else
-  the end of the highest storage pinned in it);
+  the end of the highest storage pinned in it; a pool with a parametric
+  plan takes the bytes its offset program gives at the run's dims, see
+  below);
 * a storage is a `uint8` array: a slice of its pool when it is pinned
-  (`at @pool[offset]`), its own array otherwise;
+  (`at @pool[offset]`), its own array otherwise (and when the run is
+  ``pinned=False``: each storage its own allocation, the plan ignored
+  (pins, offset programs, reserves): the module as it was before pools
+  were assigned);
 * `memory.alloc_tensor` is a typed, shaped view of its storage's bytes at the
   offset, so tensors sharing bytes really share them;
 * `memory.invoke` calls a Python kernel from a `KernelRegistry` with the `ins`
@@ -21,6 +26,19 @@ Values are NumPy arrays:
   function when it has a body, else as a kernel;
 * a `func.call` of a declaration whose results are scalars (a shape
   function) calls its kernel with one 0-d array per result to fill.
+
+Dynamic dims: at the entry of a function with `memory.dim_ranges`, each
+dim that `memory.dim_symbols` places (an argument and an axis) is read
+from the arguments; where the function has a parametric plan, each must
+lie in its range. A pool with a parametric plan (`memory.slot` and
+`memory.above`, read by `memplan.passes.analysis.parametric`) places each
+of its storages at the offset its program gives at those dims, not at its
+`at` offset, and its buffer holds exactly the program's bytes at those
+dims, so an access past them fails. A pinned storage with
+`memory.reserve` whose dims are known must get at most the reserve's
+value at those dims from its size operand. The pool's buffer is allocated
+at its first storage, at the dims of the programs entered so far: a
+function whose program is entered later must fit the buffer then.
 
 Poisoning: memory is filled with `POISON_BYTE` (0xFF: NaN in every float
 type, -1 in signed integers) when it is allocated (a storage pinned in a
@@ -83,6 +101,16 @@ from memplan.dialect.ops import (
     PoolOp,
     describe,
     inplace_pairs,
+)
+from memplan.dialect.size_expr import SizeExpr
+from memplan.passes.analysis.parametric import (
+    RESERVE_ATTR,
+    SLOT_ATTR,
+    ParametricLayoutError,
+    ParametricPool,
+    function_dims,
+    parametric_pools,
+    storage_reserve,
 )
 
 POISON_BYTE = 0xFF
@@ -334,17 +362,31 @@ class MemoryFunctions(InterpreterFunctions):
         globals_data: Mapping[str, np.ndarray],
         poison: bool,
         trace: list[KernelCall] | None,
+        pinned: bool = True,
     ) -> None:
         self.kernels = kernels
         self.globals_data = globals_data
         self.poison = poison
         self.trace = trace
+        self.pinned = pinned
+        """False: every storage its own allocation, its pin ignored."""
         self.pools: dict[str, np.ndarray] = {}
         self.globals: dict[str, np.ndarray] = {}
         self.pool_extents: dict[str, int] | None = None
+        self.static_extents: dict[str, int] = {}
+        """Per pool, the end of its highest pinned storage outside offset programs."""
         self.unpinned_bytes = 0
         # Symbol lookup scans the module's ops: once per callee, not per call.
         self.callees: dict[Attribute, func.FuncOp | None] = {}
+        self.bodies: dict[Attribute, func.FuncOp] = {}
+        self.dims: dict[func.FuncOp, dict[str, int]] = {}
+        """Each entered function's dims at its latest entry."""
+        self.placements: dict[AllocStorageOp, int] = {}
+        """Offsets the parametric plans give at the current dims."""
+        self.parametric_bytes: dict[str, int] = {}
+        """Per pool, the most bytes its offset programs took at the dims so far."""
+        self.programs: dict[func.FuncOp, list[ParametricPool]] = {}
+        self.reserves: dict[AllocStorageOp, tuple[SizeExpr, func.FuncOp] | None] = {}
 
     # -- helpers -----------------------------------------------------------
 
@@ -362,7 +404,12 @@ class MemoryFunctions(InterpreterFunctions):
         pool = SymbolTable.lookup_symbol(op, name)
         if not isinstance(pool, PoolOp):
             raise ExecutionError(f"storage pinned in unknown pool @{name}")
-        if pool.used is not None:
+        if name in self.parametric_bytes:
+            # Exactly what the programs take at these dims (and what static
+            # storages of the pool outside them reach).
+            self._pinned_extent(op, name)
+            size = max(self.parametric_bytes[name], self.static_extents.get(name, 0))
+        elif pool.used is not None:
             size = pool.used.value.data
         elif pool.byte_size is not None:
             size = pool.byte_size
@@ -382,7 +429,111 @@ class MemoryFunctions(InterpreterFunctions):
                     pool, offset = storage.pinned
                     end = offset + (storage.size_bound or 0)
                     self.pool_extents[pool] = max(self.pool_extents.get(pool, 0), end)
+                    if SLOT_ATTR not in storage.attributes:
+                        self.static_extents[pool] = max(self.static_extents.get(pool, 0), end)
         return self.pool_extents.get(name, 0)
+
+    # -- dynamic dims and parametric plans -----------------------------------
+
+    def enter_function(self, function: func.FuncOp, arguments: Sequence[Any]) -> None:
+        """Read ``function``'s dims from ``arguments`` (each dim of its
+        `memory.dim_ranges` that `memory.dim_symbols` places); when it has
+        offset programs, check the dims against their ranges (a static
+        plan's `max` bounds already guard every size) and, in a pinned run,
+        place the programs' storages at those dims."""
+        dims = function_dims(function)
+        if not dims:
+            return
+        name = function.sym_name.data
+        values: dict[str, int] = {}
+        outside: str | None = None
+        for dim in dims.values():
+            if dim.argument is None or dim.axis is None:
+                continue
+            where = f"argument #{dim.argument}'s axis {dim.axis} of @{name}"
+            if not 0 <= dim.argument < len(arguments):
+                raise ExecutionError(
+                    f"dim {dim.name} is read from {where} (memory.dim_symbols), "
+                    f"and @{name} has {len(arguments)} arguments"
+                )
+            shape = np.shape(arguments[dim.argument])
+            if not 0 <= dim.axis < len(shape):
+                raise ExecutionError(
+                    f"dim {dim.name} is read from {where} (memory.dim_symbols), "
+                    f"and that argument has rank {len(shape)}"
+                )
+            value = int(shape[dim.axis])
+            if outside is None and not dim.lower <= value <= dim.upper:
+                outside = (
+                    f"dim {dim.name}={value} ({where}): outside {dim.lower}..{dim.upper} "
+                    "(its memory.dim_ranges)"
+                )
+            values[dim.name] = value
+        self.dims[function] = values
+        programs = self._programs(function)
+        if programs and outside is not None:
+            raise ExecutionError(outside)
+        if not self.pinned:
+            return
+        for program in programs:
+            missing = sorted(program.symbols() - values.keys())
+            if missing:
+                raise ExecutionError(
+                    f"the parametric plan of pool @{program.pool} in @{name} reads dim "
+                    f"{missing[0]}, which no memory.dim_symbols entry of @{name} places"
+                )
+            for storage, offset in zip(program.storages, program.offsets(values)):
+                self.placements[storage.alloc] = offset
+            size = program.size(values)
+            self.parametric_bytes[program.pool] = max(
+                size, self.parametric_bytes.get(program.pool, 0)
+            )
+
+    def _programs(self, function: func.FuncOp) -> list[ParametricPool]:
+        if function not in self.programs:
+            storages = [op for op in function.walk() if isinstance(op, AllocStorageOp)]
+            try:
+                self.programs[function] = parametric_pools(function, storages)
+            except ParametricLayoutError as error:
+                raise ExecutionError(_layout_error(error)) from None
+        return self.programs[function]
+
+    def _reserve(self, op: AllocStorageOp) -> tuple[SizeExpr, func.FuncOp] | None:
+        """``op``'s `memory.reserve` and the function whose dims it reads."""
+        if op not in self.reserves:
+            found = None
+            if RESERVE_ATTR in op.attributes:
+                try:
+                    reserve = storage_reserve(op)
+                except ParametricLayoutError as error:
+                    raise ExecutionError(_layout_error(error)) from None
+                function = op.parent_op()
+                while function is not None and not isinstance(function, func.FuncOp):
+                    function = function.parent_op()
+                if reserve is not None and function is not None:
+                    found = (reserve, function)
+            self.reserves[op] = found
+        return self.reserves[op]
+
+    def _check_reserve(self, op: AllocStorageOp, size: int) -> None:
+        """A storage's size operand may not exceed its reserve at the dims.
+        Without the dims (no `memory.dim_symbols` entry places one) there is
+        nothing to check against: a static plan reserves `max`, which the
+        bound check guards, and an offset program needs its dims at entry."""
+        found = self._reserve(op)
+        if found is None:
+            return
+        reserve, function = found
+        dims = self.dims.get(function, {})
+        if not reserve.symbols() <= dims.keys():
+            return
+        value = reserve.evaluate(dims)
+        if size > value:
+            at = ", ".join(f"{s}={dims[s]}" for s in sorted(reserve.symbols()))
+            raise ExecutionError(
+                f"storage {describe(op.storage)} of {size} bytes exceeds its {RESERVE_ATTR} "
+                f"'{reserve}' = {value} bytes" + (f" at {at}" if at else "")
+            )
 
     def _declaration(self, op: Operation, callee: Attribute) -> func.FuncOp | None:
         """The kernel declaration ``callee`` names, ``None`` for a function with a body."""
@@ -391,6 +542,8 @@ class MemoryFunctions(InterpreterFunctions):
             if not isinstance(target, func.FuncOp):
                 raise ExecutionError(f"{op.name}: {callee} is not a func.func")
             self.callees[callee] = target if target.is_declaration else None
+            if not target.is_declaration:
+                self.bodies[callee] = target
         return self.callees[callee]
 
     def _call_kernel(
@@ -426,10 +579,12 @@ class MemoryFunctions(InterpreterFunctions):
                 f"storage {describe(op.storage)} of {size} bytes exceeds its bound max {bound}"
             )
         pinned = op.pinned
-        if pinned is None:
+        if pinned is None or not self.pinned:
             self.unpinned_bytes += size
             return (self._fresh(size),)
+        self._check_reserve(op, size)
         pool_name, offset = pinned
+        offset = self.placements.get(op, offset)
         pool = self._pool(op, pool_name)
         if offset + size > pool.size:
             raise ExecutionError(
@@ -485,6 +640,7 @@ class MemoryFunctions(InterpreterFunctions):
     ) -> PythonValues:
         declaration = self._declaration(op, op.callee)
         if declaration is None:
+            self.enter_function(self.bodies[op.callee], args)
             return interpreter.call_op(op.callee, args)
         if all(_shaped_spec(t) is None for t in op.result_types):
             return tuple(self._scalar_call(op, declaration, args, len(op.results)))
@@ -747,6 +903,13 @@ class MemoryFunctions(InterpreterFunctions):
         return (_typed_view(source.reshape(-1)[shift:], dtype, shape),)
 
 
+def _layout_error(error: ParametricLayoutError) -> str:
+    """A parametric plan that does not make an offset program, naming the storage."""
+    if isinstance(error.op, AllocStorageOp):
+        return f"storage {describe(error.op.storage)}: {error}"
+    return str(error)
+
+
 def _row_major(shape: Sequence[int]) -> list[int]:
     strides: list[int] = []
     running = 1
@@ -835,17 +998,21 @@ def run_function(
     globals_data: Mapping[str, np.ndarray] | None = None,
     poison: bool = True,
     trace: bool = False,
+    pinned: bool = True,
     listeners: Iterable[Interpreter.Listener] = (),
 ) -> ExecutionResult:
     """Run ``@name`` of ``module`` on ``inputs``.
 
     ``globals_data`` gives the data of `memref.global`s by symbol (it wins
-    over an initial value). The results are copies, safe to keep after the
-    pools are gone.
+    over an initial value). With ``pinned=False`` every storage is its own
+    allocation, its pin ignored (the planned module as it was before pools
+    were assigned). The results are copies, safe to keep after the pools
+    are gone.
     """
     function, arguments = checked_arguments(module, name, inputs)
     calls: list[KernelCall] | None = [] if trace else None
-    memory = MemoryFunctions(kernels, globals_data or {}, poison, calls)
+    memory = MemoryFunctions(kernels, globals_data or {}, poison, calls, pinned)
+    memory.enter_function(function, arguments)
     outputs = interpret(module, function, arguments, memory, listeners)
     return ExecutionResult(
         outputs,

@@ -11,6 +11,7 @@ Usage::
                 [--upper-bound INPUT:AXIS=N ... [--dim-values INPUT:AXIS=V,V,... ...]]
     memplan-run FILE.mlir [--pipeline=...] [--weights-from MODEL.onnx]
                 [--kernels KERNELS.py ...] [--inputs FILE.npz]
+                [--dim-values SYMBOL=V,V,... ...]
 
 With an ONNX model, memplan-run imports it (as `memplan-import-onnx` does),
 plans a copy with the pipeline, and runs three things on the same inputs:
@@ -47,8 +48,24 @@ the import folds it as a constant (an `If` it decides becomes the branch
 taken, as `memplan-import-onnx --input-value` does) and the reference run
 is fed the same values.
 
+A parametric plan (`usmp{parametric=true}` in the pipeline:
+`--pipeline=manifest-alloc,insert-kills,usmp{parametric=true}`) is run at
+each size with its storages at the offsets its program gives at that
+size, in a pool of exactly the program's bytes there, which the `pools:`
+line prints (a static plan's pool is its `used` bytes at every size).
+
 With an `.mlir` file, the same happens without the reference run; without
 `--pipeline` the module is simply run once and its outputs summarised.
+When `@main` places its ranged dims on its arguments (`memory.dim_ranges`
+and `memory.dim_symbols`, as the importers write them) and no `--inputs`
+are given, the module runs at each of `--dim-values` (default each range's
+lower end, middle and upper end) instead. An already planned module (a
+storage pinned in a pool) running at sizes without `--pipeline` is
+compared with itself unpinned (every storage its own allocation, the
+plan's pins, offset programs and reserves ignored): that checks its
+offsets, not the decisions `manifest-alloc` made before them, which both
+runs share; with `--pipeline` the pipeline's copy is compared with the
+module unpinned the same way.
 External `memref.global`s (the importer's default) take their data from the
 ONNX file given with `--weights-from`. `--kernels FILE.py` loads Python
 kernels for a project's own declarations: the file defines
@@ -197,7 +214,7 @@ def _main(
     globals_data: dict[str, np.ndarray] = {}
     if args.weights_from:
         globals_data = _weights(args, module)
-    result = run_mlir(
+    results = run_mlir(
         module,
         args.pipeline,
         kernels=kernels,
@@ -205,21 +222,32 @@ def _main(
         inputs=npz,
         seed=args.seed,
         atol=args.atol if args.atol is not None else 1e-5,
+        dim_values=_dim_values(args.dim_values),
         show_progress=show_progress,
     )
-    if isinstance(result, ExecutionResult):
+    reports = [(label, r) for label, r in results if isinstance(r, RunReport)]
+    if reports:
+        how = (
+            f"pipeline {args.pipeline}"
+            if args.pipeline is not None
+            else "as planned, against its storages unpinned"
+        )
+        out.write(f"{args.input}: {how}\n")
+        return _write_reports(reports, out, save_outputs)
+    for label, result in results:
+        assert isinstance(result, ExecutionResult)
+        if label:
+            out.write(f"at {label}:\n")
         for name, value in zip(names, result.outputs):
             array = np.asarray(value)
             out.write(
                 f"{name}: {array.dtype}[{','.join(str(d) for d in array.shape)}] "
                 f"sum {float(array.astype(np.float64).sum()):.6g}\n"
             )
-        _save_outputs(save_outputs, names, result.outputs)
-        return 0
-    out.write(f"{args.input}: pipeline {args.pipeline}\n")
-    out.write(result.format() + "\n")
-    _save_outputs(save_outputs, names, result.planned_outputs)
-    return 0 if result.ok else 1
+    last = results[-1][1]
+    assert isinstance(last, ExecutionResult)
+    _save_outputs(save_outputs, names, last.outputs)
+    return 0
 
 
 def _weights(args: argparse.Namespace, module: ModuleOp) -> dict[str, np.ndarray]:

@@ -10,7 +10,11 @@ Python API (``memplan.tools.memplan_run`` is its command line).
 plans a copy with the pipeline and runs the unplanned module, the planned
 one (memory poisoned when allocated and when killed) and the format's own
 runtime on the same inputs, once per size when dims are bounded;
-``run_mlir`` does the same for a parsed module (without the reference);
+``run_mlir`` does the same for a parsed module (without the reference),
+at the sizes its ``@main``'s `memory.dim_ranges` allow when
+`memory.dim_symbols` places its arguments' dynamic dims; a module that is
+already planned is compared with itself unpinned (every storage its own
+allocation: the offsets are checked, not the decisions before them);
 ``execute`` runs one module. ``RunError`` is a failure to set up or run,
 with the message `memplan-run` prints.
 """
@@ -42,7 +46,8 @@ from memplan.dialect.interpreter import (
     run_function,
 )
 from memplan.dialect.kill_order import verify_module
-from memplan.dialect.ops import InvokeOp
+from memplan.dialect.ops import AllocStorageOp, InvokeOp
+from memplan.passes.analysis.parametric import function_dims
 from memplan.tools.frontends.protocol import ImportOptions
 from memplan.tools.frontends.registry import (
     all_frontends,
@@ -263,9 +268,11 @@ def execute(
     *,
     trace: bool = True,
     poison: bool = True,
+    pinned: bool = True,
     show_progress: bool = False,
 ) -> ExecutionResult:
-    """``run_function`` on ``@main`` with an optional progress line."""
+    """``run_function`` on ``@main`` with an optional progress line
+    (``pinned=False``: every storage its own allocation, pins ignored)."""
     try:
         with CliProgress(PROG, enabled=show_progress).running() as progress:
             counter = CallCounter(progress, label, _count_calls(module)) if show_progress else None
@@ -276,6 +283,7 @@ def execute(
                 globals_data=globals_data,
                 poison=poison,
                 trace=trace,
+                pinned=pinned,
                 listeners=(counter,) if counter else (),
             )
     except ExecutionError as error:
@@ -379,7 +387,7 @@ def run_tflite(
 
 def _run_series(
     module: ModuleOp,
-    pipeline: str,
+    pipeline: str | None,
     runs: Sequence[tuple[str, Mapping[str, tuple[int, ...]]]],
     *,
     inputs: Mapping[str, np.ndarray] | None,
@@ -391,18 +399,31 @@ def _run_series(
     rtol: float,
     show_progress: bool,
 ) -> list[tuple[str, RunReport]]:
-    """Plan a copy of ``module`` once, then per (label, input shapes) of
-    ``runs`` run both on the same inputs and compare them (and the outputs
-    ``reference`` maps the arguments to, computed last). Planning keeps the
-    globals' symbols, so ``globals_data`` serves both runs."""
-    planned = _plan_with_progress(module, pipeline, show_progress)
+    """Plan a copy of ``module`` once (``pipeline`` ``None``: ``module`` is
+    the planned one), then per (label, input shapes) of ``runs`` run both on
+    the same inputs and compare them (and the outputs ``reference`` maps the
+    arguments to, computed last). The unplanned run ignores the pins a
+    planned ``module`` has. Planning keeps the globals' symbols, so
+    ``globals_data`` serves both runs."""
+    planned = module if pipeline is None else _plan_with_progress(module, pipeline, show_progress)
     names, views = output_names(module), view_kernel_names(module)
     reports: list[tuple[str, RunReport]] = []
     for label, shapes in runs:
         arguments = make_inputs(module, seed, inputs, shapes)
         unplanned_run, planned_run = (
-            execute(m, arguments, kernels, globals_data, name, show_progress=show_progress)
-            for m, name in ((module, "unplanned run"), (planned, "planned run"))
+            execute(
+                m,
+                arguments,
+                kernels,
+                globals_data,
+                name,
+                pinned=pinned,
+                show_progress=show_progress,
+            )
+            for m, name, pinned in (
+                (module, "unplanned run", False),
+                (planned, "planned run", True),
+            )
         )
         reference_outputs = None
         if reference is not None:
@@ -419,19 +440,24 @@ def _dim_runs(
     upper_bounds: Mapping[str, int],
     dim_values: Mapping[str, Sequence[int]],
     lower_bounds: Mapping[str, int] | None = None,
+    ranges: str | None = None,
 ) -> list[tuple[str, dict[str, tuple[int, ...]]]]:
     """(label, input shapes) per run: the symbols of ``upper_bounds`` at
     their ``dim_values`` (default the range's lower end, its middle and its
     upper end; the lower end is 1 unless ``lower_bounds`` raises it).
     ``inputs`` are the inputs' names and dims, each a size or a symbol (an
-    unbounded one is 1)."""
+    unbounded one is 1). ``ranges`` names where the ranges come from in
+    errors (default: the command line's bounds)."""
     lower = {name: (lower_bounds or {}).get(name, 1) for name in upper_bounds}
     for name, values in dim_values.items():
         if name not in upper_bounds:
-            raise RunError(f"--dim-values names '{name}', which has no --upper-bound")
+            raise RunError(
+                f"--dim-values names '{name}', which "
+                + (f"is not in {ranges}" if ranges else "has no --upper-bound")
+            )
         for value in values:
             if not lower[name] <= value <= upper_bounds[name]:
-                ends = (
+                ends = ranges or (
                     "its --upper-bound"
                     if lower[name] == 1
                     else "its --lower-bound and --upper-bound"
@@ -463,6 +489,56 @@ def _plan_with_progress(module: ModuleOp, pipeline: str, show_progress: bool) ->
         return plan(module, pipeline)
 
 
+def _mlir_dim_runs(
+    module: ModuleOp, dim_values: Mapping[str, Sequence[int]]
+) -> list[tuple[str, dict[str, tuple[int, ...]]]] | None:
+    """(label, input shapes) per run of a module whose ``@main`` places its
+    ranged dims on its arguments (`memory.dim_symbols`), at ``dim_values``
+    (default each range's lower end, middle and upper end); ``None`` when
+    it places none."""
+    main = _main_function(module)
+    where = "@main's memory.dim_ranges"
+    dims = {name: dim for name, dim in function_dims(main).items() if dim.argument is not None}
+    if not dims:
+        if dim_values:
+            raise RunError(
+                f"--dim-values names '{next(iter(dim_values))}', which is not in {where} "
+                "(with memory.dim_symbols placing it on an argument)"
+            )
+        return None
+    symbols = {(dim.argument, dim.axis): name for name, dim in dims.items()}
+    inputs: list[tuple[str, list[int | str]]] = []
+    for index, (name, arg_type) in enumerate(
+        zip(input_names(module), main.function_type.inputs.data)
+    ):
+        if not isinstance(arg_type, TensorType | MemRefType):
+            continue
+        shape: list[int | str] = []
+        for axis, size in enumerate(arg_type.get_shape()):
+            if size >= 0:
+                shape.append(size)
+            elif (index, axis) in symbols:
+                shape.append(symbols[(index, axis)])
+            else:
+                raise RunError(
+                    f"argument {name} of @main has a dynamic dim at axis {axis} that no "
+                    "memory.dim_symbols entry places: give its data with --inputs"
+                )
+        inputs.append((name, shape))
+    return _dim_runs(
+        inputs,
+        {name: dim.upper for name, dim in dims.items()},
+        dim_values,
+        {name: dim.lower for name, dim in dims.items()},
+        ranges=where,
+    )
+
+
+def _is_planned(module: ModuleOp) -> bool:
+    """True when a storage of ``module`` is pinned in a pool."""
+    return any(isinstance(op, AllocStorageOp) and op.pinned is not None for op in module.walk())
+
+
 def run_mlir(
     module: ModuleOp,
     pipeline: str | None,
@@ -472,25 +548,52 @@ def run_mlir(
     inputs: Mapping[str, np.ndarray] | None = None,
     seed: int = 0,
     atol: float = 1e-5,
+    dim_values: Mapping[str, Sequence[int]] | None = None,
     show_progress: bool = False,
-) -> RunReport | ExecutionResult:
-    """Run a parsed module: plan-and-compare with a pipeline, else once."""
-    if pipeline is None:
-        arguments = make_inputs(module, seed, inputs)
-        return execute(
-            module, arguments, kernels, globals_data, "the run", show_progress=show_progress
+) -> list[tuple[str, RunReport | ExecutionResult]]:
+    """Run a parsed module, one labelled result per run.
+
+    Without ``inputs``, a module whose ``@main`` places its ranged dims on
+    its arguments runs at each of ``dim_values`` (as ``run_model``),
+    labelled ``SYMBOL=V, ...``; otherwise it runs once, unlabelled. With a
+    ``pipeline``, each run plans a copy and compares it with the module
+    (``RunReport``); without one, a planned module running at sizes is
+    compared with itself unpinned, and any other run is a plain
+    ``ExecutionResult``.
+    """
+    runs: list[tuple[str, dict[str, tuple[int, ...]]]] = [("", {})]
+    if inputs is None:
+        runs = _mlir_dim_runs(module, dim_values or {}) or runs
+    if pipeline is None and not (runs[0][0] and _is_planned(module)):
+        results: list[tuple[str, RunReport | ExecutionResult]] = []
+        for label, shapes in runs:
+            arguments = make_inputs(module, seed, inputs, shapes)
+            results.append(
+                (
+                    label,
+                    execute(
+                        module,
+                        arguments,
+                        kernels,
+                        globals_data,
+                        "the run",
+                        show_progress=show_progress,
+                    ),
+                )
+            )
+        return results
+    return list(
+        _run_series(
+            module,
+            pipeline,
+            runs,
+            inputs=inputs,
+            seed=seed,
+            kernels=kernels,
+            globals_data=globals_data,
+            reference=None,
+            atol=atol,
+            rtol=0.0,
+            show_progress=show_progress,
         )
-    [(_, report)] = _run_series(
-        module,
-        pipeline,
-        [("", {})],
-        inputs=inputs,
-        seed=seed,
-        kernels=kernels,
-        globals_data=globals_data,
-        reference=None,
-        atol=atol,
-        rtol=0.0,
-        show_progress=show_progress,
     )
-    return report

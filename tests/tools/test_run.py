@@ -714,3 +714,98 @@ def test_global_pools_keep_every_spatial_axis(
     }[op]()
     np.testing.assert_allclose(report.planned_outputs[0], expected, rtol=1e-6)
     assert main([str(path)]) == 0
+
+
+PARAMETRIC_CALLEE = """
+memory.pool @p align 64 used 2048
+func.func private @double(memref<?xf32>, memref<?xf32>) -> ()
+func.func private @add(memref<?xf32>, memref<?xf32>, memref<?xf32>) -> ()
+func.func @inner(%x: memref<?xf32>, %out: memref<?xf32>) attributes {memory.dim_ranges = {N = array<i64: 1, 256>}, memory.dim_symbols = {N = array<i64: 0, 0>}} {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %x, %c0 : memref<?xf32>
+  %c4 = arith.constant 4 : index
+  %bytes = arith.muli %n, %c4 : index
+  %a_s = memory.alloc_storage(%bytes) max 1024 at @p[0] {memory.reserve = "4*N", memory.slot = 0 : i64, memory.above = array<i64>} : !memory.storage<?>
+  %a = memory.alloc_tensor %a_s[0](%n) : !memory.storage<?> -> memref<?xf32>
+  memory.invoke @double ins(%x : memref<?xf32>) outs(%a : memref<?xf32>)
+  %b_s = memory.alloc_storage(%bytes) max 1024 at @p[1024] {memory.reserve = "4*N", memory.slot = 1 : i64, memory.above = array<i64: 0>} : !memory.storage<?>
+  %b = memory.alloc_tensor %b_s[0](%n) : !memory.storage<?> -> memref<?xf32>
+  memory.invoke @double ins(%a : memref<?xf32>) outs(%b : memref<?xf32>)
+  memory.invoke @add ins(%a, %b : memref<?xf32>, memref<?xf32>) outs(%out : memref<?xf32>)
+  memory.kill %a_s : !memory.storage<?>
+  memory.kill %b_s : !memory.storage<?>
+  func.return
+}
+func.func @main(%x: memref<?xf32>, %out: memref<?xf32>) -> memref<?xf32> {
+  func.call @inner(%x, %out) : (memref<?xf32>, memref<?xf32>) -> ()
+  func.return %out : memref<?xf32>
+}
+"""
+
+
+def _parametric_registry() -> KernelRegistry:
+    registry = KernelRegistry()
+
+    @registry.register("double")
+    def double(ins, outs, attributes) -> None:  # type: ignore[no-untyped-def]
+        np.multiply(ins[0], 2, out=outs[0])
+
+    @registry.register("add")
+    def add(ins, outs, attributes) -> None:  # type: ignore[no-untyped-def]
+        np.add(ins[0], ins[1], out=outs[0])
+
+    return registry
+
+
+@pytest.mark.parametrize("rows", [1, 16, 256])
+def test_a_called_function_runs_its_parametric_plan_in_exactly_its_pool(rows: int) -> None:
+    """The callee's dims are read from its arguments when it is called: %b
+    sits at align(4*N, 64), not at its `at` offset 1024, and the pool holds
+    exactly the program's bytes; the run without pins agrees."""
+    module = parse_module(PARAMETRIC_CALLEE)
+    x = np.arange(rows, dtype=np.float32)
+    out = np.zeros(rows, dtype=np.float32)
+    planned = run_function(module, [x, out], kernels=_parametric_registry())
+    unpinned = run_function(module, [x, out], kernels=_parametric_registry(), pinned=False)
+    np.testing.assert_array_equal(planned.outputs[0], 6 * x)
+    np.testing.assert_array_equal(unpinned.outputs[0], 6 * x)
+    assert planned.pool_bytes == {"p": -(-4 * rows // 64) * 64 + 4 * rows}
+    assert (unpinned.pool_bytes, unpinned.unpinned_bytes) == ({}, 8 * rows)
+
+
+def test_a_called_function_outside_its_range_or_below_its_program_is_caught() -> None:
+    """A size outside the callee's range is refused at its entry; a program
+    that puts %b on %a's bytes (above no slot) changes the output."""
+    x = np.arange(4, dtype=np.float32)
+    with pytest.raises(
+        ExecutionError,
+        match=r"dim N=300 \(argument #0's axis 0 of @inner\): outside 1\.\.256 "
+        r"\(its memory.dim_ranges\)",
+    ):
+        run_function(
+            parse_module(PARAMETRIC_CALLEE),
+            [np.zeros(300, np.float32), np.zeros(300, np.float32)],
+            kernels=_parametric_registry(),
+        )
+    overlapping = parse_module(
+        PARAMETRIC_CALLEE.replace("memory.above = array<i64: 0>", "memory.above = array<i64>")
+    )
+    result = run_function(overlapping, [x, np.zeros(4, np.float32)], kernels=_parametric_registry())
+    assert result.pool_bytes == {"p": 16}
+    assert not np.array_equal(result.outputs[0], 6 * x)
+
+
+def test_dim_values_need_a_placed_dim_in_an_mlir_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An .mlir input runs at sizes only where @main places its ranged dims."""
+    from memplan.tools.memplan_import import main as import_main
+
+    mlir = tmp_path / "mlp.mlir"
+    assert import_main([str(FIXTURES / "mlp.onnx"), "-o", str(mlir)]) == 0
+    weights = ["--weights-from", str(FIXTURES / "mlp.onnx")]
+    assert main([str(mlir), *weights, "--dim-values", "N=1,2"]) == 1
+    assert capsys.readouterr().err == (
+        "memplan-run: error: --dim-values names 'N', which is not in @main's "
+        "memory.dim_ranges (with memory.dim_symbols placing it on an argument)\n"
+    )
