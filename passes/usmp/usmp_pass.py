@@ -192,12 +192,18 @@ class UsmpPass(PlanningPassOptions, ModulePass):
     dims' ranges in the function's `memory.dim_ranges`) are planned at the
     bound as above, each reserving its `max`; then, for each pool of each
     function that holds a pinned storage with a reserve, the planning core
-    (`passes.planning.parametric.derive_parametric`, on the same `Problem`:
-    the conflicts are its own) turns the bound's plan into an offset
-    program, written on every pinned storage of that pool in that function:
-    `memory.slot = K` numbers the storages in the plan's order (by offset,
-    then top, then program order) and `memory.above = array<i64: J, ...>`
-    lists the slots of the conflicting storages below it. At dims `d`,
+    (`passes.planning.parametric`, on the same `Problem`: the conflicts are
+    its own) turns a plan into an offset program, written on every pinned
+    storage of that pool in that function: `memory.slot = K` numbers the
+    storages in the plan's order (by offset, then top, then program order)
+    and `memory.above = array<i64: J, ...>` lists the slots of the
+    conflicting storages below it. The plan whose order is kept is the
+    bound's, or a static plan of the function at a sample of the dims (all
+    at the lower ends, all at the upper ends, and three points between,
+    spaced geometrically; planned with the pass's algorithm and a share of
+    the budget left), whichever program comes closest, at its worst sample,
+    to the static plans there without growing any pool at the bound
+    (`choose_parametric`). At dims `d`,
     slot K sits at `align(max(0, offset(J) + size(J, d) for J in above),
     alignment)` (`alignment`: lcm of the storage's and the pool's), with
     `size` the reserve at `d` (the static size, or `max`, for a storage
@@ -335,7 +341,14 @@ class UsmpPass(PlanningPassOptions, ModulePass):
             forget_stale_programs(final or analyze_module(op), placed)
         if self.parametric:
             final = final or analyze_module(op)
-            write_parametric(op, final, prepinned)
+
+            def solver(problem: Problem, fraction: float) -> Solution:
+                share = budget.part(fraction)
+                solution = solve(problem, self.algorithm, self.plan_options().within(share))
+                share.absorb(solution.stats)
+                return solution
+
+            write_parametric(op, final, prepinned, solver)
         return final
 
     def _plan_split(

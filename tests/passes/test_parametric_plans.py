@@ -22,8 +22,9 @@ from hypothesis import strategies as st
 
 from memplan.dialect import AllocStorageOp, PoolOp
 from memplan.passes.analysis import analyze_module
-from memplan.passes.analysis.parametric import function_dims, parametric_pools
+from memplan.passes.analysis.parametric import function_dims, parametric_pools, storage_reserve
 from memplan.passes.planning.model import Placement, Problem, Solution
+from memplan.passes.planning.parametric import derive_parametric, evaluate
 from memplan.passes.planning.validate import validate
 from memplan_testing import examples, parse_module, print_module, run_passes
 
@@ -158,3 +159,50 @@ def test_the_batch_plan_takes_80_bytes_per_sample() -> None:
     assert program.reserved_offsets() == [
         entry.alloc.pinned[1] for entry in program.storages if entry.alloc.pinned
     ]
+
+
+CHOICE = """
+memory.pool @pool align 16
+func.func @main(%n0: index, %n1: index, %n3: index, %n4: index, %n5: index) attributes {memory.dim_ranges = {N = array<i64: 1, 8>, M = array<i64: 2, 5>}} {
+  %s0 = memory.alloc_storage(%n0) max 5152 align 16 {memory.reserve = "128*N*M"} : !memory.storage<?>
+  %s1 = memory.alloc_storage(%n1) max 1296 align 64 {memory.reserve = "32*N*M+16"} : !memory.storage<?>
+  %s2 = memory.alloc_storage align 64 : !memory.storage<352>
+  memory.kill %s2 : !memory.storage<352>
+  %s3 = memory.alloc_storage(%n3) max 3920 align 16 {memory.reserve = "96*N*M+48"} : !memory.storage<?>
+  %s4 = memory.alloc_storage(%n4) max 3216 align 16 {memory.reserve = "80*N*M"} : !memory.storage<?>
+  memory.kill %s3 : !memory.storage<?>
+  memory.kill %s0 : !memory.storage<?>
+  %s5 = memory.alloc_storage(%n5) max 704 align 16 {memory.reserve = "80*N+32"} : !memory.storage<?>
+  memory.kill %s1 : !memory.storage<?>
+  memory.kill %s4 : !memory.storage<?>
+  memory.kill %s5 : !memory.storage<?>
+  func.return
+}
+"""
+
+
+def test_the_order_is_chosen_among_the_samples_static_plans() -> None:
+    """The bound's plan ordered as a program takes 784 bytes at the lower
+    ends (N = 1, M = 2); usmp keeps the order of a static plan at a sample
+    instead, 736 bytes there, and no more than the bound at the upper ends."""
+    lower = {name: lo for name, (lo, _) in RANGES.items()}
+    upper = {name: hi for name, (_, hi) in RANGES.items()}
+    static, bound_used = _used(CHOICE, "usmp")
+    planned, used = _used(CHOICE, "usmp{parametric=true},verify-plan")
+    assert used <= bound_used
+    assert _check_at(planned, lower) == 736
+    assert _check_at(planned, upper) <= bound_used
+    module = parse_module(static)
+    lifetimes = analyze_module(module)
+    (function,) = lifetimes.functions
+    buffers, placements, sizes = [], {}, []
+    for storage in function.storages:
+        buffer = lifetimes.module_buffer(function, storage, pin=False)
+        buffers.append(buffer)
+        assert storage.pinned is not None
+        placements[buffer.id] = Placement(*storage.pinned)
+        reserve = storage_reserve(storage.alloc)
+        sizes.append(buffer.size if reserve is None else reserve.evaluate(lower))
+    problem = Problem(tuple(buffers), lifetimes.pools)
+    bound_order = derive_parametric(problem, Solution(placements))
+    assert evaluate(bound_order, sizes).total == 784
