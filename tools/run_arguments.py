@@ -35,7 +35,8 @@ def build_parser_and_dests() -> tuple[argparse.ArgumentParser, dict[str, list[st
     parser.add_argument(
         "--pipeline",
         help=f"passes to plan with (default for models: {DEFAULT_PIPELINE}; "
-        ".mlir without it: run once)",
+        "usmp{parametric=true} for offsets that are functions of the dims; "
+        ".mlir without it: run once, or as planned at each size)",
     )
     add_shared_arguments(parser)
     parser.add_argument(
@@ -43,8 +44,9 @@ def build_parser_and_dests() -> tuple[argparse.ArgumentParser, dict[str, list[st
         action="append",
         default=[],
         metavar="SYMBOL=V,V,...",
-        help="the sizes a bounded symbol takes, one run each (default: 1, half the bound, "
-        "the bound)",
+        help="the sizes a ranged symbol takes (a model's --upper-bound, an .mlir's "
+        "memory.dim_ranges), one run each (default: the range's lower end, middle and "
+        "upper end)",
     )
     parser.add_argument("--inputs", metavar="FILE.npz", help="input arrays by name")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
