@@ -92,7 +92,12 @@ class PlanReportPass(ModulePass):
       `c-header`: C99 macros for pool sizes, alignments and offsets and a
       struct of pool base pointers (`.../c_header.py`). Unplanned storages
       are drawn stacked in `svg`/`trace` and listed in a comment by
-      `c-header`.
+      `c-header`. A pool with an offset program (`usmp{parametric=true}`)
+      is also given as a function of the dims: in `text` and `json` its
+      bytes as an expression and at the ranges' lower and upper ends, each
+      storage's slot and offset expression; in `c-header` C99 functions of
+      the dims (a range check, each storage's offset, the pool's bytes;
+      `.../c_functions.py`).
     - `output` (path, default stderr): where to write; written only when
       the whole report was built, and by `memplan-opt` only when the whole
       pipeline succeeds (a later pass that fails leaves the file as it

@@ -37,27 +37,28 @@ Unplanned modules
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 
 from xdsl.utils.exceptions import PassFailedException
 
+from memplan.passes.report_formats.c_functions import (
+    PoolNames,
+    dims_ok_function,
+    function_params,
+    helper_names,
+    pool_functions,
+)
+from memplan.passes.report_formats.c_names import (
+    C_KEYWORDS,
+    UniqueNames,
+    sanitise,
+)
+from memplan.passes.report_formats.c_names import comment as _comment
 from memplan.passes.report_formats.common import buffer_kind, pool_label
 from memplan.passes.report_formats.records import FunctionReport, PlanReport
 
 DEFAULT_PREFIX = "memplan"
 
-C_KEYWORDS = frozenset(
-    "auto break case char const continue default do double else enum extern float for "
-    "goto if inline int long register restrict return short signed sizeof static struct "
-    "switch typedef union unsigned void volatile while".split()
-)
-
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-
-
-def sanitise(name: str) -> str:
-    """``name`` with every run of non-alphanumerics as one ``_``, trimmed (may be empty)."""
-    return re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_")
 
 
 def default_prefix(module_name: str | None) -> str:
@@ -66,29 +67,6 @@ def default_prefix(module_name: str | None) -> str:
     if not name:
         return DEFAULT_PREFIX
     return f"M_{name}" if name[0].isdigit() else name
-
-
-def _comment(text: str) -> str:
-    """``text`` safe inside ``/* */``."""
-    return text.replace("*/", "* /").replace("/*", "/ *")
-
-
-class _Names:
-    """Hands out unique identifiers."""
-
-    def __init__(self) -> None:
-        self.taken: set[str] = set()
-
-    def unique(self, stem: str, suffixes: Iterable[str] = ("",)) -> str:
-        """The first of ``stem``, ``stem_2``, ... for which every ``stem + suffix`` is free."""
-        suffixes = tuple(suffixes)
-        candidate = stem
-        counter = 1
-        while any(candidate + suffix in self.taken for suffix in suffixes):
-            counter += 1
-            candidate = f"{stem}_{counter}"
-        self.taken.update(candidate + suffix for suffix in suffixes)
-        return candidate
 
 
 def _member_name(pool: str) -> str:
@@ -102,9 +80,12 @@ def _function_block(
     function: FunctionReport,
     macro_prefix: str,
     members: dict[str, str],
-    names: _Names,
+    names: UniqueNames,
+    stems: dict[str, str],
 ) -> tuple[list[str], list[str], list[str]]:
-    """(offset lines, unplanned storages, dynamic storages) of one function."""
+    """(offset lines, unplanned storages, dynamic storages) of one function;
+    ``stems`` gets each pinned storage's macro stem (``<stem>_OFFSET``), and
+    a storage with a slot in an offset program also takes ``<stem>_SLOT``."""
     lines: list[str] = []
     unplanned: list[str] = []
     dynamic: list[str] = []
@@ -113,16 +94,17 @@ def _function_block(
         tensors_of.setdefault(tensor.storage, []).append(index)
     function_stem = sanitise(function.name).upper() or "FUNC"
 
-    def emit(name: str, what: str, offset: int, pool: str) -> None:
+    def emit(name: str, what: str, offset: int, pool: str, slot: bool = False) -> str:
         stem = names.unique(
             f"{macro_prefix}_{function_stem}_{sanitise(name).upper() or 'VALUE'}",
-            ("_OFFSET", "_PTR"),
+            ("_OFFSET", "_PTR", "_SLOT") if slot else ("_OFFSET", "_PTR"),
         )
         lines.append(f"/* {_comment(what)} */")
         lines.append(f"#define {stem}_OFFSET {offset}")
         member = members.get(pool)
         if member is not None:
             lines.append(f"#define {stem}_PTR(pools) ((pools)->{member} + {stem}_OFFSET)")
+        return stem
 
     for storage in function.buffers:
         # The model's names when the importer recorded them (`memory.source_names`).
@@ -135,13 +117,15 @@ def _function_block(
         if storage.offset is None:
             unplanned.append(f"%{storage.name} (@{function.name}): {storage.size} bytes")
             continue
-        emit(
+        slot = "" if storage.slot is None else f", slot {storage.slot}"
+        stems[storage.name] = emit(
             storage_name,
             f"storage %{storage.name} ({buffer_kind(storage)}) in {pool_label(storage.pool)}: "
             f"{storage.size} bytes, align {storage.alignment}, "
-            f"live [{storage.start}, {storage.end})",
+            f"live [{storage.start}, {storage.end}){slot}",
             storage.offset,
             storage.pool,
+            slot=storage.slot is not None,
         )
         for index in tensors_of.get(storage.name, ()):
             tensor = function.tensors[index]
@@ -165,6 +149,43 @@ def _function_block(
     return lines, unplanned, dynamic
 
 
+def _parametric_lines(
+    report: PlanReport, prefix: str, names: UniqueNames, stems: dict[str, dict[str, str]]
+) -> list[str]:
+    """The functions of the dims (``c_functions``) of every function with dims."""
+    functions = [f for f in report.functions if f.dims or f.parametric]
+    if not functions:
+        return []
+    lower, upper = prefix.lower(), prefix.upper()
+    helpers = helper_names(lower, names)
+    out = [
+        "",
+        "/* Plans as functions of the dynamic dims (usmp parametric=true). The _OFFSET",
+        " * macros above are the plan at the largest sizes. At given dims, check the dims",
+        f" * with {lower}_<func>_dims_ok; then {lower}_<func>_<pool>_offsets gives each",
+        f" * storage's offset (index {upper}_<FUNC>_<NAME>_SLOT; a tensor adds its offset in",
+        f" * its storage) and {lower}_<func>_<pool>_size the pool's bytes. */",
+        *helpers.definitions(),
+    ]
+    for function in functions:
+        function_stem = sanitise(function.name).lower() or "func"
+        params = function_params(function, names.taken)
+        if function.dims:
+            out += dims_ok_function(
+                function, names.unique(f"{lower}_{function_stem}_dims_ok"), params
+            )
+        for pool in function.parametric:
+            pool_stem = f"{function_stem}_{sanitise(pool.name).lower() or 'pool'}"
+            pool_names = PoolNames(
+                slots=names.unique(f"{upper}_{pool_stem.upper()}_SLOTS"),
+                offsets=names.unique(f"{lower}_{pool_stem}_offsets"),
+                size=names.unique(f"{lower}_{pool_stem}_size"),
+                storage_slots=tuple(f"{stems[function.name][name]}_SLOT" for name in pool.storages),
+            )
+            out += pool_functions(function, pool, pool_names, helpers, params, names.taken)
+    return out
+
+
 def format_c_header(report: PlanReport, prefix: str | None = None) -> str:
     """``report`` as a C99 header: pool sizes and alignments, offsets, a pool struct.
 
@@ -180,12 +201,12 @@ def format_c_header(report: PlanReport, prefix: str | None = None) -> str:
     base = prefix if prefix is not None else default_prefix(report.module_name)
     macro_prefix = base.upper()
     type_name = f"{base.lower()}_pools"
-    names = _Names()
+    names = UniqueNames()
     guard = names.unique(f"{macro_prefix}_MEMPLAN_H")
     planned_macro = names.unique(f"{macro_prefix}_PLANNED")
 
     members: dict[str, str] = {}
-    member_names = _Names()
+    member_names = UniqueNames()
     for pool in report.pools:
         members[pool.name] = member_names.unique(_member_name(pool.name))
 
@@ -207,9 +228,10 @@ def format_c_header(report: PlanReport, prefix: str | None = None) -> str:
     offset_lines: list[str] = []
     unplanned: list[str] = []
     dynamic: list[str] = []
+    stems: dict[str, dict[str, str]] = {}
     for function in report.functions:
         lines, function_unplanned, function_dynamic = _function_block(
-            function, macro_prefix, members, names
+            function, macro_prefix, members, names, stems.setdefault(function.name, {})
         )
         if lines:
             offset_lines += [
@@ -219,6 +241,8 @@ def format_c_header(report: PlanReport, prefix: str | None = None) -> str:
             ]
         unplanned += function_unplanned
         dynamic += function_dynamic
+
+    parametric = _parametric_lines(report, base, names, stems)
 
     module = f"module @{report.module_name}" if report.module_name else "the module"
     out = [
@@ -232,6 +256,7 @@ def format_c_header(report: PlanReport, prefix: str | None = None) -> str:
         f"#ifndef {guard}",
         f"#define {guard}",
         "",
+        *(["#include <stddef.h>"] if parametric else []),
         "#include <stdint.h>",
         "",
         "/* 1 when every static storage is pinned to a pool (planned), else 0. */",
@@ -257,5 +282,6 @@ def format_c_header(report: PlanReport, prefix: str | None = None) -> str:
         out.append(f"}} {type_name};")
     else:
         out += ["", "/* No memory.pool in the module: no pool struct. */"]
+    out += parametric
     out += ["", f"#endif /* {guard} */"]
     return "\n".join(out) + "\n"

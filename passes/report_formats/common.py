@@ -32,6 +32,10 @@ BufferKind = Literal["activation", "constant", "output"]
 
 KINDS: tuple[BufferKind, ...] = ("activation", "constant", "output")
 
+EXPRESSION_LIMIT = 200
+"""Longest size expression (characters) the text report and the C header's
+comments print; a longer one is left to the C header's functions."""
+
 KIB = 1024
 MIB = 1024 * KIB
 GIB = 1024 * MIB

@@ -11,9 +11,12 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, ModuleOp, StringAttr
 from xdsl.ir import SSAValue
+from xdsl.utils.exceptions import PassFailedException
 
-from memplan.dialect.ops import SOURCE_IDS_ATTR, SOURCE_NAMES_ATTR, InvokeOp
+from memplan.dialect.diagnostics import at_op
+from memplan.dialect.ops import SOURCE_IDS_ATTR, SOURCE_NAMES_ATTR, AllocStorageOp, InvokeOp
 from memplan.dialect.printer import printed_names
+from memplan.dialect.size_expr import SizeExpr
 from memplan.passes.analysis import (
     FunctionLifetimes,
     ModuleLifetimes,
@@ -21,6 +24,14 @@ from memplan.passes.analysis import (
     analyze_module,
 )
 from memplan.passes.analysis.inplace import in_place_sources
+from memplan.passes.analysis.parametric import (
+    Dim,
+    ParametricLayoutError,
+    ParametricPool,
+    function_dims,
+    parametric_pools,
+    storage_reserve,
+)
 from memplan.passes.analysis.symbols import SymbolCache
 from memplan.passes.planning.bounds import buffers_lower_bound, peak_live_bytes
 from memplan.passes.planning.model import Buffer, pool_base_alignment
@@ -29,7 +40,9 @@ from memplan.passes.report_formats.records import (
     LARGEST_SHOWN,
     UNPLANNED,
     BufferRecord,
+    DimRecord,
     FunctionReport,
+    ParametricPoolRecord,
     PlanReport,
     PoolRecord,
     TensorRecord,
@@ -80,8 +93,59 @@ def _sources(function: FunctionLifetimes) -> dict[SSAValue, tuple[str, int]]:
     return found
 
 
+def _parametric(
+    function: FunctionLifetimes, dims: dict[str, Dim]
+) -> tuple[list[ParametricPool], list[ParametricPoolRecord]]:
+    """The function's offset programs and their records; a program that is
+    ill-formed, or that names a dim the function has no range for, fails
+    the pass at the storage it is about."""
+    allocs = [storage.alloc for storage in function.storages]
+    names = {storage.alloc: storage.name for storage in function.storages}
+    try:
+        pools = parametric_pools(function.func, allocs)
+        for alloc in allocs:  # a reserve outside any program is reported too
+            storage_reserve(alloc)
+    except ParametricLayoutError as error:
+        raise at_op(PassFailedException(f"plan-report: {error}"), error.op) from None
+    records: list[ParametricPoolRecord] = []
+    for pool in pools:
+        for storage in pool.storages:
+            missing = sorted(storage.size.symbols() - set(dims))
+            if missing:
+                raise at_op(
+                    PassFailedException(
+                        f"plan-report: the size of %{names[storage.alloc]} ({storage.size}) "
+                        f"names dim '{missing[0]}', which @{function.name}'s "
+                        "memory.dim_ranges does not give a range"
+                    ),
+                    storage.alloc,
+                )
+        used = pool.symbols()
+        records.append(
+            ParametricPoolRecord(
+                name=pool.pool,
+                storages=tuple(names[s.alloc] for s in pool.storages),
+                above=tuple(s.above for s in pool.storages),
+                alignments=tuple(s.alignment for s in pool.storages),
+                sizes=tuple(s.size for s in pool.storages),
+                size_expr=pool.size_expr,
+                dims=tuple(name for name in dims if name in used),
+                at_lower=pool.size({name: dim.lower for name, dim in dims.items()}),
+                at_upper=pool.size({name: dim.upper for name, dim in dims.items()}),
+            )
+        )
+    return pools, records
+
+
 def _function_report(lifetimes: ModuleLifetimes, function: FunctionLifetimes) -> FunctionReport:
     sources = _sources(function)
+    dims = function_dims(function.func)
+    programs, parametric = _parametric(function, dims)
+    placed: dict[AllocStorageOp, tuple[int, tuple[int, ...], SizeExpr]] = {
+        storage.alloc: (storage.slot, storage.above, offset)
+        for program in programs
+        for storage, offset in zip(program.storages, program.offset_exprs)
+    }
     storage_sources: dict[str, str] = {}
     for tensor in function.tensors:
         source = sources.get(tensor.value)
@@ -93,6 +157,7 @@ def _function_report(lifetimes: ModuleLifetimes, function: FunctionLifetimes) ->
     offsets: dict[str, int] = {}
     for storage in function.storages:
         pinned = storage.pinned
+        slot, above, offset_expr = placed.get(storage.alloc, (None, (), None))
         if storage.size is None:
             pool, offset = DYNAMIC, None
         elif pinned is None:
@@ -117,6 +182,10 @@ def _function_report(lifetimes: ModuleLifetimes, function: FunctionLifetimes) ->
                 branch=storage.branch,
                 size_is_bound=storage.is_dynamic and storage.size is not None,
                 source_name=storage_sources.get(storage.name),
+                slot=slot,
+                above=above,
+                reserve=storage_reserve(storage.alloc),
+                offset_expr=offset_expr,
             )
         )
     sizes = {pool.name: pool.size for pool in lifetimes.pools}
@@ -159,7 +228,14 @@ def _function_report(lifetimes: ModuleLifetimes, function: FunctionLifetimes) ->
         if isinstance(op, InvokeOp)
     )
     return FunctionReport(
-        function.name, function.end, tuple(pools), tuple(records), tensors, kernels
+        function.name,
+        function.end,
+        tuple(pools),
+        tuple(records),
+        tensors,
+        kernels,
+        dims=tuple(DimRecord(d.name, d.lower, d.upper, d.argument, d.axis) for d in dims.values()),
+        parametric=tuple(parametric),
     )
 
 

@@ -3,6 +3,14 @@
 ``{"functions": [{"name", "ops", "pools": [...], "buffers": [...],
 "tensors": [...]}], "pools": [...]}``, each record (a dict of scalars) on
 one line for readable diffs.
+
+A pool of a function with an offset program (``usmp{parametric=true}``)
+has ``"parametric": {"size", "at_lower", "at_upper", "dims"}`` (its bytes
+as an expression of the dims, their value with every dim at the lower and
+at the upper end of its range, and the dims it depends on with their
+ranges); its storages have ``"slot"``, ``"above"`` and ``"offset_expr"``,
+and a storage with a ``memory.reserve`` has ``"reserve"``. Without an
+offset program none of these keys is written.
 """
 
 from __future__ import annotations
@@ -12,10 +20,26 @@ from typing import Any
 
 from memplan.passes.report_formats.records import (
     BufferRecord,
+    FunctionReport,
     PlanReport,
     PoolRecord,
     TensorRecord,
 )
+
+
+def _function_pool_json(function: FunctionReport, record: PoolRecord) -> dict[str, Any]:
+    """A pool of ``function``, with its offset program's values if it has one."""
+    entry = _pool_json(record)
+    program = next((p for p in function.parametric if p.name == record.name), None)
+    if program is not None:
+        ranges = {d.name: [d.lower, d.upper] for d in function.dims}
+        entry["parametric"] = {
+            "size": str(program.size_expr),
+            "at_lower": program.at_lower,
+            "at_upper": program.at_upper,
+            "dims": {name: ranges[name] for name in program.dims},
+        }
+    return entry
 
 
 def _pool_json(record: PoolRecord) -> dict[str, Any]:
@@ -50,7 +74,7 @@ def _report_json(report: PlanReport) -> dict[str, Any]:
             {
                 "name": function.name,
                 "ops": function.ops,
-                "pools": [_pool_json(p) for p in function.pools],
+                "pools": [_function_pool_json(function, p) for p in function.pools],
                 "buffers": [_buffer_json(b) for b in function.buffers],
                 "tensors": [_tensor_json(t) for t in function.tensors],
             }
@@ -76,13 +100,19 @@ def _buffer_json(b: BufferRecord) -> dict[str, Any]:
     }
     if b.size_is_bound:  # only bounded dynamic storages have the key
         entry["size_is_bound"] = True
+    if b.slot is not None:  # only storages of an offset program have these
+        entry["slot"] = b.slot
+        entry["above"] = list(b.above)
+        entry["offset_expr"] = str(b.offset_expr)
+    if b.reserve is not None:
+        entry["reserve"] = str(b.reserve)
     return entry
 
 
 def _is_record(value: Any) -> bool:
-    """Scalars, lists of those, and dicts of those fit on one line."""
+    """Scalars, lists of those, and dicts of those (dicts nested) fit on one line."""
     if isinstance(value, dict):
-        return all(not isinstance(v, dict) and _is_record(v) for v in value.values())
+        return all(_is_record(v) for v in value.values())
     if isinstance(value, list):
         return all(not isinstance(x, dict) and _is_record(x) for x in value)
     return True

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from memplan.dialect.size_expr import SizeExpr
+
 UNPLANNED = "(unplanned)"
 """Pseudo-pool of static storages not pinned to a pool: used = sum of sizes."""
 
@@ -37,6 +39,14 @@ class BufferRecord:
     """``size`` is the `max` bound of a dynamic-size storage."""
     source_name: str | None = None
     """The source model's name of the first tensor carved from it (``memory.source_names``)."""
+    slot: int | None = None
+    """Its place in its pool's offset program (``memory.slot``), if it has one."""
+    above: tuple[int, ...] = ()
+    """The slots it sits above (``memory.above``)."""
+    reserve: SizeExpr | None = None
+    """Its bytes as a function of the dims (``memory.reserve``), if given."""
+    offset_expr: SizeExpr | None = None
+    """Its offset as a function of the dims (with a slot only)."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +97,44 @@ class PoolRecord:
 
 
 @dataclass(frozen=True)
+class DimRecord:
+    """A dynamic dim of a function (``memory.dim_ranges``): its range, and
+    the argument and axis it is read from at run time, when known."""
+
+    name: str
+    lower: int
+    upper: int
+    argument: int | None = None
+    axis: int | None = None
+
+
+@dataclass(frozen=True)
+class ParametricPoolRecord:
+    """A pool of one function whose offsets are functions of the dims (the
+    offset program ``usmp{parametric=true}`` writes; ``analysis.parametric``).
+
+    ``storages``, ``above``, ``alignments`` and ``sizes`` are by slot: the
+    storage's name (as in ``FunctionReport.buffers``), the slots it sits
+    above, the multiple its offset is rounded up to (the lcm of its and its
+    pool's alignment) and its bytes at given dims. ``dims`` are
+    the function's dims the pool depends on, in the function's order;
+    ``at_lower`` and ``at_upper`` are the pool's bytes with every dim of the
+    function at the lower and at the upper end of its range (the smallest
+    and the largest the pool takes: every size expression is monotone).
+    """
+
+    name: str
+    storages: tuple[str, ...]
+    above: tuple[tuple[int, ...], ...]
+    alignments: tuple[int, ...]
+    sizes: tuple[SizeExpr, ...]
+    size_expr: SizeExpr
+    dims: tuple[str, ...]
+    at_lower: int
+    at_upper: int
+
+
+@dataclass(frozen=True)
 class FunctionReport:
     """One function's plan. ``kernels`` are its ``memory.invoke``s as
     (op number, callee name), in order: the SVG labels its time axis with them."""
@@ -97,6 +145,10 @@ class FunctionReport:
     buffers: tuple[BufferRecord, ...]
     tensors: tuple[TensorRecord, ...]
     kernels: tuple[tuple[int, str], ...] = ()
+    dims: tuple[DimRecord, ...] = ()
+    """Its dynamic dims (``memory.dim_ranges``), in the attribute's order."""
+    parametric: tuple[ParametricPoolRecord, ...] = ()
+    """Its pools with an offset program, in the order the pools first appear."""
 
 
 @dataclass(frozen=True)

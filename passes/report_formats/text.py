@@ -3,14 +3,33 @@
 Per pool: its size, the bytes without planning (one allocation per
 storage), the bytes the plan uses, the lower bound, their ratio, the number
 of storages and the largest ones.
+
+A function with dynamic dims (``memory.dim_ranges``) gets a ``dims:`` line,
+and each of its pools with an offset program (``usmp{parametric=true}``) a
+block under the table: the pool's bytes as an expression of the dims, its
+bytes at the lower and at the upper ends of the ranges, and per storage by
+slot the slots it sits above, its size expression and its offset
+expression. A pool expression longer than ``EXPRESSION_LIMIT`` characters
+is not printed: the pool's line gives the number of storages in the
+program instead, and ``format=c-header`` writes the program as C
+functions; a storage's expressions are printed up to ``OFFSET_LIMIT``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memplan.passes.report_formats.common import pool_label
-from memplan.passes.report_formats.records import DYNAMIC, PlanReport, PoolRecord
+from memplan.passes.report_formats.common import EXPRESSION_LIMIT, pool_label
+from memplan.passes.report_formats.records import (
+    DYNAMIC,
+    FunctionReport,
+    ParametricPoolRecord,
+    PlanReport,
+    PoolRecord,
+)
+
+OFFSET_LIMIT = 80
+"""Longest offset or size expression (characters) a storage's line prints."""
 
 
 def _ratio_text(record: PoolRecord) -> str:
@@ -60,6 +79,60 @@ def _pool_rows(pools: Sequence[PoolRecord]) -> list[str]:
     return _table(rows)
 
 
+def _dims_line(function: FunctionReport) -> str:
+    def place(argument: int | None, axis: int | None) -> str:
+        if argument is None or axis is None:
+            return ""
+        return f" (argument {argument}, axis {axis})"
+
+    return "  dims: " + ", ".join(
+        f"{d.name} in [{d.lower}, {d.upper}]{place(d.argument, d.axis)}" for d in function.dims
+    )
+
+
+def _parametric_lines(function: FunctionReport, pool: ParametricPoolRecord) -> list[str]:
+    count = len(pool.storages)
+    storages = f"{count} storage{'' if count == 1 else 's'}"
+    size = str(pool.size_expr)
+    if len(size) > EXPRESSION_LIMIT:
+        head = (
+            f"  parametric pool @{pool.name}: an offset program of {storages} "
+            f"(its size expression has {len(size)} characters; "
+            "format=c-header writes it as C functions of the dims)"
+        )
+    else:
+        head = f"  parametric pool @{pool.name}: {size} bytes ({storages})"
+    ends = {d.name: d for d in function.dims}
+
+    def at(end: str) -> str:
+        values = ", ".join(f"{name}={getattr(ends[name], end)}" for name in pool.dims)
+        return f"at the {end} ends{f' ({values})' if values else ''}"
+
+    lines = [
+        head,
+        f"    {at('lower')}: {pool.at_lower} bytes; {at('upper')}: {pool.at_upper} bytes",
+    ]
+    buffers = {b.name: b for b in function.buffers}
+    rows = [["slot", "storage", "above", "size", "offset"]]
+    for slot, (name, size_expr) in enumerate(zip(pool.storages, pool.sizes)):
+        offset, size = str(buffers[name].offset_expr), str(size_expr)
+        rows.append(
+            [
+                str(slot),
+                name,
+                ", ".join(map(str, pool.above[slot])) or "-",
+                size if len(size) <= OFFSET_LIMIT else "(long)",
+                offset if len(offset) <= OFFSET_LIMIT else "(long: see format=c-header)",
+            ]
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines += [
+        "    " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
+        for row in rows
+    ]
+    return lines
+
+
 def format_text(report: PlanReport) -> str:
     """A table per function (and one for the module): used vs. lower bound per pool."""
     lines: list[str] = []
@@ -71,6 +144,10 @@ def format_text(report: PlanReport) -> str:
         )
         # Pools this function does not use are left out of its table.
         lines.extend(_pool_rows([p for p in function.pools if p.buffer_count]))
+        if function.dims:
+            lines.append(_dims_line(function))
+        for pool in function.parametric:
+            lines.extend(_parametric_lines(function, pool))
         # One storage per line: a model has hundreds of them.
         bounded = [f"{b.name} (max {b.size})" for b in function.buffers if b.size_is_bound]
         if bounded:

@@ -35,8 +35,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
 from xdsl.utils.exceptions import PassFailedException
 
+from memplan.dialect.ops import AllocStorageOp
+from memplan.dialect.size_expr import parse_size_expr
+from memplan.passes.analysis.parametric import ParametricPool, parametric_pools
 from memplan.passes.plan_report import PlanReportPass, gather_report
 from memplan.passes.planning.bounds import peak_live_bytes
 from memplan.passes.planning.model import Buffer
@@ -625,6 +629,213 @@ def test_c_header_prefix_must_be_a_c_identifier(tmp_path: Path) -> None:
     text = _report(module, "c-header", tmp_path, prefix="Board_A")
     assert "#define BOARD_A_SRAM_SIZE 2048" in text
     assert "typedef struct board_a_pools {" in text
+
+
+# ---------------------------------------------------------------------------
+# Parametric plans (offsets as functions of the dims)
+# ---------------------------------------------------------------------------
+
+PARAMETRIC_BATCH = REPO / "test_lit" / "Inputs" / "parametric-batch.mlir"
+
+
+def _parametric_programs(module: ModuleOp) -> dict[str, list[ParametricPool]]:
+    """The offset programs of each function, as ``analysis.parametric`` reads them."""
+    return {
+        func.sym_name.data: parametric_pools(
+            func, [op for op in func.walk() if isinstance(op, AllocStorageOp)]
+        )
+        for func in module.walk()
+        if isinstance(func, FuncOp)
+    }
+
+
+def _compile_and_run(tmp_path: Path, header: str, lines: list[str]) -> list[str]:
+    """Build ``main`` (``lines``, its body) on ``header`` in strict C99 and run it."""
+    (tmp_path / "plan.h").write_text(header)
+    program = tmp_path / "main.c"
+    program.write_text(
+        "\n".join(
+            [
+                "#include <stdio.h>",
+                '#include "plan.h"',
+                "int main(void) {",
+                *(f"    {line}" for line in lines),
+                "    return 0;",
+                "}",
+            ]
+        )
+        + "\n"
+    )
+    binary = tmp_path / "main"
+    result = subprocess.run(
+        [
+            "gcc",
+            "-std=c99",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-pedantic",
+            str(program),
+            "-o",
+            str(binary),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, f"{result.stderr}\n{header}"
+    return subprocess.run(
+        [str(binary)], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+def test_c_header_computes_the_parametric_plan_at_each_batch_size(tmp_path: Path) -> None:
+    """dynamic_batch.onnx's plan (N in 1..64, the pool 80*N bytes): the
+    header's functions, compiled in strict C99, give at N = 1, 32, 64 the
+    offsets and pool bytes ``ParametricPool`` computes, and its check function
+    refuses N = 0 and N = 65."""
+    module = parse_module(PARAMETRIC_BATCH.read_text(), verify=True)
+    (pool,) = _parametric_programs(module)["main"]
+    header = _report(module, "c-header", tmp_path)
+    sizes = (1, 32, 64)
+    lines = ["size_t offsets[MEMPLAN_MAIN_WORKSPACE_CPU_SLOTS];"]
+    for n in sizes:
+        lines += [
+            f"memplan_main_workspace_cpu_offsets({n}, offsets);",
+            f'printf("N={n} %d %lu %lu %lu %lu\\n", memplan_main_dims_ok({n}), '
+            "(unsigned long)offsets[MEMPLAN_MAIN_H1_STORAGE_SLOT], "
+            "(unsigned long)offsets[MEMPLAN_MAIN_Y_STORAGE_SLOT], "
+            "(unsigned long)offsets[MEMPLAN_MAIN_H6_STORAGE_SLOT], "
+            f"(unsigned long)memplan_main_workspace_cpu_size({n}));",
+        ]
+    lines.append('printf("refused %d %d\\n", memplan_main_dims_ok(0), memplan_main_dims_ok(65));')
+    slot = {s.alloc.storage.name_hint: s.slot for s in pool.storages}
+    expected = []
+    for n in sizes:
+        offsets = pool.offsets({"N": n})
+        by_name = [offsets[slot[name]] for name in ("h1_storage", "y_storage", "h6_storage")]
+        assert pool.size({"N": n}) == 80 * n
+        expected.append(f"N={n} 1 {' '.join(map(str, by_name))} {80 * n}")
+    expected.append("refused 0 0")
+    assert _compile_and_run(tmp_path, header, lines) == expected
+    # The static defines stay: the plan at the upper bound.
+    assert "#define MEMPLAN_MAIN_H6_STORAGE_OFFSET 4096" in header
+    assert "#define MEMPLAN_WORKSPACE_CPU_SIZE 5120" in header
+
+
+def _every_expression_module(above_count: int = 7) -> str:
+    """Two dims (one whose name C cannot take as is) and reserves with every
+    kind of size expression node; a static storage in the program; a last
+    storage above many slots (its statement is broken over lines)."""
+    reserves = [
+        "4*H*w.len",
+        "(H + 3)*2*w.len + 8",
+        "max(16*H, 4*w.len*w.len)",
+        "4*ceildiv(H, 3)*w.len",
+        "floordiv(5*H*w.len + 7, 2)",
+        "align(3*H, 32) + 5",
+        None,  # static, 100 bytes
+        "align(max(H, w.len), 8)*ceildiv(w.len + 1, 4)",
+    ]
+    upper = {"H": 40, "w.len": 17}
+    lines = [
+        "memory.pool @sram",
+        "func.func @f(%x: memref<?x?xf32>, %n: index) attributes {memory.dim_ranges = "
+        '{H = array<i64: 1, 40>, "w.len" = array<i64: 2, 17>}, '
+        'memory.dim_symbols = {H = array<i64: 0, 0>, "w.len" = array<i64: 0, 1>}} {',
+    ]
+    aligns = [16, 64, 8, 32, 64, 1, 32, 64]
+    count = len(reserves)
+    for k, reserve in enumerate(reserves):
+        above = list(range(k))[-above_count:] if k == count - 1 else list(range(k))[k // 2 : k]
+        slot = f"memory.slot = {k} : i64, memory.above = array<i64{': ' if above else ''}{', '.join(map(str, above))}>"
+        if reserve is None:
+            lines.append(
+                f"  %s{k} = memory.alloc_storage align {aligns[k]} at @sram[0] {{{slot}}} : !memory.storage<100>"
+            )
+            continue
+        bound = parse_size_expr(reserve).evaluate(upper)
+        lines.append(
+            f"  %s{k} = memory.alloc_storage(%n) max {bound} align {aligns[k]} at @sram[0] "
+            f'{{memory.reserve = "{reserve}", {slot}}} : !memory.storage<?>'
+        )
+    lines += ["  func.return", "}"]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+def test_c_header_functions_agree_with_the_program_for_every_expression(tmp_path: Path) -> None:
+    """Sums, products of sums, maxima, ceildiv, floordiv, align, a static
+    storage, two dims (one renamed for C), over a grid that covers both
+    ranges' ends: C gives Python's offsets and pool bytes at every point,
+    and the check function accepts exactly the points inside the ranges."""
+    module = parse_module(_every_expression_module(), verify=True)
+    (pool,) = _parametric_programs(module)["f"]
+    header = _report(module, "c-header", tmp_path)
+    assert "static inline int memplan_f_dims_ok(size_t H, size_t w_len) {" in header
+    assert "return H >= 1 && H <= 40 && w_len >= 2 && w_len <= 17;" in header
+    count = len(pool.storages)
+    grid = [(h, w) for h in (0, 1, 2, 7, 39, 40, 41) for w in (1, 2, 3, 16, 17, 18)]
+    lines = ["size_t offsets[MEMPLAN_F_SRAM_SLOTS];", "int k;"]
+    for h, w in grid:
+        lines += [
+            f'printf("%d", memplan_f_dims_ok({h}, {w}));',
+            f"memplan_f_sram_offsets({h}, {w}, offsets);",
+            f'for (k = 0; k < {count}; k++) printf(" %lu", (unsigned long)offsets[k]);',
+            f'printf(" %lu\\n", (unsigned long)memplan_f_sram_size({h}, {w}));',
+        ]
+    expected = []
+    for h, w in grid:
+        inside = 1 <= h <= 40 and 2 <= w <= 17
+        dims = {"H": h, "w.len": w}
+        values = [*pool.offsets(dims), pool.size(dims)]
+        line = f"{int(inside)} {' '.join(map(str, values))}"
+        expected.append(line)
+    output = _compile_and_run(tmp_path, header, lines)
+    # Outside the ranges the functions still run (no undefined behaviour);
+    # only the points inside are the plan's.
+    inside_rows = [(o, e) for o, e in zip(output, expected) if e.startswith("1")]
+    assert [o for o, _ in inside_rows] == [e for _, e in inside_rows]
+    assert [o[0] for o in output] == [e[0] for e in expected]
+
+
+def test_json_gives_the_parametric_plan(tmp_path: Path) -> None:
+    """Per pool the size expression, its value at the ranges' ends and the
+    dims; per storage its slot, above, reserve and offset expression, which
+    evaluate to the offsets the program gives."""
+    module = parse_module(_every_expression_module(), verify=True)
+    (pool,) = _parametric_programs(module)["f"]
+    (function,) = _plan(module, tmp_path)["functions"]
+    (sram,) = function["pools"]
+    assert sram["parametric"] == {
+        "size": str(pool.size_expr),
+        "at_lower": pool.size({"H": 1, "w.len": 2}),
+        "at_upper": pool.size({"H": 40, "w.len": 17}),
+        "dims": {"H": [1, 40], "w.len": [2, 17]},
+    }
+    buffers = sorted(function["buffers"], key=lambda b: b["slot"])
+    assert [b["slot"] for b in buffers] == list(range(len(pool.storages)))
+    for dims in ({"H": 1, "w.len": 2}, {"H": 13, "w.len": 5}, {"H": 40, "w.len": 17}):
+        offsets = [parse_size_expr(b["offset_expr"]).evaluate(dims) for b in buffers]
+        assert offsets == pool.offsets(dims)
+    for buffer, storage in zip(buffers, pool.storages):
+        assert buffer["above"] == list(storage.above)
+        if buffer["slot"] == 6:  # the static storage: no reserve
+            assert "reserve" not in buffer
+        else:
+            assert buffer["reserve"] == str(storage.size)
+
+
+def test_static_plans_have_no_parametric_fields(
+    module_case: tuple[str, ModuleOp], tmp_path: Path
+) -> None:
+    _, module = module_case
+    text = _report(module, "json", tmp_path)
+    for key in ('"parametric"', '"slot"', '"above"', '"reserve"', '"offset_expr"'):
+        assert key not in text
+    assert "parametric pool" not in _report(module, "text", tmp_path)
+    assert "size_t" not in _report(module, "c-header", tmp_path)
 
 
 # ---------------------------------------------------------------------------
