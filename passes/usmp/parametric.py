@@ -97,20 +97,17 @@ def forget_stale_programs(lifetimes: ModuleLifetimes, placed: Collection[AllocSt
                 drop_program(storage.alloc)
 
 
+def _between(lower: int, upper: int, t: float) -> int:
+    """The point ``t`` (0 to 1) of the way from ``lower`` to ``upper``, geometrically."""
+    low, high = max(lower, 1), max(upper, 1)
+    return min(upper, max(lower, round(low * (high / low) ** t)))
+
+
 def dim_samples(dims: Mapping[str, Dim]) -> list[dict[str, int]]:
     """The samples of ``dims`` (``SAMPLE_POINTS``, duplicates dropped), in order."""
     samples: list[dict[str, int]] = []
     for t in SAMPLE_POINTS:
-        sample = {
-            name: min(
-                dim.upper,
-                max(
-                    dim.lower,
-                    round(max(dim.lower, 1) * (max(dim.upper, 1) / max(dim.lower, 1)) ** t),
-                ),
-            )
-            for name, dim in dims.items()
-        }
+        sample = {name: _between(dim.lower, dim.upper, t) for name, dim in dims.items()}
         if sample not in samples:
             samples.append(sample)
     return samples
