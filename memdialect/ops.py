@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import (
     I64,
     ArrayAttr,
     DenseArrayBase,
+    DictionaryAttr,
     IndexType,
     IntegerAttr,
     MemRefType,
@@ -79,6 +80,7 @@ from memplan.dialect.regions import (
     reachable_blocks,
     symbol_table_of,
 )
+from memplan.dialect.size_expr import SizeExprError, parse_size_expr
 from memplan.dialect.types import MAX_BYTES, StorageType, element_byte_size, static_byte_size
 from memplan.dialect.xdsl_speedups.irdl_caches import (
     build_with_segments,
@@ -110,10 +112,28 @@ MAX_SHAPES_ATTR = "memory.max_shapes"
 upper-bound shape per result (static dims repeated). `manifest-alloc` gives
 each dynamic result's storage the bytes of its bound as `max`."""
 DIM_RANGES_ATTR = "memory.dim_ranges"
-"""On `@main` of an import given `--lower-bound`: `{H = array<i64: 32, 640>,
-...}`, the range every bounded dynamic dim of the inputs takes, by the name
-the importer's `--upper-bound` gives it. Plans hold for every size in it;
-`memplan-run` refuses a size outside it."""
+"""On `@main` of an import given ranges: `{H = array<i64: 32, 640>, ...}`,
+the range every bounded dynamic dim of the inputs takes, by the name the
+importer's `--upper-bound` gives it (the lower end 1 unless
+`--lower-bound` raises it; the ONNX importer records it with any
+`--upper-bound`, the TFLite importer with `--lower-bound`). Plans hold for
+every size in it; `memplan-run` refuses a size outside it."""
+DIM_SYMBOLS_ATTR = "memory.dim_symbols"
+"""On `@main` beside `memory.dim_ranges`: `{H = array<i64: ARG, AXIS>,
+...}`, where each ranged dim is read at run time: dim ``AXIS`` of argument
+``ARG`` (the first graph input and axis that carries it)."""
+DIM_EXPRS_ATTR = "memory.dim_exprs"
+"""On a value-semantic kernel call with dynamic results: `[["N", "16"],
+...]`, one array per result holding one size expression
+(`memplan.dialect.size_expr`'s text form) per dim, equal to that dim at run
+time for every dim value in `memory.dim_ranges`. Present only when every
+dim of every result has one."""
+RESERVE_ATTR = "memory.reserve"
+"""On a dynamic `memory.alloc_storage` with `max`: `"4*N*16"`, the bytes of
+the storage as a size expression of the dims of the enclosing function's
+`memory.dim_ranges`, at least its size operand at run time and, at the
+ranges' upper ends, at most its `max` (monotone, so at most `max`
+everywhere in the ranges)."""
 SOURCE_NAMES_ATTR = "memory.source_names"
 """On a kernel call (and the `memory.invoke` `manifest-alloc` makes of it):
 `["conv2d/Relu", ...]`, the name each result has in the model it was
@@ -496,6 +516,24 @@ def _storage_type(size: int) -> StorageType:
     return StorageType(size)
 
 
+def _enclosing_dim_upper_ends(op: Operation) -> dict[str, int]:
+    """The upper ends of the `memory.dim_ranges` of the function holding
+    ``op`` (empty without one)."""
+    parent = op.parent_op()
+    while parent is not None and parent.name != "func.func":
+        parent = parent.parent_op()
+    ranges = None if parent is None else parent.attributes.get(DIM_RANGES_ATTR)
+    if not isinstance(ranges, DictionaryAttr):
+        return {}
+    upper: dict[str, int] = {}
+    for symbol, pair in ranges.data.items():
+        if isinstance(pair, DenseArrayBase):
+            values = pair.get_values()
+            if len(values) == 2:
+                upper[symbol] = int(values[1])
+    return upper
+
+
 @irdl_op_definition_verified_once
 class AllocStorageOp(IRDLOperation):
     """Allocates one untyped byte buffer.
@@ -667,8 +705,48 @@ class AllocStorageOp(IRDLOperation):
                     f"{name}: offset {offset} in @{pool_name} is not a multiple of "
                     f"its alignment {align}"
                 )
+        self._verify_reserve()
         self._verify_pools()
         self._verify_uses_stay_in_region()
+
+    def _verify_reserve(self) -> None:
+        """`memory.reserve`: a size expression of the enclosing function's
+        ranged dims, on a dynamic storage, at most `max` at the upper ends."""
+        reserve = self.attributes.get(RESERVE_ATTR)
+        if reserve is None:
+            return
+        name = f"storage {describe(self.storage)}"
+        if not isinstance(reserve, StringAttr):
+            raise VerifyException(f"{name}: {RESERVE_ATTR} must be a string, got {reserve}")
+        if not self.storage_type.is_dynamic:
+            raise VerifyException(
+                f"{name}: {RESERVE_ATTR} is only for a dynamic storage, not {self.storage_type}"
+            )
+        try:
+            expression = parse_size_expr(reserve.data)
+        except SizeExprError as error:
+            where = ""
+            if error.column is not None and "column" not in str(error):
+                where = f" at column {error.column + 1}"
+            raise VerifyException(f"{name}: {RESERVE_ATTR}: {error}{where}") from None
+        upper = _enclosing_dim_upper_ends(self)
+        unknown = sorted(expression.symbols() - upper.keys())
+        if unknown:
+            known = ", ".join(f"'{s}'" for s in sorted(upper)) or "none"
+            raise VerifyException(
+                f"{name}: {RESERVE_ATTR} '{reserve.data}' reads dim '{unknown[0]}', which "
+                f"is not in the function's {DIM_RANGES_ATTR} (dims: {known})"
+            )
+        if self.max_size is None:
+            raise VerifyException(f"{name}: {RESERVE_ATTR} needs a `max` bound")
+        bound = self.max_size.value.data
+        largest = expression.evaluate(upper)
+        if largest > bound:
+            at = ", ".join(f"{s}={upper[s]}" for s in sorted(expression.symbols()))
+            raise VerifyException(
+                f"{name}: {RESERVE_ATTR} '{reserve.data}' is {largest} bytes at {at}, "
+                f"above its max {bound}"
+            )
 
     def _verify_pools(self) -> None:
         name = f"storage {describe(self.storage)}"

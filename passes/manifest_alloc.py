@@ -25,15 +25,19 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.hints import isa
 
+from memplan.dialect.diagnostics import fail_pass
 from memplan.dialect.ops import (
     DEFAULT_DEVICE,
+    DIM_EXPRS_ATTR,
     INPLACE_OF_ATTR,
     MAX_SHAPES_ATTR,
+    RESERVE_ATTR,
     AllocStorageOp,
     AllocTensorOp,
     InvokeOp,
     i64_attr,
 )
+from memplan.dialect.size_expr import SizeExprError, bytes_of, parse_size_expr
 from memplan.dialect.types import default_alignment, element_byte_size, static_byte_size
 from memplan.passes.analysis.aliasing import AliasAnalysis, UseKind
 from memplan.passes.analysis.value_semantic import (
@@ -67,6 +71,20 @@ def _dynamic_byte_size(
         size = _index_product(size, dim, ops)
     assert isinstance(size, SSAValue)
     return ops, size
+
+
+def _reserve(call: func.CallOp, result: int, element_bytes: int) -> str | None:
+    """`memory.reserve` of result ``result`` of ``call``: its bytes as a size
+    expression of the dims, from the call's `memory.dim_exprs` (``None``
+    without them)."""
+    exprs = call.attributes.get(DIM_EXPRS_ATTR)
+    if not isa(exprs, ArrayAttr[ArrayAttr[StringAttr]]) or result >= len(exprs.data):
+        return None
+    try:
+        dims = [parse_size_expr(text.data) for text in exprs.data[result].data]
+    except SizeExprError as error:
+        fail_pass(call, f"{DIM_EXPRS_ATTR} of result {result}: {error}")
+    return str(bytes_of(dims, element_bytes))
 
 
 def _name_values(
@@ -332,11 +350,17 @@ class _ManifestAlloc(ValueSemanticProgram):
                 if isinstance(size, int)
                 else bound_bytes(call, index, memref_type.element_type),
             )
+            if storage.max_size is not None:
+                reserve = _reserve(call, index, element_byte_size(memref_type))
+                if reserve is not None:
+                    storage.attributes[RESERVE_ATTR] = StringAttr(reserve)
             if result.name_hint:
                 _name_values(result.name_hint, result_type, result_dims, size)
             new_ops.extend((storage, tensor_op))
             outs.append(tensor_op.tensor)
-        attributes = {k: v for k, v in call.attributes.items() if k != MAX_SHAPES_ATTR}
+        attributes = {
+            k: v for k, v in call.attributes.items() if k not in (MAX_SHAPES_ATTR, DIM_EXPRS_ATTR)
+        }
         invoke = InvokeOp(call.callee, operands, outs, attributes)
         new_ops.append(invoke)
         Rewriter.insert_op(new_ops, InsertPoint.before(call))

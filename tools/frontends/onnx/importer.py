@@ -176,8 +176,15 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.utils.hints import isa
 
 from memplan.dialect.arrays import dense_array, numpy_dtype
-from memplan.dialect.ops import MAX_SHAPES_ATTR
+from memplan.dialect.ops import (
+    DIM_EXPRS_ATTR,
+    DIM_RANGES_ATTR,
+    DIM_SYMBOLS_ATTR,
+    MAX_SHAPES_ATTR,
+)
+from memplan.dialect.size_expr import parse_size_expr
 from memplan.tools.frontends.common import (
+    DimRanges,
     KernelDeclarations,
     UniqueNames,
     counted_for,
@@ -740,6 +747,9 @@ def import_model_and_constants(
         types=inferred.types,
         run_time_types=run_time_types(model, folded) if upper_bounds else {},
         range_types=range_types,
+        dim_exprs=checked_dim_exprs(model, folded, ranges, bound_types, info_of)
+        if upper_bounds
+        else {},
     )
     arg_infos = [info_of(i.name, "graph input") for i in inputs]
     block = Block(arg_types=[info.tensor_type for info in arg_infos])
@@ -764,9 +774,91 @@ def import_model_and_constants(
     main.attributes[ONNX_ATTR_PREFIX + "outputs"] = ArrayAttr(
         StringAttr(o.name) for o in graph.output
     )
-    ranges.annotate(main)
+    if upper_bounds:
+        main.attributes[DIM_RANGES_ATTR] = ranges.attribute()
+        main.attributes[DIM_SYMBOLS_ATTR] = dim_symbols(inputs, upper_bounds)
     emitter = importer.emitter
     return ModuleOp([*emitter.globals, main, *emitter.kernels.declarations]), constants
+
+
+def dim_symbols(inputs: Sequence[Any], upper_bounds: Mapping[str, int]) -> DictionaryAttr:
+    """`memory.dim_symbols`: each ranged symbol's argument index and axis,
+    the first graph input and axis that carries it."""
+    places: dict[str, Attribute] = {}
+    for argument, graph_input in enumerate(inputs):
+        for axis, dim in enumerate(graph_input.type.tensor_type.shape.dim):
+            symbol = dim.dim_param if not dim.HasField("dim_value") else ""
+            if symbol in upper_bounds and symbol not in places:
+                places[symbol] = DenseArrayBase.from_list(i64, [argument, axis])
+    return DictionaryAttr(dict(sorted(places.items())))
+
+
+def _dims_of(type_proto: Any | None) -> tuple[int, ...] | None:
+    """A tensor type's static dims, ``None`` unless every dim is a size."""
+    found = symbolic_dims(type_proto)
+    if found is None or not all(isinstance(d, int) for d in found):
+        return None
+    return tuple(int(d) for d in found)
+
+
+def checked_dim_exprs(
+    model: Any,
+    folded: FoldedConstants,
+    ranges: DimRanges,
+    bound_types: Mapping[str, Any],
+    info_of: Callable[[str, str], TensorInfo],
+) -> dict[str, tuple[str, ...]]:
+    """The dims of each dynamic tensor of the main graph as size
+    expressions (``dim_exprs.symbolic_dim_texts``), kept only when every
+    dim has one and each equals the importer's own shape inference at the
+    lower and at the upper ends of the ranges (static dims are their size)."""
+    from memplan.tools.frontends.onnx.dim_exprs import symbolic_dim_texts
+
+    lower = {name: ranges.lower.get(name, 1) for name in ranges.upper}
+    upper = dict(ranges.upper)
+    stripped = onnx_module().ModelProto()
+    stripped.CopyFrom(model)
+    del stripped.graph.value_info[:]
+    texts = symbolic_dim_texts(stripped, lower)
+    if not texts:
+        return {}
+    try:
+        lower_types = infer_types(at_upper_bounds(model, lower), folded).types
+    except OnnxImportError:
+        return {}
+    checked: dict[str, tuple[str, ...]] = {}
+    for node in model.graph.node:
+        for name in node.output:
+            found = texts.get(name)
+            if not name or found is None or name in folded.values:
+                continue
+            try:
+                shape = info_of(name, "tensor").shape
+            except OnnxImportError:
+                continue
+            if -1 not in shape or len(found) != len(shape):
+                continue
+            at_lower, at_upper = _dims_of(lower_types.get(name)), _dims_of(bound_types.get(name))
+            if at_lower is None or at_upper is None:
+                continue
+            dims: list[str] = []
+            for axis, size in enumerate(shape):
+                text = found[axis]
+                if size >= 0:
+                    dims.append(str(size))
+                    continue
+                if text is None:
+                    break
+                expression = parse_size_expr(text)
+                if (
+                    expression.evaluate(lower) != at_lower[axis]
+                    or expression.evaluate(upper) != at_upper[axis]
+                ):
+                    break
+                dims.append(text)
+            else:
+                checked[name] = tuple(dims)
+    return checked
 
 
 @dataclass
@@ -786,6 +878,9 @@ class _GraphImporter:
     range_types: tuple[Mapping[str, Any], ...] = ()
     """The types with the ranged dims at their lower and at their upper
     ends; empty without ``--lower-bound``."""
+    dim_exprs: Mapping[str, tuple[str, ...]] = field(default_factory=dict[str, tuple[str, ...]])
+    """Size expressions of the dims of the main graph's dynamic tensors
+    (`memory.dim_exprs`, ``checked_dim_exprs``); empty without ranges."""
 
     def never_one(self, name: str, type_: Attribute) -> bool:
         """Whether every dynamic dim of tensor ``name`` (of ``type_``) is at
@@ -914,6 +1009,10 @@ class _GraphImporter:
         if not plan.view and any(info.max_shape is not None for info in infos):
             call.attributes[MAX_SHAPES_ATTR] = ArrayAttr(
                 DenseArrayBase.from_list(i64, info.bound_shape) for info in infos
+            )
+        if has_dynamic_shape(result_types) and all(n in self.dim_exprs for n in plan.results):
+            call.attributes[DIM_EXPRS_ATTR] = ArrayAttr(
+                ArrayAttr(StringAttr(text) for text in self.dim_exprs[n]) for n in plan.results
             )
         block.add_op(call)
         return call.results
