@@ -749,6 +749,11 @@ class ManifestAllocPass(ModulePass):
     - `memory.max_shapes = [array<i64: ...>, ...]` on a call: an upper-bound
       shape per result (static dims as typed). A dynamic result's storage gets
       `max` = the bound's bytes, so `usmp` can pin it at a static offset.
+    - `memory.dim_exprs = [["N", "16"], ...]` on a call: each result's dims
+      as size expressions of the function's ranged dims (`memory.dim_ranges`).
+      A dynamic result's storage with `max` also gets `memory.reserve`, its
+      bytes as a size expression (element bytes times the dims: the quantity
+      of its size operand), which `usmp{parametric=true}` plans with.
 
     Function boundary: tensor arguments become memref arguments and tensor
     results memref results. Results are allocated inside the function and never

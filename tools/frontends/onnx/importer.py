@@ -121,6 +121,13 @@ Choices where ONNX leaves room:
   none can broadcast the result past the operand's size. Two operands of
   one printed type may still differ (`tensor<1x8x?x?xf32>` of H and of
   P): such a pair is dropped (`memplan-run` checks the promise).
+* Ranges: with `--upper-bound` (and `--lower-bound`), `@main` records
+  `memory.dim_ranges` and `memory.dim_symbols` (where each ranged dim is
+  read: the first input and axis carrying it), and each call with dynamic
+  results gets `memory.dim_exprs`, its dims as size expressions of the
+  ranged dims, when every dim has one that matches this importer's shape
+  inference at both ends of the ranges (`dim_exprs`: ONNX Runtime's
+  symbolic shape inference, loaded only then).
 * Element types: every ONNX type with a fixed size. f16/f32/f64, `bf16`,
   `f8E4M3FN`/`f8E4M3FNUZ`/`f8E5M2`/`f8E5M2FNUZ`/`f8E8M0FNU` for the
   FLOAT8 types, `f4E2M1FN`, signless i2/i4/i8..i64 for ONNX's signed
