@@ -520,7 +520,7 @@ def _enclosing_dim_upper_ends(op: Operation) -> dict[str, int]:
     """The upper ends of the `memory.dim_ranges` of the function holding
     ``op`` (empty without one)."""
     parent = op.parent_op()
-    while parent is not None and parent.name != "func.func":
+    while parent is not None and not is_function(parent):
         parent = parent.parent_op()
     ranges = None if parent is None else parent.attributes.get(DIM_RANGES_ATTR)
     if not isinstance(ranges, DictionaryAttr):
