@@ -56,6 +56,45 @@ def _windows() -> onnx.ModelProto:
     return model
 
 
+def _transposed() -> onnx.ModelProto:
+    """ConvTransposes of x: f32[1, 2, H, W] with each way of padding."""
+    rng = np.random.default_rng(1)
+
+    def up(output: str, weights: str, **attributes: Any) -> onnx.NodeProto:
+        return helper.make_node("ConvTranspose", ["x", weights], [output], **attributes)
+
+    nodes = [
+        up("same", "w3", strides=[2, 2], auto_pad="SAME_UPPER"),
+        # ONNX's inference pads 0 here and makes H 3*(H - 1) + 1, not 3*H.
+        up("same_short", "w1", strides=[3, 3], auto_pad="SAME_LOWER"),
+        helper.make_node("Relu", ["same_short"], ["after_short"]),
+        up("valid", "w2", strides=[3, 3], auto_pad="VALID", output_padding=[1, 2], group=2),
+        up("dilated", "w3", strides=[2, 2], dilations=[2, 1], pads=[1, 1, 1, 0]),
+        up("shaped", "w3", strides=[2, 2], output_shape=[20, 24]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "transposed",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, "H", "W"])],
+        [
+            helper.make_tensor_value_info(name, TensorProto.FLOAT, None)
+            for name in ("same", "after_short", "valid", "dilated", "shaped")
+        ],
+        initializer=[
+            numpy_helper.from_array(rng.standard_normal((2, 3, k, k)).astype(np.float32), f"w{k}")
+            for k in (1, 2, 3)
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    return model
+
+
+def _model(name: str) -> onnx.ModelProto:
+    built = {"windows": _windows, "transposed": _transposed}.get(name)
+    return built() if built is not None else onnx.load(FIXTURES / f"{name}.onnx")
+
+
 def _dim_exprs(module: Any) -> dict[str, list[str]]:
     """Each call result's expressions, by its ONNX name."""
     found: dict[str, list[str]] = {}
@@ -88,6 +127,13 @@ def _inferred(model: onnx.ModelProto, sizes: Mapping[str, int]) -> dict[str, lis
 CASES = [
     ("windows", {"H": 64, "W": 48}, {"H": 8, "W": 8}, [(8, 8), (9, 13), (31, 17), (64, 48)]),
     ("dynamic_batch", {"N": 64}, {}, [(1,), (7,), (64,)]),
+    ("transposed", {"H": 40, "W": 48}, {"H": 4, "W": 4}, [(4, 4), (9, 10), (17, 31), (40, 48)]),
+    (
+        "conv_transpose",
+        {"H": 64, "W": 64},
+        {"H": 8, "W": 8},
+        [(8, 8), (9, 15), (33, 50), (64, 64)],
+    ),
     (
         "hardswish_hw",
         {"H": 16, "W": 16, "P": 16, "Q": 16},
@@ -101,7 +147,7 @@ CASES = [
 def test_expressions_equal_onnx_shape_inference_inside_the_range(
     name: str, upper: dict[str, int], lower: dict[str, int], points: list[tuple[int, ...]]
 ) -> None:
-    model = _windows() if name == "windows" else onnx.load(FIXTURES / f"{name}.onnx")
+    model = _model(name)
     module = importer.import_model(model, upper_bounds=upper, lower_bounds=lower)
     exprs = _dim_exprs(module)
     assert exprs, "no call got expressions"
@@ -131,6 +177,24 @@ def test_windows_round_as_their_attributes_say() -> None:
     )
     symbols = main.attributes[DIM_SYMBOLS_ATTR]
     assert isinstance(symbols, DictionaryAttr) and set(symbols.data) == {"H", "W"}
+
+
+def test_conv_transposes_scale_as_their_attributes_say() -> None:
+    """A ConvTranspose's dim is s*d plus what its kernel, pads and
+    output_padding add; a dim ONNX's inference and the operator disagree on
+    (auto_pad SAME with a kernel shorter than the stride) gets none, nor does
+    anything computed from it; output_shape makes the dims static."""
+    module = importer.import_model(
+        _transposed(), upper_bounds={"H": 40, "W": 48}, lower_bounds={"H": 4, "W": 4}
+    )
+    exprs = _dim_exprs(module)
+    assert exprs["same"] == ["1", "3", "2*H", "2*W"]
+    # 2 groups of 3 channels each.
+    assert exprs["valid"] == ["1", "6", "3*H", "3*W + 1"]
+    # 2*(H - 1) + (3 - 1)*2 + 1 - 2 and 2*(W - 1) + 3 - 1.
+    assert exprs["dilated"] == ["1", "3", "2*H + 1", "2*W"]
+    assert "same_short" not in exprs and "after_short" not in exprs
+    assert "shaped" not in exprs
 
 
 def test_an_import_without_ranges_loads_no_onnxruntime() -> None:

@@ -25,6 +25,15 @@ of that merge is dropped. The importer then checks every expression
 against its own shape inference at both ends of the ranges and drops a
 mismatch; ``memplan-run`` checks each storage's size against its reserve.
 
+ONNX Runtime's inference has no ``ConvTranspose`` (it gives the output,
+and so everything computed from it, fresh symbols): a handler registered on
+the inference derives its dims as ONNX's shape inference does, a spatial
+dim ``s*x + c`` for an input dim ``x`` (``c`` from the kernel, dilation,
+pads and ``output_padding``; a size expression when ``c >= 0``), so the
+tensors after it follow. It merges nothing; a dim ONNX's inference and the
+operator's definition disagree on (``auto_pad`` ``SAME_*`` with
+``output_padding`` or a kernel shorter than the stride) gets a fresh symbol.
+
 ONNX Runtime and sympy load only here, and only with ranges. A model ONNX
 Runtime's inference cannot handle gets no expressions, never an error.
 """
@@ -36,6 +45,7 @@ import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from memplan.dialect.size_expr import SizeExprError, parse_size_expr
@@ -187,13 +197,103 @@ def _quiet() -> Iterator[None]:
         logger.setLevel(level)
 
 
+def _ints(value: Any, count: int) -> list[int] | None:
+    """``value`` as ``count`` integers, ``None`` otherwise."""
+    if not isinstance(value, list) or len(value) != count:  # pyright: ignore[reportUnknownArgumentType]
+        return None
+    found = [v for v in value if isinstance(v, int)]  # pyright: ignore[reportUnknownVariableType]
+    return found if len(found) == count else None
+
+
+def _conv_transpose_dims(sympy: Any, inference: Any, node: Any) -> list[Any]:
+    """A ``ConvTranspose``'s output dims as ONNX's shape inference gives
+    them, over the input's sympy dims (``None``: not derived).
+
+    A spatial dim is ``output_shape``'s when that is given; otherwise
+    ``s*(x - 1) + output_padding + (k - 1)*d + 1 - pad_begin - pad_end``
+    with ``pads`` (or none for ``auto_pad`` ``NOTSET`` / ``VALID``). With
+    ``auto_pad`` ``SAME_UPPER`` / ``SAME_LOWER`` ONNX's inference pads
+    ``max(0, (k - 1)*d + 1 - s)`` in all, while the operator's definition
+    makes the dim ``s*x``: the two agree (``s*x``) only without
+    ``output_padding`` and with ``(k - 1)*d + 1 >= s``; otherwise no dim."""
+    from onnxruntime.tools.symbolic_shape_infer import get_attribute
+
+    shape = inference._get_sympy_shape(node, 0)  # pyright: ignore[reportPrivateUsage]
+    rank = len(shape) - 2
+    dims: list[Any] = [None] * len(shape)
+    if rank < 1:
+        return dims
+    dims[0] = shape[0]
+    weights = inference._try_get_shape(node, 1)  # pyright: ignore[reportPrivateUsage]
+    weights = _ints(weights, rank + 2) if weights is not None else None
+    group = get_attribute(node, "group", 1)
+    if weights is not None and isinstance(group, int):
+        dims[1] = sympy.Integer(weights[1] * group)
+    output_shape = _ints(get_attribute(node, "output_shape"), rank)
+    if output_shape is not None:
+        dims[2:] = [sympy.Integer(v) for v in output_shape]
+        return dims
+    kernel = _ints(get_attribute(node, "kernel_shape", weights and weights[2:]), rank)
+    strides = _ints(get_attribute(node, "strides", [1] * rank), rank)
+    dilations = _ints(get_attribute(node, "dilations", [1] * rank), rank)
+    extra = _ints(get_attribute(node, "output_padding", [0] * rank), rank)
+    pads = _ints(get_attribute(node, "pads", [0] * (2 * rank)), 2 * rank)
+    auto_pad = get_attribute(node, "auto_pad", b"NOTSET")
+    if kernel is None or strides is None or dilations is None or extra is None or pads is None:
+        return dims
+    for axis in range(rank):
+        size, stride = shape[2 + axis], strides[axis]
+        span = (kernel[axis] - 1) * dilations[axis] + 1
+        if auto_pad in (b"SAME_UPPER", b"SAME_LOWER"):
+            if extra[axis] == 0 and span >= stride:
+                dims[2 + axis] = stride * size
+        elif auto_pad in (b"NOTSET", b"VALID"):
+            padding = pads[axis] + pads[rank + axis] if auto_pad == b"NOTSET" else 0
+            dims[2 + axis] = stride * size + (extra[axis] + span - padding - stride)
+    return dims
+
+
+def _infer_conv_transpose(sympy: Any, inference: Any, node: Any) -> None:
+    """ONNX Runtime's inference handler for ``ConvTranspose``, which it has
+    none of: without it the output, and every tensor computed from it, gets
+    fresh symbols. The dims ``_conv_transpose_dims`` does not derive (and
+    every dim when the input's shape is unknown) get fresh symbols, as
+    without the handler."""
+    from onnx import TensorProto, helper
+    from onnxruntime.tools.symbolic_shape_infer import (
+        get_shape_from_sympy_shape,
+        get_shape_from_value_info,
+    )
+
+    info = inference.known_vi_[node.output[0]]
+    if inference._try_get_shape(node, 0) is None:  # pyright: ignore[reportPrivateUsage]
+        rank = len(get_shape_from_value_info(info) or [])
+        if not rank:
+            info.type.tensor_type.elem_type = TensorProto.UNDEFINED  # ONNX Runtime stops here
+            return
+        dims: list[Any] = [None] * rank
+    else:
+        dims = _conv_transpose_dims(sympy, inference, node)
+    for axis, dim in enumerate(dims):
+        if dim is None:
+            dims[axis] = inference._new_symbolic_dim_from_output(node, 0, axis)  # pyright: ignore[reportPrivateUsage]
+    inference._update_computed_dims(dims)  # pyright: ignore[reportPrivateUsage]
+    element = inference.known_vi_[node.input[0]].type.tensor_type.elem_type
+    info.CopyFrom(
+        helper.make_tensor_value_info(node.output[0], element, get_shape_from_sympy_shape(dims))
+    )
+
+
 def _infer(model: Any, auto_merge: bool) -> Any:
-    """ONNX Runtime's symbolic inference of ``model``, as far as it gets."""
+    """ONNX Runtime's symbolic inference of ``model``, as far as it gets,
+    with ``_infer_conv_transpose`` for ``ConvTranspose``."""
+    import sympy
     from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
 
     inference = SymbolicShapeInference(
         int_max=2**31 - 1, auto_merge=auto_merge, guess_output_rank=False, verbose=0
     )
+    inference.dispatcher_["ConvTranspose"] = partial(_infer_conv_transpose, sympy, inference)
     inference._preprocess(model)  # pyright: ignore[reportPrivateUsage]
     while inference.run_:
         inference._infer_impl()  # pyright: ignore[reportPrivateUsage]
