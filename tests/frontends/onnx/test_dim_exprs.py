@@ -208,3 +208,20 @@ def test_an_import_without_ranges_loads_no_onnxruntime() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_an_import_with_ranges_loads_no_torch() -> None:
+    """ONNX Runtime's ``tools`` package imports torch when it is installed;
+    the symbolic inference is loaded without it."""
+    probe = (
+        "import sys\n"
+        "from memplan.tools.frontends.onnx import importer\n"
+        f"module = importer.import_onnx({str(FIXTURES / 'dynamic_batch.onnx')!r},"
+        " upper_bounds={'N': 64})\n"
+        "assert 'memory.reserve' not in str(module) and 'memory.dim_exprs' in str(module)\n"
+        "print(sorted(m for m in ('torch', 'onnxruntime.tools', 'sympy') if m in sys.modules))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "['sympy']"

@@ -46,6 +46,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from memplan.dialect.size_expr import SizeExprError, parse_size_expr
@@ -185,10 +186,44 @@ def _floordiv(inner: _Part, divisor: int) -> _Part:
     return _Part((f"floordiv({body}, {divisor})",), quotient)
 
 
+_ORT_MODULE = "onnxruntime.tools.symbolic_shape_infer"
+
+
+def _symbolic_shape_infer() -> Any:
+    """ONNX Runtime's ``symbolic_shape_infer`` module, loaded from its file
+    under its own name without running ``onnxruntime.tools``' ``__init__``:
+    that imports torch whenever torch is installed (over a second, for
+    nothing the inference uses). The module itself imports only NumPy,
+    onnx, sympy and packaging."""
+    import importlib.util
+    import sys
+
+    module = sys.modules.get(_ORT_MODULE)
+    if module is not None:
+        return module
+    package = importlib.util.find_spec("onnxruntime")
+    if package is None or package.submodule_search_locations is None:
+        raise ModuleNotFoundError("onnxruntime")
+    path = (
+        Path(next(iter(package.submodule_search_locations))) / "tools" / "symbolic_shape_infer.py"
+    )
+    spec = importlib.util.spec_from_file_location(_ORT_MODULE, path)
+    if spec is None or spec.loader is None:
+        raise ModuleNotFoundError(_ORT_MODULE)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[_ORT_MODULE] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[_ORT_MODULE]
+        raise
+    return module
+
+
 @contextmanager
 def _quiet() -> Iterator[None]:
     """ONNX Runtime's inference logs its merges and failures: not ours to print."""
-    logger = logging.getLogger("onnxruntime.tools.symbolic_shape_infer")
+    logger = logging.getLogger(_ORT_MODULE)
     level = logger.level
     logger.setLevel(logging.CRITICAL + 1)
     try:
@@ -216,7 +251,7 @@ def _conv_transpose_dims(sympy: Any, inference: Any, node: Any) -> list[Any]:
     ``max(0, (k - 1)*d + 1 - s)`` in all, while the operator's definition
     makes the dim ``s*x``: the two agree (``s*x``) only without
     ``output_padding`` and with ``(k - 1)*d + 1 >= s``; otherwise no dim."""
-    from onnxruntime.tools.symbolic_shape_infer import get_attribute
+    get_attribute = _symbolic_shape_infer().get_attribute
 
     shape = inference._get_sympy_shape(node, 0)  # pyright: ignore[reportPrivateUsage]
     rank = len(shape) - 2
@@ -260,10 +295,10 @@ def _infer_conv_transpose(sympy: Any, inference: Any, node: Any) -> None:
     every dim when the input's shape is unknown) get fresh symbols, as
     without the handler."""
     from onnx import TensorProto, helper
-    from onnxruntime.tools.symbolic_shape_infer import (
-        get_shape_from_sympy_shape,
-        get_shape_from_value_info,
-    )
+
+    ort = _symbolic_shape_infer()
+    get_shape_from_sympy_shape = ort.get_shape_from_sympy_shape
+    get_shape_from_value_info = ort.get_shape_from_value_info
 
     info = inference.known_vi_[node.output[0]]
     if inference._try_get_shape(node, 0) is None:  # pyright: ignore[reportPrivateUsage]
@@ -288,7 +323,8 @@ def _infer(model: Any, auto_merge: bool) -> Any:
     """ONNX Runtime's symbolic inference of ``model``, as far as it gets,
     with ``_infer_conv_transpose`` for ``ConvTranspose``."""
     import sympy
-    from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
+
+    SymbolicShapeInference = _symbolic_shape_infer().SymbolicShapeInference
 
     inference = SymbolicShapeInference(
         int_max=2**31 - 1, auto_merge=auto_merge, guess_output_rank=False, verbose=0
