@@ -353,7 +353,9 @@ def table(rows: Sequence[Row]) -> str:
 
 
 # The plot: one panel per model and range, hand-written SVG (no plotting
-# library), deterministic.
+# library), deterministic. The parametric pool is a line (the program at
+# every plotted size); the static plans and lower bounds are points at the
+# measured sizes only.
 
 _PANEL_W, _PANEL_H, _COLUMNS = 440, 300, 2
 _LEFT, _RIGHT, _TOP, _BOTTOM = 70, 16, 34, 44
@@ -372,6 +374,13 @@ def _nice_step(top: float) -> float:
         if factor * magnitude >= raw:
             return factor * magnitude
     return 10 * magnitude
+
+
+def _ring(cx: float, cy: float, colour: str) -> str:
+    return (
+        f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="7" fill="none" stroke="{colour}" '
+        'stroke-width="2"/>'
+    )
 
 
 def _panel(result: Result, x0: float, y0: float) -> list[str]:
@@ -435,10 +444,10 @@ def _panel(result: Result, x0: float, y0: float) -> list[str]:
     colours = {name: colour for name, colour in _SERIES}
     if points["bound"]:
         out.append(line(points["bound"], _SERIES[2][1], ' stroke-dasharray="6 4"'))
-    if points["lower"]:
-        out.append(line(points["lower"], _SERIES[3][1], ' stroke-dasharray="2 3"'))
     if result.curve:
         out.append(line(result.curve, colours[_SERIES[0][0]]))
+    for s, b in points["lower"]:
+        out.append(_ring(x(s), y(b), _SERIES[3][1]))
     for s, b in points["static"]:
         out.append(f'<circle cx="{x(s):.1f}" cy="{y(b):.1f}" r="4" fill="{_SERIES[1][1]}"/>')
     return out
@@ -457,10 +466,12 @@ def plot(results: Sequence[Result]) -> str:
         out += _panel(result, index % _COLUMNS * _PANEL_W, index // _COLUMNS * _PANEL_H)
     legend_y, lx = rows * _PANEL_H + 20, 20.0
     for index, (name, colour) in enumerate(_SERIES):
-        dash = ("", "", ' stroke-dasharray="6 4"', ' stroke-dasharray="2 3"')[index]
         if index == 1:
             out.append(f'<circle cx="{lx + 12:.0f}" cy="{legend_y}" r="4" fill="{colour}"/>')
+        elif index == 3:
+            out.append(_ring(lx + 12, legend_y, colour))
         else:
+            dash = ' stroke-dasharray="6 4"' if index == 2 else ""
             out.append(
                 f'<line x1="{lx:.0f}" y1="{legend_y}" x2="{lx + 24:.0f}" y2="{legend_y}" '
                 f'stroke="{colour}" stroke-width="2"{dash}/>'
