@@ -73,7 +73,9 @@ Module scope (``analyze_module``, one time line for all functions)
     its first call met on the time line (its *home*: the call's op gets its
     time, the callee's ops the next ones, the caller's later ops move up by
     the segment's length); a function only called from its own cycle gets a
-    top-level segment after the others. Every storage and tensor keeps its
+    top-level segment after the others. A function that, with all it calls,
+    has no storage or tensor (a shape function) has no value to meet
+    anyone's: its calls get no segment and widen nothing. Every storage and tensor keeps its
     own interval, mapped into its function's segment (``TimeLine.time``), so
     a callee's storages overlap each other exactly as when it is planned
     alone. Then the interval is widened (its hull taken) with:

@@ -9,7 +9,8 @@ See ``passes/analysis/__init__.py`` ("Module scope") for the definition.
    one after another in module order; a called function's *segment* nested
    right after its first call met on that time line (its *home*), where the
    caller's later ops move up to make room. Each function has one segment,
-   so its storages keep their own intervals, shifted into it;
+   so its storages keep their own intervals, shifted into it; calls of a
+   function that allocates nothing (with all it calls) are left out;
 2. follow what callees hand back (``EscapeKind``): a value a function
    returns is live in each caller where the call's results are, and leaves
    that caller too if they do; a value that leaks (stored, pointer taken)
@@ -276,9 +277,25 @@ def analyze_module(
         if isinstance(op, FuncOp) and not op.is_declaration
     ]
     by_name = {function.name: function for function in functions}
-    # Calls of functions without a body (kernels, externals) allocate nothing here.
+    # Calls of functions without a body (kernels, externals) allocate nothing
+    # here, nor do calls of functions that, with all they call, have no
+    # storage or tensor of their own (shape functions): no value of theirs
+    # can meet a caller's, so they get no segment inside their callers and
+    # values live across their calls are not widened over them.
+    calls_with_body = {
+        name: [site.callee for site in function.calls if site.callee in by_name]
+        for name, function in by_name.items()
+    }
+    allocating = {
+        name
+        for name in by_name
+        if any(
+            by_name[other].storages or by_name[other].tensors
+            for other in _closure(calls_with_body, name) | {name}
+        )
+    }
     sites = {
-        function.name: [site for site in function.calls if site.callee in by_name]
+        function.name: [site for site in function.calls if site.callee in allocating]
         for function in functions
     }
     direct = {name: [site.callee for site in calls] for name, calls in sites.items()}
