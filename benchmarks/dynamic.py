@@ -17,7 +17,13 @@ Per model, the commands a user runs:
 * at five sizes across the range, the model imported at that size
   (``--input-shape``) and planned with ``--plan``: the static plan at the
   size, and the lower bound there (the peak of live bytes, from its JSON
-  report).
+  report);
+* ``memplan-run MODEL <range> --pipeline
+  'manifest-alloc,insert-kills,usmp{parametric=true}' --dim-values ...``:
+  the parametric plan run at the five sizes in a pool of exactly the bytes
+  its program gives there, against the unplanned program (column
+  "memplan-run": bit-identical, and the pool it ran in is the
+  "parametric" column's).
 
 The column "parametric" is the planned IR's offset program evaluated at the
 size: the planned ``.mlir`` is parsed with memplan's context and each pool
@@ -75,7 +81,7 @@ PPOCR = Model(
 )
 DDDDOCR = Model("ddddocr==1.6.1", "ddddocr/common.onnx")
 _H, _W = "p2o.DynamicDimension.1", "p2o.DynamicDimension.2"
-BERT_FILE = "exported/bert-2x128-seq512.onnx"
+BERT_FILE = "exported/bert-2x128-seq512-types4.onnx"
 BERT_INPUTS = ("input_ids", "token_type_ids", "position_ids")
 
 
@@ -100,6 +106,9 @@ def export_bert(cache: Path) -> Path:
             "intermediate_size": 512,
             "max_position_embeddings": 512,
             "vocab_size": 1000,
+            # memplan-run draws integer inputs from 0..3: four token types
+            # keep its token_type_ids in range.
+            "type_vocab_size": 4,
             "attn_implementation": "eager",
         }
     )
@@ -214,6 +223,10 @@ class Row:
     lower_bound: int | str
     seconds: float | None
     unreserved: int | None
+    run: str = "-"
+    """``memplan-run`` of the parametric plan at this size: "bit-identical"
+    (planned against unplanned, and the pool it ran in is ``parametric``)
+    or what went wrong."""
 
 
 @dataclass
@@ -276,6 +289,42 @@ def _parametric(path: Path, options: Sequence[str], work: Path) -> Parametric | 
     return Parametric(programs, static_pools, ranges, unreserved, import_seconds + plan_seconds)
 
 
+RUN_PIPELINE = "manifest-alloc,insert-kills,usmp{parametric=true}"
+
+
+def _run_at_sizes(
+    path: Path, options: Sequence[str], symbols: Sequence[str], sizes: Sequence[int]
+) -> dict[int, tuple[str, int | None]]:
+    """``memplan-run`` of the parametric plan at each size (every symbol at
+    it): per size, "bit-identical" or the failure, and the bytes of the
+    pool it ran in."""
+    values = ",".join(map(str, sizes))
+    code, output, _ = _command(
+        [
+            BIN / "memplan-run",
+            path,
+            *options,
+            "--pipeline",
+            RUN_PIPELINE,
+            *(option for symbol in symbols for option in ("--dim-values", f"{symbol}={values}")),
+        ]
+    )
+    if code is None:
+        return dict.fromkeys(sizes, ("timeout", None))
+    found: dict[int, tuple[str, int | None]] = {}
+    blocks = output.split("\nat ")[1:]
+    for size, block in zip(sizes, blocks):
+        pool = next(
+            (int(line.split()[-2]) for line in block.splitlines() if line.startswith("pools:")),
+            None,
+        )
+        identical = "result: OK" in block and "bit-identical" in block
+        found[size] = ("bit-identical" if identical else _error_line(block), pool)
+    for size in sizes:
+        found.setdefault(size, (_error_line(output), None))
+    return found
+
+
 def _import_and_plan(path: Path, options: Sequence[str], work: Path) -> tuple[int, int] | str:
     """A model imported with ``options`` and planned with ``--plan``: its
     pools' used bytes and lower bound."""
@@ -303,6 +352,11 @@ def measure(
         for size in spec.sizes:
             if (spec.key, size) not in statics:
                 statics[spec.key, size] = _import_and_plan(path, spec.fixed(size), work)
+    runs = (
+        {}
+        if isinstance(plan, str)
+        else _run_at_sizes(path, spec.ranged, sorted(plan.ranges), spec.sizes)
+    )
     result = Result(spec.label, [])
     for size in spec.sizes:
         static = statics[spec.key, size]
@@ -316,6 +370,7 @@ def measure(
                 static if isinstance(static, str) else static[1],
                 None if isinstance(plan, str) else plan.seconds,
                 None if isinstance(plan, str) else plan.unreserved,
+                _run_cell(runs.get(size), None if isinstance(plan, str) else plan.at(size)),
             )
         )
     if not isinstance(plan, str) and plan.ranges:
@@ -323,6 +378,15 @@ def measure(
         upper = min(high for _, high in plan.ranges.values())
         result.curve = [(s, plan.at(s)) for s in _plotted_sizes(lower, upper, spec.sizes)]
     return result
+
+
+def _run_cell(run: tuple[str, int | None] | None, planned: int | None) -> str:
+    if run is None:
+        return "-"
+    outcome, pool = run
+    if outcome == "bit-identical" and pool != planned:
+        return f"ran in {pool} bytes, not the plan's {planned}"
+    return outcome
 
 
 def _ratio(a: int | str, b: int | str) -> str:
@@ -337,8 +401,8 @@ def table(rows: Sequence[Row]) -> str:
     lines = [
         "| model and range | size | parametric | static plan at the size | parametric / static "
         "| ranged (bound) plan | ranged / static | lower bound there | CPU s (import + plan) "
-        "| dynamic storages without reserve |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| dynamic storages without reserve | memplan-run |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         seconds = f"{row.seconds:.1f}" if row.seconds is not None else "-"
@@ -347,7 +411,7 @@ def table(rows: Sequence[Row]) -> str:
             f"| {row.label} | {row.size} | {_bytes(row.parametric)} | {_bytes(row.static)} "
             f"| {_ratio(row.parametric, row.static)} | {_bytes(row.ranged)} "
             f"| {_ratio(row.ranged, row.static)} | {_bytes(row.lower_bound)} | {seconds} "
-            f"| {unreserved} |"
+            f"| {unreserved} | {row.run} |"
         )
     return "\n".join(lines)
 
