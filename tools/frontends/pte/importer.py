@@ -87,6 +87,35 @@ def element_type(tensor: Any, where: str) -> Attribute:
     return _ELEMENT_TYPES[scalar]
 
 
+def call_arguments(
+    plan: Any, schema: Any, args: Any, flags: list[bool]
+) -> tuple[list[int], list[int], dict[str, Attribute]]:
+    """A ``KernelCall``'s tensors read and written (by value index, tensor
+    lists expanded, each written tensor once) and its other arguments as
+    attributes by argument position; ``flags`` says which arguments the
+    operator writes (``operator_writes``)."""
+    reads: list[int] = []
+    writes: list[int] = []
+    attributes: dict[str, Attribute] = {}
+    for slot, index in enumerate(args.args):
+        index = int(index)
+        value = plan.values[index].val
+        members = (
+            [int(i) for i in value.items if int(i) >= 0]
+            if isinstance(value, schema.TensorList | schema.OptionalTensorList)
+            else [index]
+            if isinstance(value, schema.Tensor)
+            else []
+        )
+        if slot < len(flags) and flags[slot]:
+            writes.extend(i for i in members if i not in writes)
+        elif members:
+            reads.extend(members)
+        else:
+            attributes[str(slot)] = argument_attribute(value, plan.values, schema)
+    return reads, writes, attributes
+
+
 def argument_attribute(value: Any, values: Any, schema: Any) -> Attribute:
     """A non-tensor ``EValue`` as an attribute (an ``IntList`` holds the
     indices of its ``Int`` values in ``values``)."""
@@ -151,27 +180,10 @@ class _MethodImporter:
     def call(self, args: Any, writes: list[list[bool]], position: int, block: Block) -> None:
         operator = self.plan.operators[args.op_index]
         where = f"method '{self.plan.name}', instruction {position} ({operator.name})"
-        flags = writes[args.op_index]
-        operands: list[SSAValue] = []
-        results: list[int] = []
-        attributes: dict[str, Attribute] = {}
-        for slot, index in enumerate(args.args):
-            index = int(index)
-            value = self.plan.values[index].val
-            written = slot < len(flags) and flags[slot]
-            members = (
-                [int(i) for i in value.items if int(i) >= 0]
-                if isinstance(value, self.schema.TensorList | self.schema.OptionalTensorList)
-                else [index]
-                if self.is_tensor(index)
-                else []
-            )
-            if written:
-                results.extend(i for i in members if i not in results)
-            elif members:
-                operands.extend(self.read(i, block, where) for i in members)
-            else:
-                attributes[str(slot)] = argument_attribute(value, self.plan.values, self.schema)
+        reads, results, attributes = call_arguments(
+            self.plan, self.schema, args, writes[args.op_index]
+        )
+        operands = [self.read(i, block, where) for i in reads]
         result_types = [self.tensor_type(i) for i in results]
         name = f"{operator.name}.{operator.overload}" if operator.overload else str(operator.name)
         declaration = self.kernels.declare(

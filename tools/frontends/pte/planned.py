@@ -79,7 +79,7 @@ from memplan.dialect.types import element_byte_size
 from memplan.tools.frontends.common import KernelDeclarations, UniqueNames
 from memplan.tools.frontends.pte.importer import (
     PTE_ATTR_PREFIX,
-    argument_attribute,
+    call_arguments,
     element_type,
     method_plan,
 )
@@ -235,30 +235,8 @@ class _PlannedMethodImporter:
         return (str(operator.name), str(operator.overload)) in VIEW_OPERATORS
 
     def call_operands(self, args: Any) -> tuple[list[int], list[int], dict[str, Attribute]]:
-        """A ``KernelCall``'s tensors read and written (tensor lists expanded)
-        and its other arguments as attributes (by argument position)."""
-        flags = self.writes[args.op_index]
-        ins: list[int] = []
-        outs: list[int] = []
-        attributes: dict[str, Attribute] = {}
-        for slot, index in enumerate(args.args):
-            index = int(index)
-            value = self.plan.values[index].val
-            written = slot < len(flags) and flags[slot]
-            members = (
-                [int(i) for i in value.items if int(i) >= 0]
-                if isinstance(value, self.schema.TensorList | self.schema.OptionalTensorList)
-                else [index]
-                if self.is_tensor(index)
-                else []
-            )
-            if written:
-                outs.extend(i for i in members if i not in outs)
-            elif members:
-                ins.extend(members)
-            else:
-                attributes[str(slot)] = argument_attribute(value, self.plan.values, self.schema)
-        return ins, outs, attributes
+        """A ``KernelCall``'s tensors read and written and its other arguments."""
+        return call_arguments(self.plan, self.schema, args, self.writes[args.op_index])
 
     def find_in_place(self, args: Any, position: int) -> None:
         """Record the output of an element-wise call placed exactly where one
