@@ -36,8 +36,6 @@ from io import StringIO
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
-    DenseArrayBase,
-    DictionaryAttr,
     Float32Type,
     IndexType,
     IntegerAttr,
@@ -52,6 +50,7 @@ from xdsl.ir import Attribute, Operation
 
 from memplan.dialect.context import memplan_context
 from memplan.dialect.printer import MemplanPrinter
+from memplan.passes.analysis.parametric import function_dims
 from memplan.tools.runs import RunError, parse_module
 
 DYNAMIC = DYNAMIC_INDEX
@@ -340,22 +339,13 @@ def _kernels(module: ModuleOp) -> tuple[list[str], list[func.FuncOp]]:
     return texts, replaced
 
 
-def _dim_symbols(main: func.FuncOp) -> dict[tuple[int, int], str]:
-    """(argument, axis) -> the dim symbol read there."""
-    attr = main.attributes.get("memory.dim_symbols")
-    if not isinstance(attr, DictionaryAttr):
-        return {}
-    where: dict[tuple[int, int], str] = {}
-    for symbol, value in attr.data.items():
-        if isinstance(value, DenseArrayBase):
-            argument, axis = value.get_values()
-            where[(int(argument), int(axis))] = symbol
-    return where
-
-
 def _driver(main: func.FuncOp, dim_values: dict[str, list[int]]) -> str:
     """``@entry``: ``@main`` at each size, its results printed."""
-    symbols = _dim_symbols(main)
+    symbols = {
+        (dim.argument, dim.axis): name
+        for name, dim in function_dims(main).items()
+        if dim.argument is not None and dim.axis is not None
+    }
     inputs = [_memref(t, "@main") for t in main.function_type.inputs.data]
     outputs = [_memref(t, "@main") for t in main.function_type.outputs.data]
     sizes = list(dim_values)
