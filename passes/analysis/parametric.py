@@ -56,6 +56,7 @@ from memplan.dialect.size_expr import (
     maximum,
     parse_size_expr,
 )
+from memplan.passes.planning.parametric import stack_offsets
 
 DIM_RANGES_ATTR = "memory.dim_ranges"
 DIM_SYMBOLS_ATTR = "memory.dim_symbols"
@@ -144,28 +145,29 @@ class ParametricPool:
     pool: str
     storages: tuple[ParametricStorage, ...]
 
+    def _offsets_at(self, sizes: Sequence[int]) -> list[int]:
+        """Each storage's offset with the storages at ``sizes`` (by slot): the
+        planning core's formula (``stack_offsets``), slots in order."""
+        return stack_offsets(
+            range(len(self.storages)),
+            [storage.above for storage in self.storages],
+            [storage.alignment for storage in self.storages],
+            sizes,
+        )
+
     def offsets(self, dims: Mapping[str, int]) -> list[int]:
         """Each storage's offset at ``dims`` (by slot)."""
-        found: list[int] = []
-        for storage in self.storages:
-            base = max(
-                (found[j] + self.storages[j].size.evaluate(dims) for j in storage.above), default=0
-            )
-            found.append(-(-base // storage.alignment) * storage.alignment)
-        return found
+        return self._offsets_at([storage.size.evaluate(dims) for storage in self.storages])
 
     def size(self, dims: Mapping[str, int]) -> int:
         """The pool's bytes at ``dims``."""
-        offsets = self.offsets(dims)
-        return max((o + s.size.evaluate(dims) for o, s in zip(offsets, self.storages)), default=0)
+        sizes = [storage.size.evaluate(dims) for storage in self.storages]
+        offsets = self._offsets_at(sizes)
+        return max((o + s for o, s in zip(offsets, sizes, strict=True)), default=0)
 
     def reserved_offsets(self) -> list[int]:
         """The offsets at the sizes the static plan reserves (the ``at`` offsets)."""
-        found: list[int] = []
-        for storage in self.storages:
-            base = max((found[j] + self.storages[j].reserved for j in storage.above), default=0)
-            found.append(-(-base // storage.alignment) * storage.alignment)
-        return found
+        return self._offsets_at([storage.reserved for storage in self.storages])
 
     @cached_property
     def offset_exprs(self) -> tuple[SizeExpr, ...]:

@@ -55,7 +55,7 @@ plans at the samples, without making the maximum sizes' pools larger.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
@@ -178,23 +178,42 @@ def _check_sizes(buffers: Sequence[Buffer | str], maxima: Sizes, sizes: Sizes) -
             raise ValueError(f"buffer '{name}': size {size} is outside [0, {most}]")
 
 
+def stack_offsets(
+    order: Iterable[int],
+    below: Sequence[Sequence[int]],
+    alignments: Sequence[int],
+    sizes: Sizes,
+    pinned: Sequence[int | None] | None = None,
+) -> list[int]:
+    """The offset program's formula: in ``order`` (every index after all of
+    its ``below``), ``offset_i = pinned_i`` if pinned, else
+    ``align_up(max(0, offset_j + sizes_j for j in below_i), alignments_i)``.
+
+    The one evaluation of an offset program: ``evaluate`` runs it on a
+    ``ParametricPlan``, and the IR's reader
+    (``passes.analysis.parametric``) on the slots of a pool.
+    """
+    offsets = [0] * len(alignments)
+    for i in order:
+        fixed = pinned[i] if pinned is not None else None
+        if fixed is not None:
+            offsets[i] = fixed
+            continue
+        floor = 0
+        for j in below[i]:
+            top = offsets[j] + sizes[j]
+            if top > floor:
+                floor = top
+        offsets[i] = align_up(floor, alignments[i])
+    return offsets
+
+
 def evaluate(plan: ParametricPlan, sizes: Sizes | None = None) -> Evaluation:
     """The offsets and pool sizes of ``plan`` at ``sizes`` (default: the
     maximum sizes); each size must lie in ``[0, max]``."""
     at = tuple(sizes) if sizes is not None else plan.max_sizes
     _check_sizes(plan.ids, plan.max_sizes, at)
-    offsets = [0] * len(plan.ids)
-    for i in plan.order:
-        pinned = plan.pinned[i]
-        if pinned is not None:
-            offsets[i] = pinned
-            continue
-        floor = 0
-        for j in plan.below[i]:
-            top = offsets[j] + at[j]
-            if top > floor:
-                floor = top
-        offsets[i] = align_up(floor, plan.alignments[i])
+    offsets = stack_offsets(plan.order, plan.below, plan.alignments, at, plan.pinned)
     pools = dict.fromkeys(plan.pool_names, 0)
     for i, pool in enumerate(plan.pools):
         pools[pool] = max(pools.get(pool, 0), offsets[i] + at[i])
