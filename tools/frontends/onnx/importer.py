@@ -754,7 +754,15 @@ def import_model_and_constants(
         types=inferred.types,
         run_time_types=run_time_types(model, folded) if upper_bounds else {},
         range_types=range_types,
-        dim_exprs=checked_dim_exprs(model, folded, ranges, bound_types, info_of)
+        dim_exprs=checked_dim_exprs(
+            model,
+            folded,
+            ranges,
+            bound_types,
+            info_of,
+            # The lower ends' types when every ranged dim has a lower bound.
+            range_types[0] if range_types and ranges.lower.keys() == ranges.upper.keys() else None,
+        )
         if upper_bounds
         else {},
     )
@@ -814,11 +822,14 @@ def checked_dim_exprs(
     ranges: DimRanges,
     bound_types: Mapping[str, Any],
     info_of: Callable[[str, str], TensorInfo],
+    lower_types: Mapping[str, Any] | None = None,
 ) -> dict[str, tuple[str, ...]]:
     """The dims of each dynamic tensor of the main graph as size
     expressions (``dim_exprs.symbolic_dim_texts``), kept only when every
     dim has one and each equals the importer's own shape inference at the
-    lower and at the upper ends of the ranges (static dims are their size)."""
+    lower and at the upper ends of the ranges (static dims are their size).
+    ``bound_types`` are the types at the upper ends; ``lower_types`` those
+    at the lower ends when the caller has them (inferred here otherwise)."""
     from memplan.tools.frontends.onnx.dim_exprs import symbolic_dim_texts
 
     lower = {name: ranges.lower.get(name, 1) for name in ranges.upper}
@@ -829,10 +840,11 @@ def checked_dim_exprs(
     texts = symbolic_dim_texts(stripped, lower)
     if not texts:
         return {}
-    try:
-        lower_types = infer_types(at_upper_bounds(model, lower), folded).types
-    except OnnxImportError:
-        return {}
+    if lower_types is None:
+        try:
+            lower_types = infer_types(at_upper_bounds(model, lower), folded).types
+        except OnnxImportError:
+            return {}
     checked: dict[str, tuple[str, ...]] = {}
     for node in model.graph.node:
         for name in node.output:
