@@ -74,6 +74,7 @@ from memplan.dialect.ops import (
     InvokeOp,
     KillOp,
     PoolOp,
+    offset_alignment,
 )
 from memplan.dialect.types import element_byte_size
 from memplan.tools.frontends.common import KernelDeclarations, UniqueNames
@@ -211,7 +212,7 @@ class _PlannedMethodImporter:
             offsets[memory] = gcd(offsets.get(memory, 0), tensor.offset)
         self.pool_sizes = {memory: sizes[memory] for memory in offsets}
         self.alignments = {
-            memory: min(PLANNING_ALIGNMENT, common & -common) if common else PLANNING_ALIGNMENT
+            memory: offset_alignment(PLANNING_ALIGNMENT, common)
             for memory, common in offsets.items()
         }
         # When each tensor value and each storage dies (-1: before instruction 0).
