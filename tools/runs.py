@@ -410,20 +410,17 @@ def _run_series(
     reports: list[tuple[str, RunReport]] = []
     for label, shapes in runs:
         arguments = make_inputs(module, seed, inputs, shapes)
-        unplanned_run, planned_run = (
-            execute(
-                m,
-                arguments,
-                kernels,
-                globals_data,
-                name,
-                pinned=pinned,
-                show_progress=show_progress,
-            )
-            for m, name, pinned in (
-                (module, "unplanned run", False),
-                (planned, "planned run", True),
-            )
+        unplanned_run = execute(
+            module,
+            arguments,
+            kernels,
+            globals_data,
+            "unplanned run",
+            pinned=False,
+            show_progress=show_progress,
+        )
+        planned_run = execute(
+            planned, arguments, kernels, globals_data, "planned run", show_progress=show_progress
         )
         reference_outputs = None
         if reference is not None:
@@ -565,23 +562,20 @@ def run_mlir(
     if inputs is None:
         runs = _mlir_dim_runs(module, dim_values or {}) or runs
     if pipeline is None and not (runs[0][0] and _is_planned(module)):
-        results: list[tuple[str, RunReport | ExecutionResult]] = []
-        for label, shapes in runs:
-            arguments = make_inputs(module, seed, inputs, shapes)
-            results.append(
-                (
-                    label,
-                    execute(
-                        module,
-                        arguments,
-                        kernels,
-                        globals_data,
-                        "the run",
-                        show_progress=show_progress,
-                    ),
-                )
+        return [
+            (
+                label,
+                execute(
+                    module,
+                    make_inputs(module, seed, inputs, shapes),
+                    kernels,
+                    globals_data,
+                    "the run",
+                    show_progress=show_progress,
+                ),
             )
-        return results
+            for label, shapes in runs
+        ]
     return list(
         _run_series(
             module,
