@@ -34,6 +34,7 @@ from memplan.passes.analysis.symbols import SymbolCache
 from memplan.passes.pass_options import check_options
 from memplan.passes.planning.intervals import overlapping_live_pairs
 from memplan.passes.planning.model import Buffer, Placement, Pool, Problem, Solution
+from memplan.passes.planning.parametric import reachable_below
 from memplan.passes.planning.validate import validate
 
 
@@ -221,13 +222,9 @@ def _parametric_findings(lifetimes: ModuleLifetimes) -> list[PlanProblem]:
     for program, _ in slotted.values():
         if id(program) in reach:
             continue
-        bits: list[int] = []
-        for entry in program.storages:
-            below = 0
-            for j in entry.above:
-                below |= bits[j] | (1 << j)
-            bits.append(below)
-        reach[id(program)] = bits
+        reach[id(program)] = reachable_below(
+            range(len(program.storages)), [entry.above for entry in program.storages]
+        )
     by_pool: dict[str, list[tuple[FunctionLifetimes, StorageLifetime]]] = {}
     for function, storage in lifetimes.storages():
         if storage.size is not None and storage.pinned is not None:

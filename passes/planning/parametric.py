@@ -230,6 +230,20 @@ def as_solution(plan: ParametricPlan, evaluation: Evaluation) -> Solution:
     )
 
 
+def reachable_below(order: Iterable[int], below: Sequence[Sequence[int]]) -> list[int]:
+    """Per index, the indices below it directly or through others (the
+    transitive closure of ``below``), as bit sets; ``order`` lists every
+    index after all of its ``below``. Two conflicting buffers are ordered by
+    a program when one is in the other's set."""
+    reach = [0] * len(below)
+    for i in order:
+        bits = 0
+        for j in below[i]:
+            bits |= reach[j] | (1 << j)
+        reach[i] = bits
+    return reach
+
+
 def check_parametric(problem: Problem, plan: ParametricPlan) -> list[str]:
     """Why ``plan`` is not valid for ``problem`` at every sizes vector up to
     its sizes (empty when it is).
@@ -280,13 +294,7 @@ def check_parametric(problem: Problem, plan: ParametricPlan) -> list[str]:
                 )
     if findings:
         return findings
-    # Buffers reachable downwards from each buffer, as bit sets.
-    reach = [0] * n
-    for i in plan.order:
-        bits = 0
-        for j in plan.below[i]:
-            bits |= reach[j] | (1 << j)
-        reach[i] = bits
+    reach = reachable_below(plan.order, plan.below)
     for a, b in conflicting_pairs(problem, plan.pools):
         if not (reach[a] >> b) & 1 and not (reach[b] >> a) & 1:
             first, second = sorted((buffers[a].id, buffers[b].id))
