@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from xdsl.utils.exceptions import PassFailedException
 
 from memplan.dialect.size_expr import Add, Align, Const, Div, Max, Mul, SizeExpr, Sym
+from memplan.passes.planning.parametric import stack_offsets
 from memplan.passes.report_formats.c_names import (
     C_KEYWORDS,
     UniqueNames,
@@ -272,11 +273,12 @@ def pool_functions(
     voids = [f"    (void){name};" for name in unused]
 
     sizes_at_upper = [size.evaluate(upper) for size in pool.sizes]
-    offsets_at_upper: list[int] = []
-    for name, above, alignment in zip(pool.storages, pool.above, pool.alignments):
+    offsets_at_upper = stack_offsets(
+        range(len(pool.storages)), pool.above, pool.alignments, sizes_at_upper
+    )
+    for name, offset in zip(pool.storages, offsets_at_upper):
         translate.where = f"the offset of %{name}"
-        base = max((offsets_at_upper[j] + sizes_at_upper[j] for j in above), default=0)
-        offsets_at_upper.append(translate.note(-(-base // alignment) * alignment))
+        translate.note(offset)
     needed = sorted({j for above in pool.above for j in above})
     body: list[str] = list(voids)
     for j in needed:
