@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from math import prod
 
 
@@ -435,8 +436,14 @@ class _Parser:
         raise self.fail("an integer, a dim or '('")
 
 
+@lru_cache(maxsize=4096)
 def parse_size_expr(text: str) -> SizeExpr:
-    """The expression ``text`` holds (``SizeExprError`` naming the column)."""
+    """The expression ``text`` holds (``SizeExprError`` naming the column).
+
+    Cached (expressions are immutable): the verifier, the analysis, the
+    passes and the interpreter each read a storage's ``memory.reserve``,
+    and the text is parsed once.
+    """
     parser = _Parser(text)
     expr = parser.expr()
     if parser.peek()[0] != "end":
