@@ -58,6 +58,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from memplan.passes.planning.algorithms import DEFAULT_BUDGET
@@ -122,11 +123,14 @@ class Replanned:
     memories: list[MemoryPlan] = field(default_factory=list[MemoryPlan])
 
 
-def _method_tensors(plan: Any, schema: Any) -> tuple[list[_Tensor], list[list[bool]]]:
+def _method_tensors(
+    plan: Any, schema: Any, writes: list[list[bool]] | None = None
+) -> tuple[list[_Tensor], list[list[bool]]]:
     """The planned tensors of one method with their lifetimes
-    (``pte.lifetimes.method_tensors``), and ``operator_writes(plan)``."""
+    (``pte.lifetimes.method_tensors``), and ``operator_writes(plan)``
+    (``writes`` when given)."""
     try:
-        return method_tensors(plan, schema, "memplan-export-pte plans")
+        return method_tensors(plan, schema, "memplan-export-pte plans", writes)
     except FrontendError as error:
         raise PteError(str(error)) from None
 
@@ -189,7 +193,8 @@ class _Layout:
     """One order of a method's instructions and the tensors' lives in it:
     ``lives`` gives each planned tensor's ``(bytes, first, last)`` (shifted
     by one: the inputs live from before instruction 0), an in-place output's
-    merged into the tensor whose bytes hold it (``holder``)."""
+    merged into the tensor whose bytes hold it (``holder``); offsets are
+    multiples of ``alignment``."""
 
     order: list[int]
     instructions: list[Any]
@@ -198,10 +203,13 @@ class _Layout:
     roots: list[_Tensor]
     lives: dict[int, tuple[int, int, int]]
     holder: dict[int, int]
+    alignment: int
 
-    def bounds(self, alignment: int) -> dict[int, tuple[int, int]]:
+    @cached_property
+    def bounds(self) -> dict[int, tuple[int, int]]:
         """Per memory id: the peak of live bytes with in-place pairs counted
         once, and without (the order's bound)."""
+        alignment = self.alignment
         found: dict[int, tuple[int, int]] = {}
         for memory_id in sorted({t.memory_id for t in self.roots}):
             members = [t for t in self.roots if t.memory_id == memory_id]
@@ -217,17 +225,20 @@ def _layout(
     plan: Any,
     schema: Any,
     instructions: Sequence[Any],
+    writes: list[list[bool]],
     order: list[int],
     program_views: Mapping[int, tuple[_Tensor, int]],
+    alignment: int,
     inplace: bool,
 ) -> _Layout:
     """The tensors' lives when ``plan`` runs ``instructions`` in ``order``;
-    ``program_views`` are the views read from the program's own order (a
-    reorder moves no tensor into another one's bytes)."""
+    ``writes`` is ``operator_writes(plan)``, ``program_views`` are the views
+    read from the program's own order (a reorder moves no tensor into
+    another one's bytes)."""
     reordered = [instructions[i] for i in order]
     chain = plan.chains[0]
     ordered_plan = replace(plan, chains=[replace(chain, instructions=reordered)])
-    tensors, writes = _method_tensors(ordered_plan, schema)
+    tensors, _ = _method_tensors(ordered_plan, schema, writes)
     by_index = {tensor.index: tensor for tensor in tensors}
     views = {
         index: (by_index[base.index], offset) for index, (base, offset) in program_views.items()
@@ -249,7 +260,7 @@ def _layout(
         holder[out] = held
         size, first, last = lives[held]
         lives[held] = (size, first, max(last, lives.pop(out)[2]))
-    return _Layout(order, reordered, tensors, views, roots, lives, holder)
+    return _Layout(order, reordered, tensors, views, roots, lives, holder, alignment)
 
 
 def _reordered(
@@ -258,7 +269,6 @@ def _reordered(
     instructions: list[Any],
     writes: list[list[bool]],
     program: _Layout,
-    alignment: int,
     inplace: bool,
 ) -> _Layout:
     """The layout of the candidate order (``reorder.candidate_orders``)
@@ -272,7 +282,7 @@ def _reordered(
     outputs = {location.get(int(i), int(i)) for i in plan.outputs}
 
     def score(layout: _Layout) -> tuple[int, int]:
-        bounds = layout.bounds(alignment).values()
+        bounds = layout.bounds.values()
         return sum(b[0] for b in bounds), sum(b[1] for b in bounds)
 
     best, best_score = program, score(program)
@@ -281,7 +291,9 @@ def _reordered(
             continue
         if not same_dataflow(steps, order):
             raise AssertionError(f"method '{plan.name}': a reorder broke a dependency")
-        layout = _layout(plan, schema, instructions, order, program.views, inplace)
+        layout = _layout(
+            plan, schema, instructions, writes, order, program.views, program.alignment, inplace
+        )
         if score(layout) < best_score:
             best, best_score = layout, score(layout)
     return best
@@ -314,10 +326,11 @@ def replan(
         tensors, writes = _method_tensors(plan, schema)
         instructions = list(plan.chains[0].instructions)
         identity = list(range(len(instructions)))
-        layout = program = _layout(plan, schema, instructions, identity, _views(tensors), inplace)
+        layout = program = _layout(
+            plan, schema, instructions, writes, identity, _views(tensors), alignment, inplace
+        )
         if reorder:
-            layout = _reordered(plan, schema, instructions, writes, program, alignment, inplace)
-        program_bounds = program.bounds(alignment)
+            layout = _reordered(plan, schema, instructions, writes, program, inplace)
         by_index = {tensor.index: tensor for tensor in layout.tensors}
         roots, lives, holder = layout.roots, layout.lives, layout.holder
         sizes = list(plan.non_const_buffer_sizes)
@@ -341,13 +354,6 @@ def replan(
             shared = [t for t in roots if t.memory_id == memory_id and t.index in holder]
             for tensor in shared:
                 tensor.offset = by_index[holder[tensor.index]].offset
-            # The order's bound is the planned lives' own unless tensors share.
-            order_bound = placed.lower_bound
-            if shared:
-                order_bound = live_bytes_bound(
-                    [(t.size, t.first + 1, t.last + 1) for t in roots if t.memory_id == memory_id],
-                    alignment,
-                )
             before = sizes[memory_id] if memory_id < len(sizes) else 0
             if memory_id < len(sizes):
                 sizes[memory_id] = placed.peak
@@ -357,10 +363,10 @@ def replan(
                     memory_id,
                     before,
                     placed.peak,
-                    order_bound,
+                    layout.bounds[memory_id][1],
                     len(members) + len(shared),
                     len(shared),
-                    program_bounds[memory_id][1] if reorder else None,
+                    program.bounds[memory_id][1] if reorder else None,
                     layout is not program,
                 )
             )

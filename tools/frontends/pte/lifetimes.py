@@ -89,15 +89,18 @@ def instruction_uses(instruction: Any, values: Sequence[Any], schema: Any) -> li
 
 
 def method_tensors(
-    plan: Any, schema: Any, tool: str
+    plan: Any, schema: Any, tool: str, writes: list[list[bool]] | None = None
 ) -> tuple[list[PlannedTensor], list[list[bool]]]:
     """The placed tensors of method ``plan`` with their lifetimes (see the
-    module docstring), and ``operator_writes(plan)``. ``PteImportError``
+    module docstring), and ``operator_writes(plan)`` (``writes`` when the
+    caller has read it already: a re-plan trying several orders of one
+    method reads the operators' schemas once). ``PteImportError``
     for what ``straight_line`` refuses (``tool`` says what takes
     straight-line methods only) and a placed dynamic tensor without a bound."""
     name = plan.name
     instructions = straight_line(plan, schema, tool)
-    writes = operator_writes(plan)
+    if writes is None:
+        writes = operator_writes(plan)
     values = plan.values
     uses: dict[int, list[int]] = {}
     written: dict[int, int] = {int(index): -1 for index in plan.inputs}
