@@ -106,6 +106,7 @@ from memplan.dialect.size_expr import SizeExpr
 from memplan.passes.analysis.parametric import (
     RESERVE_ATTR,
     SLOT_ATTR,
+    Dim,
     ParametricLayoutError,
     ParametricPool,
     function_dims,
@@ -379,6 +380,8 @@ class MemoryFunctions(InterpreterFunctions):
         # Symbol lookup scans the module's ops: once per callee, not per call.
         self.callees: dict[Attribute, func.FuncOp | None] = {}
         self.bodies: dict[Attribute, func.FuncOp] = {}
+        self.ranged_dims: dict[func.FuncOp, dict[str, Dim]] = {}
+        """Each entered function's ``memory.dim_ranges``, read at its first entry."""
         self.dims: dict[func.FuncOp, dict[str, int]] = {}
         """Each entered function's dims at its latest entry."""
         self.placements: dict[AllocStorageOp, int] = {}
@@ -441,7 +444,9 @@ class MemoryFunctions(InterpreterFunctions):
         offset programs, check the dims against their ranges (a static
         plan's `max` bounds already guard every size) and, in a pinned run,
         place the programs' storages at those dims."""
-        dims = function_dims(function)
+        if function not in self.ranged_dims:
+            self.ranged_dims[function] = function_dims(function)
+        dims = self.ranged_dims[function]
         if not dims:
             return
         name = function.sym_name.data
