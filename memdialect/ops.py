@@ -516,22 +516,31 @@ def _storage_type(size: int) -> StorageType:
     return StorageType(size)
 
 
+def int_pairs(attr: Attribute | None) -> dict[str, tuple[int, int]]:
+    """A dictionary of `array<i64: A, B>` entries (`memory.dim_ranges`,
+    `memory.dim_symbols`) as pairs by name; entries of another form are
+    left out (empty for a missing attribute)."""
+    if not isinstance(attr, DictionaryAttr):
+        return {}
+    pairs: dict[str, tuple[int, int]] = {}
+    for name, pair in attr.data.items():
+        if isinstance(pair, DenseArrayBase):
+            values = pair.get_values()
+            if len(values) == 2 and all(isinstance(v, int) for v in values):
+                pairs[name] = (int(values[0]), int(values[1]))
+    return pairs
+
+
 def _enclosing_dim_upper_ends(op: Operation) -> dict[str, int]:
     """The upper ends of the `memory.dim_ranges` of the function holding
     ``op`` (empty without one)."""
     parent = op.parent_op()
     while parent is not None and not is_function(parent):
         parent = parent.parent_op()
-    ranges = None if parent is None else parent.attributes.get(DIM_RANGES_ATTR)
-    if not isinstance(ranges, DictionaryAttr):
+    if parent is None:
         return {}
-    upper: dict[str, int] = {}
-    for symbol, pair in ranges.data.items():
-        if isinstance(pair, DenseArrayBase):
-            values = pair.get_values()
-            if len(values) == 2:
-                upper[symbol] = int(values[1])
-    return upper
+    ranges = int_pairs(parent.attributes.get(DIM_RANGES_ATTR))
+    return {name: upper for name, (_, upper) in ranges.items()}
 
 
 @irdl_op_definition_verified_once

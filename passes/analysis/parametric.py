@@ -39,7 +39,6 @@ from math import lcm
 
 from xdsl.dialects.builtin import (
     DenseArrayBase,
-    DictionaryAttr,
     IntegerAttr,
     ModuleOp,
     StringAttr,
@@ -47,7 +46,14 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
 
-from memplan.dialect.ops import AllocStorageOp, PoolOp
+from memplan.dialect.ops import (
+    DIM_RANGES_ATTR,
+    DIM_SYMBOLS_ATTR,
+    RESERVE_ATTR,
+    AllocStorageOp,
+    PoolOp,
+    int_pairs,
+)
 from memplan.dialect.size_expr import (
     SizeExpr,
     SizeExprError,
@@ -58,9 +64,6 @@ from memplan.dialect.size_expr import (
 )
 from memplan.passes.planning.parametric import stack_offsets
 
-DIM_RANGES_ATTR = "memory.dim_ranges"
-DIM_SYMBOLS_ATTR = "memory.dim_symbols"
-RESERVE_ATTR = "memory.reserve"
 SLOT_ATTR = "memory.slot"
 ABOVE_ATTR = "memory.above"
 
@@ -84,31 +87,13 @@ class Dim:
     axis: int | None
 
 
-def _int_pair(attr: object) -> tuple[int, int] | None:
-    if isinstance(attr, DenseArrayBase):
-        values = attr.get_values()
-        if len(values) == 2 and all(isinstance(v, int) for v in values):
-            return int(values[0]), int(values[1])
-    return None
-
-
 def function_dims(func: FuncOp) -> dict[str, Dim]:
     """The function's ranged dims by name (empty without ``memory.dim_ranges``)."""
-    ranges = func.attributes.get(DIM_RANGES_ATTR)
-    symbols = func.attributes.get(DIM_SYMBOLS_ATTR)
-    if not isinstance(ranges, DictionaryAttr):
-        return {}
-    where = symbols.data if isinstance(symbols, DictionaryAttr) else {}
-    dims: dict[str, Dim] = {}
-    for name, attr in ranges.data.items():
-        bounds = _int_pair(attr)
-        if bounds is None:
-            continue
-        place = _int_pair(where.get(name))
-        dims[name] = Dim(
-            name, bounds[0], bounds[1], *(place if place is not None else (None, None))
-        )
-    return dims
+    where = int_pairs(func.attributes.get(DIM_SYMBOLS_ATTR))
+    return {
+        name: Dim(name, lower, upper, *where.get(name, (None, None)))
+        for name, (lower, upper) in int_pairs(func.attributes.get(DIM_RANGES_ATTR)).items()
+    }
 
 
 def storage_reserve(alloc: AllocStorageOp) -> SizeExpr | None:
