@@ -333,6 +333,8 @@ class _ProgramBuilder:
         return value
 
     def align(self, value: SSAValue, alignment: int) -> SSAValue:
+        if alignment == 1:
+            return value
         if value in self.known:
             return self.constant(-(-self.known[value] // alignment) * alignment)
         multiple = self.constant(alignment)
@@ -400,7 +402,7 @@ def _emit_pool(
             reserves[storage.alloc] = size
         if storage.above:
             base = builder.fold(arith.MaxUIOp, [end(j) for j in storage.above])
-            offset = base if storage.alignment == 1 else builder.align(base, storage.alignment)
+            offset = builder.align(base, storage.alignment)
             hint = storage.alloc.storage.name_hint
             if hint is not None and offset.name_hint is None and offset not in builder.known:
                 offset.name_hint = f"{hint}_offset"
