@@ -38,6 +38,8 @@ from memplan.passes.planning.execution_order import (
     best_schedule,
     is_topological,
 )
+from memplan.tools.frontends.pte.lifetimes import with_items
+from memplan.tools.frontends.pte.program import operator_overload
 
 
 @dataclass(frozen=True)
@@ -50,15 +52,6 @@ class Step:
     barrier: bool
 
 
-def _expand(index: int, values: Sequence[Any], schema: Any) -> list[int]:
-    """``index`` and, for a tensor list, its items."""
-    value = values[index].val
-    found = [index]
-    if isinstance(value, schema.TensorList | schema.OptionalTensorList):
-        found.extend(int(i) for i in value.items if int(i) >= 0)
-    return found
-
-
 def _unordered_operators(plan: Any) -> list[bool]:
     """Per operator of ``plan``: whether a call of it is a barrier (its schema
     returns an alias it does not write, or it draws random numbers)."""
@@ -66,15 +59,11 @@ def _unordered_operators(plan: Any) -> list[bool]:
 
     flags: list[bool] = []
     for operator in plan.operators:
-        namespace, _, name = str(operator.name).partition("::")
-        try:
-            overload = getattr(
-                getattr(getattr(torch.ops, namespace), name), operator.overload or "default"
-            )
-            schema = overload._schema
-        except (AttributeError, RuntimeError):
+        overload = operator_overload(operator)
+        if overload is None:
             flags.append(True)  # unknown: `operator_writes` refuses it first
             continue
+        schema = overload._schema
         aliases = [a.alias_info for a in [*schema.arguments, *schema.returns]]
         viewing = any(alias is not None and not alias.is_write for alias in aliases)
         seeded = torch.Tag.nondeterministic_seeded in getattr(overload, "tags", ())
@@ -101,7 +90,7 @@ def instruction_steps(
         if isinstance(args, schema.KernelCall):
             barrier = barrier_operators[args.op_index]
             for index, flag in zip(args.args, writes[args.op_index]):
-                (written if flag else read).extend(_expand(int(index), values, schema))
+                (written if flag else read).extend(with_items(int(index), values, schema))
         else:
             barrier = True
             if isinstance(args, schema.MoveCall):

@@ -70,6 +70,15 @@ def byte_size(tensor: Any, where: str) -> int:
     return int(exir_tensor.num_bytes_from_shape_and_dtype(torch.Size(tensor.sizes), dtype))
 
 
+def with_items(index: int, values: Sequence[Any], schema: Any) -> list[int]:
+    """``index`` and, for a tensor list, its items."""
+    found = [index]
+    value = values[index].val
+    if isinstance(value, schema.TensorList | schema.OptionalTensorList):
+        found.extend(int(i) for i in value.items if int(i) >= 0)
+    return found
+
+
 def instruction_uses(instruction: Any, values: Sequence[Any], schema: Any) -> list[int]:
     """The value indices an instruction names, tensor lists expanded."""
     args = instruction.instr_args
@@ -79,13 +88,7 @@ def instruction_uses(instruction: Any, values: Sequence[Any], schema: Any) -> li
         named = [args.move_from, args.move_to]
     else:
         named = []
-    found: list[int] = []
-    for index in named:
-        found.append(index)
-        value = values[index].val
-        if isinstance(value, schema.TensorList | schema.OptionalTensorList):
-            found.extend(int(i) for i in value.items if int(i) >= 0)
-    return found
+    return [found for index in named for found in with_items(index, values, schema)]
 
 
 def method_tensors(

@@ -173,22 +173,33 @@ def straight_line(plan: Any, schema: Any, tool: str) -> list[Any]:
     return instructions
 
 
+def operator_overload(operator: Any) -> Any | None:
+    """torch's ``OpOverload`` of a program's ``schema.Operator`` (its
+    ``_schema`` and ``tags``), or None when torch has no such operator here."""
+    import torch
+
+    namespace, _, name = str(operator.name).partition("::")
+    try:
+        packet = getattr(getattr(torch.ops, namespace), name)
+        overload = getattr(packet, operator.overload or "default")
+        overload._schema  # noqa: B018 - a packet without this overload raises here
+    except (AttributeError, RuntimeError):
+        return None
+    return overload
+
+
 def operator_writes(plan: Any) -> list[list[bool]]:
     """Per operator of ``plan``: which of a call's arguments it writes (its
     schema's arguments, then its returns, as a ``KernelCall`` lists them)."""
-    import torch
-
     flags: list[list[bool]] = []
     for operator in plan.operators:
-        namespace, _, name = str(operator.name).partition("::")
-        try:
-            packet = getattr(getattr(torch.ops, namespace), name)
-            schema = getattr(packet, operator.overload or "default")._schema
-        except (AttributeError, RuntimeError):
+        overload = operator_overload(operator)
+        if overload is None:
             raise PteImportError(
                 f"method '{plan.name}': operator {operator.name}.{operator.overload} has no "
                 "schema here, so which arguments it writes is unknown"
-            ) from None
+            )
+        schema = overload._schema
         flags.append(
             [
                 bool(a.alias_info is not None and a.alias_info.is_write)
