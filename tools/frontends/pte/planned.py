@@ -224,6 +224,14 @@ class _PlannedMethodImporter:
             root = self.holder.get(tensor.index, tensor.index)
             self.tensor_end[tensor.index] = tensor.last
             self.storage_end[root] = max(self.storage_end.get(root, -1), tensor.last)
+        # The same, by instruction (-1: before instruction 0), in the orders above.
+        self.starting: dict[int, list[PlannedTensor]] = {}
+        for tensor in self.tensors:
+            self.starting.setdefault(tensor.first, []).append(tensor)
+        self.kills_at: dict[int, list[tuple[dict[int, SSAValue], int]]] = {}
+        for values, ends in ((self.values, self.tensor_end), (self.storages, self.storage_end)):
+            for index, end in ends.items():
+                self.kills_at.setdefault(end, []).append((values, index))
 
     def written_as_view(self, tensor: PlannedTensor) -> bool:
         """Is ``tensor`` written first by a view operator (``VIEW_OPERATORS``)?"""
@@ -268,7 +276,7 @@ class _PlannedMethodImporter:
 
     def allocate(self, position: int, block: Block) -> None:
         """The storages, tensors and views that start living at ``position``."""
-        starting = [t for t in self.tensors if t.first == position]
+        starting = self.starting.get(position, [])
         for tensor in starting:
             index = tensor.index
             if index in self.views or index in self.holder:
@@ -326,12 +334,8 @@ class _PlannedMethodImporter:
 
     def kill(self, position: int, block: Block) -> None:
         """The kills of the tensors and storages whose last instruction is ``position``."""
-        for index, end in self.tensor_end.items():
-            if end == position:
-                block.add_op(KillOp(self.values[index]))
-        for index, end in self.storage_end.items():
-            if end == position:
-                block.add_op(KillOp(self.storages[index]))
+        for values, index in self.kills_at.get(position, []):
+            block.add_op(KillOp(values[index]))
 
     def invoke(self, args: Any, position: int, block: Block) -> None:
         operator = self.plan.operators[args.op_index]
