@@ -19,7 +19,7 @@ views are read by ``memplan.tools.frontends.pte.lifetimes``, which
   one's bytes while both are live (ExecuTorch's storage-backed tensors) keeps
   its place relative to that base, whose lifetime grows to cover it.
 - **In place** (``inplace``, on by default): an element-wise out-variant
-  kernel (``memplan.tools.exporters.executorch.hook.ELEMENTWISE_KERNELS``) whose input
+  kernel (``memplan.tools.frontends.pte.kernels.ELEMENTWISE_KERNELS``) whose input
   dies at its call, with the output's shape, scalar type, dim order and
   memory, writes its output into that input's bytes: the two are planned
   as one tensor (``inplace_source``, the rule the ExecuTorch hook applies
