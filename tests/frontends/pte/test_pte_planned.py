@@ -139,3 +139,33 @@ def test_the_python_api_takes_the_option(program: Path) -> None:
     pte = frontend("pte")
     planned = pte.import_module(str(program), pte.options_type(planned=True))
     assert [op.name for op in planned.ops][0] == "memory.pool"
+
+
+class _Accumulate(torch.nn.Module):
+    """A mutable buffer: ``total`` is read (what the previous run left)
+    before the method writes it back."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("total", torch.zeros(8, 64))
+
+    def forward(self, x: Any) -> Any:
+        self.total.add_(x)
+        return torch.relu(x) * self.total
+
+
+def test_a_mutable_buffer_lives_over_the_whole_method(tmp_path: Path) -> None:
+    """Read before anything writes it, the buffer holds the previous run's
+    value: `--planned` keeps its storage live to the method's end (never
+    killed), as `memplan-export pte` plans it, and verify-plan accepts."""
+    torch.manual_seed(0)
+    edge = exir.to_edge(torch.export.export(_Accumulate().eval(), (torch.randn(8, 64),)))
+    source = tmp_path / "accumulate.pte"
+    source.write_bytes(edge.to_executorch(exir.ExecutorchBackendConfig()).buffer)
+    planned = tmp_path / "accumulate.mlir"
+    assert _tool("memplan-import", source, "--planned", "-o", planned).returncode == 0
+    text = planned.read_text()
+    [buffer] = _tensor_index(text, "copy_")
+    assert f"%v{buffer}_storage = memory.alloc_storage" in text
+    assert f"memory.kill %v{buffer}_storage" not in text
+    assert _tool("memplan-opt", planned, "--verify-plan", "-o", "/dev/null").returncode == 0

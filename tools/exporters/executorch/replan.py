@@ -77,7 +77,7 @@ from memplan.tools.exporters.executorch.reorder import (
 from memplan.tools.exporters.protocol import ExportError
 from memplan.tools.frontends.protocol import FrontendError
 from memplan.tools.frontends.pte.lifetimes import PlannedTensor as _Tensor
-from memplan.tools.frontends.pte.lifetimes import method_tensors
+from memplan.tools.frontends.pte.lifetimes import extend_over_views, method_tensors
 from memplan.tools.frontends.pte.lifetimes import storage_views as _views
 from memplan.tools.frontends.pte.program import (
     executorch_schema,
@@ -243,15 +243,8 @@ def _layout(
     views = {
         index: (by_index[base.index], offset) for index, (base, offset) in program_views.items()
     }
-    for index, (base, _) in views.items():
-        view = by_index[index]
-        base.first, base.last = min(base.first, view.first), max(base.last, view.last)
+    extend_over_views(tensors, views, len(reordered))
     roots = [t for t in tensors if t.index not in views]
-    for tensor in roots:
-        if tensor.first >= 0 and (tensor.written is None or tensor.written > tensor.first):
-            # Read before anything writes it: what the previous run left (a
-            # mutable buffer), live over the whole method.
-            tensor.first, tensor.last = -1, len(reordered)
     lives = {t.index: (t.size, t.first + 1, t.last + 1) for t in roots}
     pairs = _inplace_pairs(plan, schema, reordered, writes, tensors, views) if inplace else {}
     holder: dict[int, int] = {}  # a shared output -> the tensor whose bytes hold it

@@ -16,6 +16,10 @@ program holds and the plan memplan writes are read the same way.
   (ExecuTorch's storage-backed tensors), or when it is read before anything
   writes it: then it reads what was written into the tensor holding its
   bytes, the one written last before that read.
+- **What views imply** (``extend_over_views``): a base lives as long as
+  its views, and a tensor that is no view and is read before anything
+  writes it (what a previous run left: a mutable buffer) lives over the
+  whole method.
 - **View operators** (``VIEW_OPERATORS``): what writes a view a checker
   accepts as one, rather than as a tensor sharing a live one's bytes.
 """
@@ -158,6 +162,24 @@ VIEW_OPERATORS = frozenset({("executorch_prim::et_view", "default")})
 """ExecuTorch's operators (name, overload) whose output is a view of their
 input's bytes: the emitter keeps ``et_view`` for a view of a dynamic shape
 (a static one has no instruction), its output placed where its input is."""
+
+
+def extend_over_views(
+    tensors: Sequence[PlannedTensor], views: dict[int, tuple[PlannedTensor, int]], count: int
+) -> None:
+    """The lifetimes ``views`` (``storage_views``) imply, set on ``tensors``
+    (a method of ``count`` instructions): each base lives as long as its
+    views; a tensor that is no view and is read before anything writes it
+    lives from before the first instruction to after the last."""
+    by_index = {tensor.index: tensor for tensor in tensors}
+    for index, (base, _) in views.items():
+        view = by_index[index]
+        base.first, base.last = min(base.first, view.first), max(base.last, view.last)
+    for tensor in tensors:
+        if tensor.index in views or tensor.first < 0:
+            continue
+        if tensor.written is None or tensor.written > tensor.first:
+            tensor.first, tensor.last = -1, count
 
 
 def storage_views(

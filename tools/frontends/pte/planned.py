@@ -88,6 +88,7 @@ from memplan.tools.frontends.pte.kernels import ELEMENTWISE_KERNELS
 from memplan.tools.frontends.pte.lifetimes import (
     VIEW_OPERATORS,
     PlannedTensor,
+    extend_over_views,
     method_tensors,
     storage_views,
 )
@@ -193,9 +194,7 @@ class _PlannedMethodImporter:
             ]
             if chain:
                 self.views[index] = (max(chain, key=lambda t: t.first), offset)
-        for index, (base, _) in self.views.items():
-            view = self.by_index[index]
-            base.first, base.last = min(base.first, view.first), max(base.last, view.last)
+        extend_over_views(self.tensors, self.views, len(self.instructions))
         sizes = [int(s) for s in plan.non_const_buffer_sizes]
         offsets: dict[int, int] = {}
         for tensor in self.tensors:
