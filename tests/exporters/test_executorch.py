@@ -30,11 +30,13 @@ with warnings.catch_warnings():  # the same, at import (collection has no marks)
     from executorch.exir.passes import MemoryPlanningPass
     from executorch.runtime import Runtime
 
+from memplan.tools import memplan_export  # noqa: E402
 from memplan.tools.exporters.executorch.hook import (  # noqa: E402
     MemplanAlgorithm,
     MemplanPlanningError,
     memplan_algorithm,
 )
+from memplan_testing import run_main  # noqa: E402
 
 nn = torch.nn
 
@@ -139,12 +141,11 @@ def test_bad_options_name_what_they_take() -> None:
 
 # --- memplan-export-pte: re-planning a built program -------------------------
 
-BIN = Path(sys.executable).parent
-
 
 def _export_pte(*argv: str | Path) -> subprocess.CompletedProcess[str]:
-    command = [str(BIN / "memplan-export-pte"), *(str(a) for a in argv)]
-    return subprocess.run(command, capture_output=True, text=True, check=False)
+    """``memplan-export-pte`` on ``argv``, run in this process (ExecuTorch and
+    torch are loaded here already; lit runs the command itself)."""
+    return run_main(memplan_export.main, *argv, prog="memplan-export-pte", target="pte")
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,6 @@
-"""memplan-solve, run as a subprocess exactly like a user would."""
+"""memplan-solve, run as a subprocess exactly like a user would; the tests
+of what it finds on larger problems run its ``main`` in process (the same
+command line, output and exit status, without a process start each)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ from hypothesis import strategies as st
 
 from memplan.passes.planning.algorithms import PlanOptions, solve
 from memplan.passes.planning.model import Pool, Problem
-from memplan_testing import examples
+from memplan.tools import memplan_solve
+from memplan_testing import examples, run_main
 from tests.planning.strategies import tiled_buffers, tiled_csv
 
 REPO = Path(__file__).resolve().parents[2]
@@ -28,6 +31,10 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=120,
     )
+
+
+def solve_main(*args: str) -> subprocess.CompletedProcess[str]:
+    return run_main(memplan_solve.main, *args)
 
 
 @pytest.fixture
@@ -137,9 +144,9 @@ def test_capacity_above_a_met_one_is_met(tmp_path: Path, factor: float) -> None:
     path = tmp_path / "tiled.csv"
     path.write_text(tiled_csv(40, seed=1))
     capacity = int(1024 * factor)
-    greedy = run(str(path), "--capacity", str(capacity), "--algorithm", "greedy-by-size")
+    greedy = solve_main(str(path), "--capacity", str(capacity), "--algorithm", "greedy-by-size")
     assert greedy.returncode == 3
-    result = run(str(path), "--capacity", str(capacity), "--budget", "8000", "--json")
+    result = solve_main(str(path), "--capacity", str(capacity), "--budget", "8000", "--json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["status"] in ("optimal", "feasible") and report["peak"] <= capacity
@@ -226,10 +233,10 @@ def test_nested_lifetimes_at_their_bound(tmp_path: Path) -> None:
     rows = [f"{name},{start},{end},{size}" for name, start, end, size in forward + backward]
     path = tmp_path / "nested.csv"
     path.write_text("id,lower,upper,size\n" + "\n".join(rows) + "\n")
-    bound = json.loads(run(str(path), "--json").stdout)["lower_bound"]
+    bound = json.loads(solve_main(str(path), "--json").stdout)["lower_bound"]
     for capacity in (bound, int(bound * 1.05)):
         out = tmp_path / "out.csv"
-        result = run(str(path), "--capacity", str(capacity), "-o", str(out), "--validate")
+        result = solve_main(str(path), "--capacity", str(capacity), "-o", str(out), "--validate")
         assert result.returncode == 0, result.stderr
         assert "status optimal" in result.stdout and "validation PASS" in result.stdout
 
@@ -241,7 +248,7 @@ def test_one_size_meets_its_bound_within_three_placements(tmp_path: Path) -> Non
     path = tmp_path / "one_size.csv"
     rows = ["0,1,6,16", "1,10,16,16", "2,8,14,16", "3,6,10,16", "4,2,4,16", "5,5,7,16"]
     path.write_text("id,lower,upper,size\n" + "\n".join(rows) + "\n")
-    report = json.loads(run(str(path), "--json", "--budget", "6").stdout)
+    report = json.loads(solve_main(str(path), "--json", "--budget", "6").stdout)
     assert (report["status"], report["peak"], report["lower_bound"]) == ("optimal", 32, 32)
 
 
@@ -255,7 +262,9 @@ def test_minimalloc_d_at_bound_x_1_05(tmp_path: Path) -> None:
     if not shared.is_file():
         pytest.skip("MiniMalloc suite not available")
     out = tmp_path / "D.csv"
-    result = run(str(shared), "--capacity", "1035417", "-o", str(out), "--validate", "--json")
+    result = solve_main(
+        str(shared), "--capacity", "1035417", "-o", str(out), "--validate", "--json"
+    )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert (report["status"], report["valid"]) == ("feasible", True)
@@ -284,9 +293,9 @@ def test_minimising_reaches_the_bound_feasibility_meets(name: str) -> None:
     """Minimising (no --capacity) ends at the bound that --capacity BOUND
     meets, proven optimal, in no more work."""
     path = _suite_problem(name)
-    minimised = json.loads(run(str(path), "--json", "--validate").stdout)
+    minimised = json.loads(solve_main(str(path), "--json", "--validate").stdout)
     bound = minimised["lower_bound"]
-    at_bound = json.loads(run(str(path), "--capacity", str(bound), "--json").stdout)
+    at_bound = json.loads(solve_main(str(path), "--capacity", str(bound), "--json").stdout)
     assert at_bound["status"] == "optimal"
     assert (minimised["status"], minimised["peak"], minimised["valid"]) == ("optimal", bound, True)
     assert minimised["work"] <= at_bound["work"]
@@ -322,7 +331,7 @@ def test_the_budget_caps_the_whole_run(capacity: str | None) -> None:
     if capacity is not None:
         bound = 986112
         args += ["--capacity", str(bound if capacity == "bound" else int(bound * 1.01))]
-    report = json.loads(run(*args).stdout)
+    report = json.loads(solve_main(*args).stdout)
     assert report["stopped_by"] == "budget"
     assert report["work"] <= 5000
 
@@ -333,8 +342,8 @@ def test_every_capacity_above_a_met_one_is_met(name: str) -> None:
     the bound and x 1.01, x 1.05, x 1.1 and 1 MiB are all solved at the
     default budget, each plan within its capacity."""
     path = _suite_problem(name)
-    bound = json.loads(run(str(path), "--json", "--budget", "0").stdout)["lower_bound"]
+    bound = json.loads(solve_main(str(path), "--json", "--budget", "0").stdout)["lower_bound"]
     for capacity in [bound, int(bound * 1.01), int(bound * 1.05), int(bound * 1.1), 1 << 20]:
-        report = json.loads(run(str(path), "--capacity", str(capacity), "--json").stdout)
+        report = json.loads(solve_main(str(path), "--capacity", str(capacity), "--json").stdout)
         assert report["status"] in ("optimal", "feasible"), (capacity, report)
         assert report["peak"] <= capacity

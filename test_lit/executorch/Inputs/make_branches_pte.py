@@ -6,24 +6,27 @@ planner to the path given: two wide branches (64 -> 1024 -> 64 on a
 import sys
 import warnings
 
-warnings.simplefilter("ignore")
-
-import torch  # noqa: E402
-from executorch.exir import ExecutorchBackendConfig, to_edge  # noqa: E402
+from built_program import write_built_program
 
 
-class Branches(torch.nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.up1, self.up2 = torch.nn.Linear(64, 1024), torch.nn.Linear(64, 1024)
-        self.down1, self.down2 = torch.nn.Linear(1024, 64), torch.nn.Linear(1024, 64)
+def build() -> bytes:
+    warnings.simplefilter("ignore")
+    import torch
+    from executorch.exir import ExecutorchBackendConfig, to_edge
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        a, b = torch.relu(self.up1(x)), torch.relu(self.up2(x))
-        return self.down1(a) + self.down2(b)
+    class Branches(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.up1, self.up2 = torch.nn.Linear(64, 1024), torch.nn.Linear(64, 1024)
+            self.down1, self.down2 = torch.nn.Linear(1024, 64), torch.nn.Linear(1024, 64)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            a, b = torch.relu(self.up1(x)), torch.relu(self.up2(x))
+            return self.down1(a) + self.down2(b)
+
+    torch.manual_seed(0)
+    edge = to_edge(torch.export.export(Branches().eval(), (torch.randn(256, 64),)))
+    return edge.to_executorch(ExecutorchBackendConfig()).buffer
 
 
-torch.manual_seed(0)
-edge = to_edge(torch.export.export(Branches().eval(), (torch.randn(256, 64),)))
-with open(sys.argv[1], "wb") as out:
-    out.write(edge.to_executorch(ExecutorchBackendConfig()).buffer)
+write_built_program(sys.argv[1], __file__, build)

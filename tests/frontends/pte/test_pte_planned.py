@@ -6,7 +6,6 @@ read later is reported naming both tensors, and bad input is one line."""
 from __future__ import annotations
 
 import subprocess
-import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,8 @@ with warnings.catch_warnings():  # torch and ExecuTorch warn about themselves at
     exir = pytest.importorskip("executorch.exir")
     from executorch.exir._serialize._program import deserialize_pte_binary, serialize_pte_binary
 
-BIN = Path(sys.executable).parent
+from memplan.tools import memplan_import, memplan_opt  # noqa: E402
+from memplan_testing import run_main  # noqa: E402
 
 
 class _ViewThenAdd(torch.nn.Module):
@@ -53,8 +53,10 @@ def program(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _tool(name: str, *argv: str | Path) -> subprocess.CompletedProcess[str]:
-    command = [str(BIN / name), *(str(a) for a in argv)]
-    return subprocess.run(command, capture_output=True, text=True, check=False)
+    """``memplan-import`` or ``memplan-opt`` on ``argv``, run in this process
+    (ExecuTorch and torch are loaded here already)."""
+    main = {"memplan-import": memplan_import.main, "memplan-opt": memplan_opt.main}[name]
+    return run_main(main, *argv)
 
 
 def _moved(source: Path, target: Path, move: dict[int, int | None]) -> Path:
