@@ -136,8 +136,9 @@ def _sound(module: Any, expected: dict[tuple[str, bool], Any]) -> bool:
         return False
 
 
-def check_program(source: str, tally: Tally) -> None:
-    """Plan ``source``, mutate its plan, and judge every mutant into ``tally``."""
+def check_program(source: str, tally: Tally, *, until_accepted: bool = False) -> None:
+    """Plan ``source``, mutate its plan, and judge every mutant into ``tally``
+    (with ``until_accepted``, stop at the first unsound one verify-plan accepts)."""
     from xdsl.dialects.builtin import IntegerAttr
     from xdsl.utils.exceptions import PassFailedException
 
@@ -174,16 +175,23 @@ def check_program(source: str, tally: Tally) -> None:
                     f"{moved} moved {what} (from {before}): unsound, accepted by "
                     f"verify-plan\n{print_module(mutant)}"
                 )
+                if until_accepted:
+                    return
         elif rejected:
             tally.rejected_sound += 1
 
 
-def campaign(programs: int, seed: int, max_calls: int = 25) -> Tally:
-    """``programs`` programs from ``seed``, every mutant of each plan judged."""
+def campaign(
+    programs: int, seed: int, max_calls: int = 25, *, until_accepted: bool = False
+) -> Tally:
+    """``programs`` programs from ``seed``, every mutant of each plan judged
+    (with ``until_accepted``, up to the first unsound one verify-plan accepts)."""
     tally = Tally()
     for index in range(programs):
         source = ProgramGenerator(random.Random(seed * 1_000_003 + index), max_calls).program()
-        check_program(source, tally)
+        check_program(source, tally, until_accepted=until_accepted)
+        if until_accepted and tally.accepted_unsound:
+            break
     return tally
 
 
