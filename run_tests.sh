@@ -16,7 +16,9 @@
 #                                  # .[test] admits, not the pinned ones
 #
 # Python packages are pinned by requirements/test-constraints.txt (how to
-# move them on is written there). pytest runs on every core (pytest-xdist).
+# move them on is written there). pytest runs on every core (pytest-xdist;
+# the tests of one xdist_group on one worker). pyright, on one core, runs
+# beside lit.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -74,10 +76,20 @@ if [ "$quick" -eq 0 ]; then
   ln -sfn ../../../memdialect build/typecheck/memplan/dialect
   ln -sfn ../../../passes build/typecheck/memplan/passes
   ln -sfn ../../../tools build/typecheck/memplan/tools
-  "$venv/bin/pyright" --pythonpath "$venv/bin/python"
-  "$venv/bin/lit" -v "${lit_order[@]}" test_lit
-  "$venv/bin/pytest" -W error -q -n auto "${pytest_order[@]}"
+  pyright_log="$(mktemp)"
+  "$venv/bin/pyright" --pythonpath "$venv/bin/python" > "$pyright_log" 2>&1 &
+  pyright_pid=$!
+  trap 'kill "$pyright_pid" 2> /dev/null; rm -f "$pyright_log"' EXIT
+  lit_status=0
+  "$venv/bin/lit" -v "${lit_order[@]}" test_lit || lit_status=$?
+  pyright_status=0
+  wait "$pyright_pid" || pyright_status=$?
+  cat "$pyright_log"
+  if [ "$pyright_status" -ne 0 ] || [ "$lit_status" -ne 0 ]; then
+    exit 1
+  fi
+  "$venv/bin/pytest" -W error -q -n auto --dist loadgroup "${pytest_order[@]}"
 else
   "$venv/bin/lit" -q "${lit_order[@]}" -D quick=1 test_lit
-  "$venv/bin/pytest" -W error -q -n auto "${pytest_order[@]}" -m "not slow"
+  "$venv/bin/pytest" -W error -q -n auto --dist loadgroup "${pytest_order[@]}" -m "not slow"
 fi

@@ -20,15 +20,14 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::FutureWarning"),
     pytest.mark.filterwarnings("ignore::DeprecationWarning"),
     pytest.mark.filterwarnings("ignore::UserWarning"),
+    # One pytest worker loads ExecuTorch's export pipeline (run_tests.sh
+    # distributes by group), not every one.
+    pytest.mark.xdist_group("executorch"),
 ]
 
 with warnings.catch_warnings():  # the same, at import (collection has no marks)
     warnings.simplefilter("ignore")
     import torch  # the [executorch] extra; .[test] installs it
-    from executorch.exir import ExecutorchBackendConfig, to_edge
-    from executorch.exir.memory_planning import Verifier
-    from executorch.exir.passes import MemoryPlanningPass
-    from executorch.runtime import Runtime
 
 from memplan.tools import memplan_export  # noqa: E402
 from memplan.tools.exporters.executorch.hook import (  # noqa: E402
@@ -62,12 +61,26 @@ class Blocks(nn.Module):
         return self.e(wide) + k
 
 
+def _exir() -> Any:
+    """``executorch.exir``, loaded by the first test that needs it (its
+    export pipeline takes seconds to load, which collecting this file on
+    every pytest worker would cost)."""
+    with warnings.catch_warnings():  # ExecuTorch warns about itself at import
+        warnings.simplefilter("ignore")
+        import executorch.exir
+        import executorch.exir.memory_planning
+        import executorch.exir.passes
+
+    return executorch.exir
+
+
 def _export(model: Any, example: tuple[Any, ...], algo: Callable[..., list[int]] | None) -> Any:
-    edge = to_edge(torch.export.export(model, example))
+    exir = _exir()
+    edge = exir.to_edge(torch.export.export(model, example))
     if algo is None:
-        return edge.to_executorch(ExecutorchBackendConfig())
-    pass_ = MemoryPlanningPass(memory_planning_algo=algo)
-    return edge.to_executorch(ExecutorchBackendConfig(memory_planning_pass=pass_))
+        return edge.to_executorch(exir.ExecutorchBackendConfig())
+    pass_ = exir.passes.MemoryPlanningPass(memory_planning_algo=algo)
+    return edge.to_executorch(exir.ExecutorchBackendConfig(memory_planning_pass=pass_))
 
 
 def _arena(program: Any) -> list[int]:
@@ -75,6 +88,8 @@ def _arena(program: Any) -> list[int]:
 
 
 def _run(program: Any, example: tuple[Any, ...]) -> list[Any]:
+    from executorch.runtime import Runtime
+
     method = Runtime.get().load_program(program.buffer).load_method("forward")
     assert method is not None
     return list(method.execute(list(example)))
@@ -102,7 +117,7 @@ def test_memplans_plan_runs_bit_identical_in_an_arena_at_the_bound(
     assert all(torch.equal(a, b) for a, b in zip(outputs, expected))
     # ExecuTorch's own check of the plan: no two tensors live together share bytes.
     graph = program.exported_program().graph_module
-    assert Verifier(graph, True, True, True).verify_storage_reuse() > 0
+    assert _exir().memory_planning.Verifier(graph, True, True, True).verify_storage_reuse() > 0
 
 
 def test_collapsed_offsets_change_the_outputs(
@@ -159,6 +174,8 @@ def greedy_pte(
 
 
 def _run_file(path: Path, example: tuple[Any, ...]) -> list[Any]:
+    from executorch.runtime import Runtime
+
     method = Runtime.get().load_program(path.read_bytes()).load_method("forward")
     assert method is not None
     return list(method.execute(list(example)))
@@ -253,9 +270,10 @@ def test_export_pte_refuses_control_flow_by_name(tmp_path: Path) -> None:
         def forward(self, x: Any) -> Any:
             return torch.cond(x.sum() > 0, lambda x: x.sin() + 1, lambda x: x.cos() - 1, (x,))
 
-    edge = to_edge(torch.export.export(Branches(), (torch.randn(4),)))
+    exir = _exir()
+    edge = exir.to_edge(torch.export.export(Branches(), (torch.randn(4),)))
     path = tmp_path / "cond.pte"
-    path.write_bytes(edge.to_executorch(ExecutorchBackendConfig()).buffer)
+    path.write_bytes(edge.to_executorch(exir.ExecutorchBackendConfig()).buffer)
     result = _export_pte(path, "-o", tmp_path / "out.pte")
     assert (result.returncode, result.stderr) == (
         1,
@@ -356,7 +374,10 @@ def test_the_hook_writes_element_wise_outputs_into_dying_inputs() -> None:
         assert record.shared[1] == (2 if inplace else 0)
         assert all(torch.equal(a, b) for a, b in zip(_run(program, example), expected))
         graph = program.exported_program().graph_module
-        assert Verifier(graph, True, True, True).verify_storage_reuse(False) > 0
+        assert (
+            _exir().memory_planning.Verifier(graph, True, True, True).verify_storage_reuse(False)
+            > 0
+        )
     assert arenas[False] == 2 * 256 * 1024 * 4
     assert arenas[True] == 256 * 64 * 4 + 64 * 1024 * 4 + 256 * 1024 * 4
 

@@ -312,8 +312,7 @@ def test_cfg_storages_live_together_at_run_time_conflict(source: str, picks: lis
             assert buffers[op_a].conflicts_with(buffers[op_b]), source
 
 
-@pytest.mark.slow
-@settings(PROPERTY_SETTINGS, max_examples=examples(400))
+@settings(PROPERTY_SETTINGS, max_examples=examples(200))
 @given(call_graph_programs, st.lists(st.integers(0, 5), min_size=1, max_size=30))
 def test_call_graph_storages_live_together_at_run_time_conflict(
     source: str, picks: list[int]

@@ -16,13 +16,14 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::FutureWarning"),
     pytest.mark.filterwarnings("ignore::DeprecationWarning"),
     pytest.mark.filterwarnings("ignore::UserWarning"),
+    # One pytest worker loads ExecuTorch's export pipeline (run_tests.sh
+    # distributes by group), not every one.
+    pytest.mark.xdist_group("executorch"),
 ]
 
-with warnings.catch_warnings():  # torch and ExecuTorch warn about themselves at import
+with warnings.catch_warnings():  # torch warns about itself at import
     warnings.simplefilter("ignore")
     torch = pytest.importorskip("torch")
-    exir = pytest.importorskip("executorch.exir")
-    from executorch.exir._serialize._program import deserialize_pte_binary, serialize_pte_binary
 
 from memplan.tools import memplan_import, memplan_opt  # noqa: E402
 from memplan_testing import run_main  # noqa: E402
@@ -46,15 +47,41 @@ class _ViewThenAdd(torch.nn.Module):
 @pytest.fixture(scope="module")
 def program(tmp_path_factory: pytest.TempPathFactory) -> Path:
     torch.manual_seed(0)
+    exir = _exir()
     edge = exir.to_edge(torch.export.export(_ViewThenAdd().eval(), (torch.randn(8, 64),)))
     path = tmp_path_factory.mktemp("pte") / "view.pte"
     path.write_bytes(edge.to_executorch(exir.ExecutorchBackendConfig()).buffer)
     return path
 
 
+def _exir() -> Any:
+    """``executorch.exir``, loaded by the first test that needs it (its
+    export pipeline takes seconds to load, which collecting this file on
+    every pytest worker would cost)."""
+    with warnings.catch_warnings():  # ExecuTorch warns about itself at import
+        warnings.simplefilter("ignore")
+        import executorch.exir
+
+    return executorch.exir
+
+
+def _deserialize(data: bytes) -> Any:
+    _exir()
+    from executorch.exir._serialize._program import deserialize_pte_binary
+
+    return deserialize_pte_binary(data)
+
+
+def _serialize(pte: Any) -> bytes:
+    _exir()
+    from executorch.exir._serialize._program import serialize_pte_binary
+
+    return bytes(serialize_pte_binary(pte))
+
+
 def _tool(name: str, *argv: str | Path) -> subprocess.CompletedProcess[str]:
     """``memplan-import`` or ``memplan-opt`` on ``argv``, run in this process
-    (ExecuTorch and torch are loaded here already)."""
+    (lit runs the commands themselves)."""
     main = {"memplan-import": memplan_import.main, "memplan-opt": memplan_opt.main}[name]
     return run_main(main, *argv)
 
@@ -62,7 +89,7 @@ def _tool(name: str, *argv: str | Path) -> subprocess.CompletedProcess[str]:
 def _moved(source: Path, target: Path, move: dict[int, int | None]) -> Path:
     """``source`` with value ``i``'s offset set to value ``move[i]``'s (or
     past the memory's end for ``None``)."""
-    pte = deserialize_pte_binary(source.read_bytes())
+    pte = _deserialize(source.read_bytes())
     plan = pte.program.execution_plan[0]
     values: list[Any] = [value.val for value in plan.values]
     for index, onto in move.items():
@@ -71,7 +98,7 @@ def _moved(source: Path, target: Path, move: dict[int, int | None]) -> Path:
             details.memory_offset_low = int(plan.non_const_buffer_sizes[1])
         else:
             details.memory_offset_low = values[onto].allocation_info.memory_offset_low
-    target.write_bytes(bytes(serialize_pte_binary(pte)))
+    target.write_bytes(_serialize(pte))
     return target
 
 
@@ -123,7 +150,7 @@ def test_an_output_over_an_input_read_later_names_both_tensors(
 
 def test_bad_input_is_one_line_and_no_output(program: Path, tmp_path: Path) -> None:
     past = _moved(program, tmp_path / "past.pte", {4: None})
-    size = deserialize_pte_binary(program.read_bytes()).program.execution_plan[0]
+    size = _deserialize(program.read_bytes()).program.execution_plan[0]
     end = int(size.non_const_buffer_sizes[1])
     out = tmp_path / "out.mlir"
     result = _tool("memplan-import", past, "--planned", "-o", out)
@@ -161,6 +188,7 @@ def test_a_mutable_buffer_lives_over_the_whole_method(tmp_path: Path) -> None:
     value: `--planned` keeps its storage live to the method's end (never
     killed), as `memplan-export pte` plans it, and verify-plan accepts."""
     torch.manual_seed(0)
+    exir = _exir()
     edge = exir.to_edge(torch.export.export(_Accumulate().eval(), (torch.randn(8, 64),)))
     source = tmp_path / "accumulate.pte"
     source.write_bytes(edge.to_executorch(exir.ExecutorchBackendConfig()).buffer)
