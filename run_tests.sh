@@ -79,7 +79,7 @@ if [ "$quick" -eq 0 ]; then
   pyright_log="$(mktemp)"
   "$venv/bin/pyright" --pythonpath "$venv/bin/python" > "$pyright_log" 2>&1 &
   pyright_pid=$!
-  trap 'kill "$pyright_pid" 2> /dev/null; rm -f "$pyright_log"' EXIT
+  trap 'kill "$pyright_pid" 2> /dev/null || true; rm -f "$pyright_log"' EXIT
   lit_status=0
   "$venv/bin/lit" -v "${lit_order[@]}" test_lit || lit_status=$?
   pyright_status=0

@@ -21,6 +21,7 @@ with the message `memplan-run` prints.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
 from xdsl.interpreter import Interpreter, PythonValues
 from xdsl.ir import Operation
-from xdsl.passes import ModulePass
+from xdsl.passes import ModulePass, PassPipeline
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException
 
@@ -99,6 +100,19 @@ def parse_module(text: str, name: str, ctx: Context | None = None) -> ModuleOp:
     return module
 
 
+def _verify_after(
+    _previous: ModulePass | None, planned: ModuleOp, _next: ModulePass | None
+) -> None:
+    verify_module(planned)  # as memplan-opt verifies
+
+
+@functools.lru_cache(maxsize=16)
+def _pass_pipeline(pipeline: str) -> PassPipeline:
+    """``pipeline`` built once per process (the passes are immutable): building
+    reads every pass's option types, a fifth of planning a small model."""
+    return build_pipeline(pipeline, all_passes(), _verify_after, origin=f"--pipeline '{pipeline}'")
+
+
 def plan(module: ModuleOp, pipeline: str, ctx: Context | None = None) -> ModuleOp:
     """A planned copy of ``module``: the pipeline run in-process, verified after each pass.
 
@@ -107,14 +121,8 @@ def plan(module: ModuleOp, pipeline: str, ctx: Context | None = None) -> ModuleO
     failure is reported as ``memplan-opt`` reports it.
     """
     ctx = ctx or memplan_context()
-
-    def verify(_previous: ModulePass | None, planned: ModuleOp, _next: ModulePass | None) -> None:
-        verify_module(planned)  # as memplan-opt verifies
-
     try:
-        pass_pipeline = build_pipeline(
-            pipeline, all_passes(), verify, origin=f"--pipeline '{pipeline}'"
-        )
+        pass_pipeline = _pass_pipeline(pipeline)
     except CommandLineError as error:
         raise RunError(str(error)) from None
     planned = module.clone()

@@ -9,7 +9,7 @@ import pytest
 import memplan.passes.verify_plan as verify_plan
 from fuzz.plan_mutants import campaign
 
-CI_PROGRAMS = 10
+CI_PROGRAMS = 6
 CI_SEED = 7
 SKIP_PROGRAMS = 4
 """The first programs of the sample: enough for each skipped check to let one through."""

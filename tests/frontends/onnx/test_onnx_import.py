@@ -61,6 +61,12 @@ GOLDEN = {
 }
 
 
+ON_CONFORMANCE_WORKER = pytest.mark.xdist_group("onnx-conformance")
+"""For the tests that read ONNX's conformance cases: on one pytest worker
+(run_tests.sh distributes by group), so that ONNX builds the cases (about
+4 s) once, not on every worker."""
+
+
 def _import_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     code = memplan_import.main(args, prog="memplan-import-onnx", format_key="onnx")
     captured = capsys.readouterr()
@@ -700,6 +706,7 @@ def test_unsupported_loop_is_a_clear_error(model: onnx.ModelProto, message: str)
         importer.import_model(model)
 
 
+@ON_CONFORMANCE_WORKER
 def test_scan_output_of_a_loop_decided_at_run_time_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -1170,6 +1177,7 @@ exact search until the budget is spent), in a third of the time the
 default budget takes (the search's quality has tests of its own)."""
 
 
+@ON_CONFORMANCE_WORKER
 @pytest.mark.slow
 @pytest.mark.parametrize("shard", range(CONFORMANCE_SHARDS))
 def test_every_conformance_case_imports_or_is_refused_cleanly(shard: int) -> None:
@@ -1203,6 +1211,7 @@ def _array(value: Any) -> np.ndarray:
     return value if isinstance(value, np.ndarray) else onnx.numpy_helper.to_array(value)
 
 
+@ON_CONFORMANCE_WORKER
 @pytest.mark.parametrize(
     "name",
     [
@@ -1244,6 +1253,7 @@ def test_fixed_size_element_type_cases_run(name: str, tmp_path: Path) -> None:
         assert output.tobytes() == want.tobytes()
 
 
+@ON_CONFORMANCE_WORKER
 @pytest.mark.parametrize(
     "name", ["test_if", "test_scan9_sum", "test_scan9_multi_state", "test_scan9_scalar"]
 )
@@ -1303,6 +1313,7 @@ def _conformance_case_through_the_command_lines(
     return imported.read_text()
 
 
+@ON_CONFORMANCE_WORKER
 @pytest.mark.parametrize(
     "name",
     [
@@ -1383,6 +1394,7 @@ def test_scan_before_opset_9_runs_per_batch_row(
     assert line.endswith("(ONNX's reference evaluator failed; --no-reference skips it)")
 
 
+@ON_CONFORMANCE_WORKER
 @pytest.mark.parametrize(
     ("name", "reason"),
     [
@@ -1459,6 +1471,7 @@ def test_shape_from_the_data_with_no_bound_is_refused(
     )
 
 
+@ON_CONFORMANCE_WORKER
 def test_a_sequence_result_is_refused_for_its_type_alone(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -1470,6 +1483,7 @@ def test_a_sequence_result_is_refused_for_its_type_alone(
     assert "depends on" not in err and "--input-value" not in err
 
 
+@ON_CONFORMANCE_WORKER
 def test_batched_scan_with_sequence_lengths_is_refused() -> None:
     model = onnx.ModelProto()
     model.CopyFrom(_conformance_cases()["test_scan_sum"].model)
