@@ -17,7 +17,8 @@
 #
 # Python packages are pinned by requirements/test-constraints.txt (how to
 # move them on is written there). pytest runs on every core (pytest-xdist;
-# the tests of one xdist_group on one worker), with lit and pyright beside it.
+# the tests of one xdist_group on one worker). pyright, on one core, runs
+# beside lit.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -75,26 +76,19 @@ if [ "$quick" -eq 0 ]; then
   ln -sfn ../../../memdialect build/typecheck/memplan/dialect
   ln -sfn ../../../passes build/typecheck/memplan/passes
   ln -sfn ../../../tools build/typecheck/memplan/tools
-  # pyright and lit run beside pytest and print their output when they end:
-  # the three share the cores, which each alone leaves idle at times
-  # (pyright is single-threaded; lit and pytest wait for their slowest files).
-  side="$(mktemp -d)"
-  "$venv/bin/pyright" --pythonpath "$venv/bin/python" > "$side/pyright.log" 2>&1 &
+  pyright_log="$(mktemp)"
+  "$venv/bin/pyright" --pythonpath "$venv/bin/python" > "$pyright_log" 2>&1 &
   pyright_pid=$!
-  "$venv/bin/lit" -v "${lit_order[@]}" test_lit > "$side/lit.log" 2>&1 &
-  lit_pid=$!
-  trap 'kill "$pyright_pid" "$lit_pid" 2> /dev/null || true; rm -rf "$side"' EXIT
-  pytest_status=0 lit_status=0 pyright_status=0
-  "$venv/bin/pytest" -W error -q -n auto --dist loadgroup "${pytest_order[@]}" || pytest_status=$?
-  wait "$lit_pid" || lit_status=$?
+  trap 'kill "$pyright_pid" 2> /dev/null || true; rm -f "$pyright_log"' EXIT
+  lit_status=0
+  "$venv/bin/lit" -v "${lit_order[@]}" test_lit || lit_status=$?
+  pyright_status=0
   wait "$pyright_pid" || pyright_status=$?
-  printf -- '--- lit\n'
-  cat "$side/lit.log"
-  printf -- '--- pyright\n'
-  cat "$side/pyright.log"
-  if [ "$pytest_status" -ne 0 ] || [ "$lit_status" -ne 0 ] || [ "$pyright_status" -ne 0 ]; then
+  cat "$pyright_log"
+  if [ "$pyright_status" -ne 0 ] || [ "$lit_status" -ne 0 ]; then
     exit 1
   fi
+  "$venv/bin/pytest" -W error -q -n auto --dist loadgroup "${pytest_order[@]}"
 else
   "$venv/bin/lit" -q "${lit_order[@]}" -D quick=1 test_lit
   "$venv/bin/pytest" -W error -q -n auto --dist loadgroup "${pytest_order[@]}" -m "not slow"
