@@ -421,7 +421,8 @@ def test_export_pte_reorders_instructions_below_the_programs_order(
     order's bound falls from both branches' activations live together to
     one branch's; `--no-reorder` keeps the program's order. Each program,
     with in place and without, runs bit-identical to ExecuTorch's own plan,
-    and the same input gives the same bytes."""
+    the same input gives the same bytes, and a program already in its best
+    order keeps it."""
     source, example, expected = branches
     mib = 256 * 1024 * 4
     lines: dict[str, str] = {}
@@ -443,11 +444,20 @@ def test_export_pte_reorders_instructions_below_the_programs_order(
         assert _arena_and_bound(lines[flags])[1] == program_bound
     assert _arena_and_bound(lines["--no-inplace"]) == (reordered_bound, reordered_bound)
     assert _arena_and_bound(lines["--no-inplace --no-reorder"]) == (program_bound, program_bound)
-    # In place on top of the order: below either bound.
+    # In place on top of the order: below either bound (the program's plan:
+    # 3,211,264 bytes).
+    assert f"the program's own plan: {3 * mib + 64 * 1024}" in lines[""]
+    assert _arena_and_bound(lines[""]) == (1441792, reordered_bound)
     assert _arena_and_bound(lines[""])[0] < _arena_and_bound(lines["--no-reorder"])[0]
     again = tmp_path / "again.pte"
     assert _export_pte(source, "-o", again).returncode == 0
     assert again.read_bytes() == (tmp_path / "default.pte").read_bytes()
+    # A program already in its best order is kept, and the line says so.
+    twice = _export_pte(tmp_path / "--no-inplace.pte", "-o", tmp_path / "twice.pte", "--no-inplace")
+    assert twice.returncode == 0, twice.stderr
+    [line] = twice.stdout.splitlines()
+    assert f"(the program's own plan: {reordered_bound}; lower bound {reordered_bound})" in line
+    assert line.endswith("; the program's order kept (no order tried has a lower peak)")
 
 
 def test_a_reordered_plan_run_in_the_programs_order_changes_the_outputs(
