@@ -10,6 +10,12 @@ from memplan.dialect.ops import (
     PoolOp,
 )
 from memplan.dialect.types import StorageType
+from memplan.dialect.xdsl_speedups import ENABLED
+
+if ENABLED:
+    from memplan.dialect.xdsl_speedups.symbol_lookup import index_symbol_lookups_while_verifying
+
+    index_symbol_lookups_while_verifying()
 
 Memory = Dialect(
     "memory",

@@ -23,7 +23,7 @@ from xdsl.dialects import func
 from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.utils.exceptions import ParseError
+from xdsl.utils.exceptions import ParseError, VerifyException
 
 from memplan.dialect.context import memplan_context
 from memplan.dialect.xdsl_speedups.parser import FastParser
@@ -252,6 +252,48 @@ def test_fast_plain_call_of_undefined_value_points_at_its_use() -> None:
         "  func.return\n}\n"
     )
     assert _fast_error(text) == ("use of undefined value %x", "%x")
+
+
+# Symbol lookups while a module verifies: from an index, answering as
+# xDSL's scan does.
+
+_SYMBOLS = """
+builtin.module {
+  func.func private @k(tensor<4xf32>) -> tensor<4xf32>
+  builtin.module @inner {
+    func.func private @deep(tensor<4xf32>) -> tensor<4xf32>
+  }
+  func.func @f(%a: tensor<4xf32>) {
+    %0 = func.call @k(%a) : (tensor<4xf32>) -> tensor<4xf32>
+    func.return
+  }
+}
+"""
+
+
+def test_indexed_lookups_answer_as_xdsls_scan() -> None:
+    from xdsl.dialects.builtin import SymbolRefAttr
+
+    from memplan.dialect.xdsl_speedups import symbol_lookup
+
+    module = Parser(memplan_context(), _SYMBOLS).parse_module()
+    call = next(op for op in module.walk() if isinstance(op, func.CallOp))
+    names = ["k", "f", "inner", "nope", SymbolRefAttr("inner", ["deep"])]
+    names += [SymbolRefAttr("inner", ["nope"]), SymbolRefAttr("k", ["deep"])]
+    expected = [symbol_lookup._xdsl_lookup(call, name) for name in names]
+    assert [op is not None for op in expected] == [True, True, True, False, True, False, False]
+    with symbol_lookup._indexed():
+        assert [symbol_lookup._indexed_lookup(call, name) for name in names] == expected
+
+
+def test_an_index_lives_for_one_verification() -> None:
+    """A callee erased after one verification is missing in the next."""
+    module = Parser(memplan_context(), _SYMBOLS).parse_module()
+    module.verify()
+    [callee] = [op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "k"]
+    module.body.block.erase_op(callee)
+    with pytest.raises(VerifyException, match="'@k' could not be found in symbol table"):
+        module.verify()
 
 
 # Every output with the speed paths on and off: `memplan-opt` on every
