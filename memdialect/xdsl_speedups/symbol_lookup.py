@@ -34,8 +34,9 @@ def _symbols(table: Operation) -> dict[StringAttr, Operation]:
     if index is None:
         index = _indexes[table] = {}
         for op in table.regions[0].block.ops:
-            if (interface := op.get_trait(SymbolOpInterface)) is not None:
-                index.setdefault(interface.get_sym_attr_name(op), op)
+            interface = op.get_trait(SymbolOpInterface)
+            if interface is not None and (name := interface.get_sym_attr_name(op)) is not None:
+                index.setdefault(name, op)
     return index
 
 
