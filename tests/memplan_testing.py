@@ -7,8 +7,10 @@ import contextlib
 import io
 import os
 import subprocess
+import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
@@ -71,3 +73,16 @@ def run_main(
         except SystemExit as exit_:  # argparse's usage errors
             code = exit_.code if isinstance(exit_.code, int) else 1
     return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
+
+
+def executorch_exir() -> Any:
+    """``executorch.exir`` (with its memory planning and passes), loaded by
+    the first test that needs it: its export pipeline takes seconds to
+    load, which collecting a test file on every pytest worker would cost."""
+    with warnings.catch_warnings():  # ExecuTorch warns about itself at import
+        warnings.simplefilter("ignore")
+        import executorch.exir
+        import executorch.exir.memory_planning
+        import executorch.exir.passes
+
+    return executorch.exir

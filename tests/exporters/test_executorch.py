@@ -35,7 +35,7 @@ from memplan.tools.exporters.executorch.hook import (  # noqa: E402
     MemplanPlanningError,
     memplan_algorithm,
 )
-from memplan_testing import run_main  # noqa: E402
+from memplan_testing import executorch_exir, run_main  # noqa: E402
 
 nn = torch.nn
 
@@ -61,21 +61,8 @@ class Blocks(nn.Module):
         return self.e(wide) + k
 
 
-def _exir() -> Any:
-    """``executorch.exir``, loaded by the first test that needs it (its
-    export pipeline takes seconds to load, which collecting this file on
-    every pytest worker would cost)."""
-    with warnings.catch_warnings():  # ExecuTorch warns about itself at import
-        warnings.simplefilter("ignore")
-        import executorch.exir
-        import executorch.exir.memory_planning
-        import executorch.exir.passes
-
-    return executorch.exir
-
-
 def _export(model: Any, example: tuple[Any, ...], algo: Callable[..., list[int]] | None) -> Any:
-    exir = _exir()
+    exir = executorch_exir()
     edge = exir.to_edge(torch.export.export(model, example))
     if algo is None:
         return edge.to_executorch(exir.ExecutorchBackendConfig())
@@ -117,7 +104,10 @@ def test_memplans_plan_runs_bit_identical_in_an_arena_at_the_bound(
     assert all(torch.equal(a, b) for a, b in zip(outputs, expected))
     # ExecuTorch's own check of the plan: no two tensors live together share bytes.
     graph = program.exported_program().graph_module
-    assert _exir().memory_planning.Verifier(graph, True, True, True).verify_storage_reuse() > 0
+    assert (
+        executorch_exir().memory_planning.Verifier(graph, True, True, True).verify_storage_reuse()
+        > 0
+    )
 
 
 def test_collapsed_offsets_change_the_outputs(
@@ -270,7 +260,7 @@ def test_export_pte_refuses_control_flow_by_name(tmp_path: Path) -> None:
         def forward(self, x: Any) -> Any:
             return torch.cond(x.sum() > 0, lambda x: x.sin() + 1, lambda x: x.cos() - 1, (x,))
 
-    exir = _exir()
+    exir = executorch_exir()
     edge = exir.to_edge(torch.export.export(Branches(), (torch.randn(4),)))
     path = tmp_path / "cond.pte"
     path.write_bytes(edge.to_executorch(exir.ExecutorchBackendConfig()).buffer)
@@ -375,7 +365,9 @@ def test_the_hook_writes_element_wise_outputs_into_dying_inputs() -> None:
         assert all(torch.equal(a, b) for a, b in zip(_run(program, example), expected))
         graph = program.exported_program().graph_module
         assert (
-            _exir().memory_planning.Verifier(graph, True, True, True).verify_storage_reuse(False)
+            executorch_exir()
+            .memory_planning.Verifier(graph, True, True, True)
+            .verify_storage_reuse(False)
             > 0
         )
     assert arenas[False] == 2 * 256 * 1024 * 4

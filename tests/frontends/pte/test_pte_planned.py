@@ -26,7 +26,7 @@ with warnings.catch_warnings():  # torch warns about itself at import
     torch = pytest.importorskip("torch")
 
 from memplan.tools import memplan_import, memplan_opt  # noqa: E402
-from memplan_testing import run_main  # noqa: E402
+from memplan_testing import executorch_exir, run_main  # noqa: E402
 
 
 class _ViewThenAdd(torch.nn.Module):
@@ -47,33 +47,22 @@ class _ViewThenAdd(torch.nn.Module):
 @pytest.fixture(scope="module")
 def program(tmp_path_factory: pytest.TempPathFactory) -> Path:
     torch.manual_seed(0)
-    exir = _exir()
+    exir = executorch_exir()
     edge = exir.to_edge(torch.export.export(_ViewThenAdd().eval(), (torch.randn(8, 64),)))
     path = tmp_path_factory.mktemp("pte") / "view.pte"
     path.write_bytes(edge.to_executorch(exir.ExecutorchBackendConfig()).buffer)
     return path
 
 
-def _exir() -> Any:
-    """``executorch.exir``, loaded by the first test that needs it (its
-    export pipeline takes seconds to load, which collecting this file on
-    every pytest worker would cost)."""
-    with warnings.catch_warnings():  # ExecuTorch warns about itself at import
-        warnings.simplefilter("ignore")
-        import executorch.exir
-
-    return executorch.exir
-
-
 def _deserialize(data: bytes) -> Any:
-    _exir()
+    executorch_exir()
     from executorch.exir._serialize._program import deserialize_pte_binary
 
     return deserialize_pte_binary(data)
 
 
 def _serialize(pte: Any) -> bytes:
-    _exir()
+    executorch_exir()
     from executorch.exir._serialize._program import serialize_pte_binary
 
     return bytes(serialize_pte_binary(pte))
@@ -188,7 +177,7 @@ def test_a_mutable_buffer_lives_over_the_whole_method(tmp_path: Path) -> None:
     value: `--planned` keeps its storage live to the method's end (never
     killed), as `memplan-export pte` plans it, and verify-plan accepts."""
     torch.manual_seed(0)
-    exir = _exir()
+    exir = executorch_exir()
     edge = exir.to_edge(torch.export.export(_Accumulate().eval(), (torch.randn(8, 64),)))
     source = tmp_path / "accumulate.pte"
     source.write_bytes(edge.to_executorch(exir.ExecutorchBackendConfig()).buffer)
