@@ -109,7 +109,9 @@ def _verify_after(
 @functools.lru_cache(maxsize=16)
 def _pass_pipeline(pipeline: str) -> PassPipeline:
     """``pipeline`` built once per process (the passes are immutable): building
-    reads every pass's option types, a fifth of planning a small model."""
+    reads every pass's option types, a fifth of planning a small model. An
+    ``output=`` path is checked when the pipeline is built; a later failure
+    to write it is the pass's own error."""
     return build_pipeline(pipeline, all_passes(), _verify_after, origin=f"--pipeline '{pipeline}'")
 
 
