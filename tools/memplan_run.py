@@ -122,7 +122,9 @@ from memplan.tools.runs import (
 # ---------------------------------------------------------------------------
 
 
-def _dim_values(specs: Sequence[str]) -> dict[str, list[int]]:
+def parse_dim_values(specs: Sequence[str]) -> dict[str, list[int]]:
+    """``--dim-values`` (``SYMBOL=1,32,64``, repeatable) as each symbol's
+    values; ``RunError`` naming a malformed one."""
     values: dict[str, list[int]] = {}
     for spec in specs:
         name, sep, text = spec.partition("=")
@@ -193,7 +195,7 @@ def _main(
             args.input,
             pipeline,
             options,
-            dim_values=_dim_values(args.dim_values),
+            dim_values=parse_dim_values(args.dim_values),
             inputs=npz,
             seed=args.seed,
             atol=args.atol,
@@ -222,7 +224,7 @@ def _main(
         inputs=npz,
         seed=args.seed,
         atol=args.atol if args.atol is not None else 1e-5,
-        dim_values=_dim_values(args.dim_values),
+        dim_values=parse_dim_values(args.dim_values),
         show_progress=show_progress,
     )
     reports = [(label, r) for label, r in results if isinstance(r, RunReport)]

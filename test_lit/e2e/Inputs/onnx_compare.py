@@ -27,6 +27,8 @@ import numpy as np
 import onnx
 from onnx.reference import ReferenceEvaluator
 
+from memplan.tools.memplan_run import parse_dim_values
+
 ATOL = 1e-6
 RTOL = 1e-5
 """printMemrefF32 prints 6 significant digits; the kernels sum in another order than numpy."""
@@ -84,10 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         "--dim-values", action="append", default=[], help="SYMBOL=V,... (repeatable)"
     )
     args = parser.parse_args(argv)
-    dim_values = {
-        s: [int(v) for v in vs.split(",")]
-        for s, _, vs in (d.partition("=") for d in args.dim_values)
-    }
+    dim_values = parse_dim_values(args.dim_values)
     model = onnx.load(args.model)
     evaluator = ReferenceEvaluator(model)
     with open(args.output) as file:

@@ -51,6 +51,7 @@ from xdsl.ir import Attribute, Operation
 from memplan.dialect.context import memplan_context
 from memplan.dialect.printer import MemplanPrinter
 from memplan.passes.analysis.parametric import function_dims
+from memplan.tools.memplan_run import parse_dim_values
 from memplan.tools.runs import RunError, parse_module
 
 DYNAMIC = DYNAMIC_INDEX
@@ -436,19 +437,6 @@ def _print_pools(main: func.FuncOp) -> None:
         parent.insert_ops_before(printed, op)
 
 
-def _parse_dim_values(values: list[str]) -> dict[str, list[int]]:
-    parsed: dict[str, list[int]] = {}
-    for value in values:
-        symbol, _, numbers = value.partition("=")
-        try:
-            parsed[symbol] = [int(n) for n in numbers.split(",")]
-        except ValueError:
-            raise KernelError(f"--dim-values {value}: expected SYMBOL=V,...") from None
-    if not parsed or len({len(v) for v in parsed.values()}) != 1:
-        raise KernelError("--dim-values: give each symbol the same number of values")
-    return parsed
-
-
 def main(argv: list[str] | None = None) -> int:
     """Print the runnable module; one line and exit 1 on an error."""
     parser = argparse.ArgumentParser(prog="onnx_kernels.py", description=__doc__.split("\n")[0])
@@ -473,7 +461,10 @@ def main(argv: list[str] | None = None) -> int:
             raise KernelError("no func.func @main")
         if args.print_pools:
             _print_pools(main_fn)
-        texts.append(_driver(main_fn, _parse_dim_values(args.dim_values)))
+        dim_values = parse_dim_values(args.dim_values)
+        if not dim_values or len({len(v) for v in dim_values.values()}) != 1:
+            raise KernelError("--dim-values: give each symbol the same number of values")
+        texts.append(_driver(main_fn, dim_values))
         texts.append(
             "func.func private @printMemrefF32(memref<*xf32>)\n"
             "func.func private @printI64(i64)\n"
