@@ -26,6 +26,7 @@ with warnings.catch_warnings():  # torch warns about itself at import
     torch = pytest.importorskip("torch")
 
 from memplan.tools import memplan_import, memplan_opt  # noqa: E402
+from memplan.tools.frontends.pte.program import executorch_serializer  # noqa: E402
 from memplan_testing import executorch_exir, run_main  # noqa: E402
 
 
@@ -54,20 +55,6 @@ def program(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _deserialize(data: bytes) -> Any:
-    executorch_exir()
-    from executorch.exir._serialize._program import deserialize_pte_binary
-
-    return deserialize_pte_binary(data)
-
-
-def _serialize(pte: Any) -> bytes:
-    executorch_exir()
-    from executorch.exir._serialize._program import serialize_pte_binary
-
-    return bytes(serialize_pte_binary(pte))
-
-
 def _tool(name: str, *argv: str | Path) -> subprocess.CompletedProcess[str]:
     """``memplan-import`` or ``memplan-opt`` on ``argv``, run in this process
     (lit runs the commands themselves)."""
@@ -78,7 +65,7 @@ def _tool(name: str, *argv: str | Path) -> subprocess.CompletedProcess[str]:
 def _moved(source: Path, target: Path, move: dict[int, int | None]) -> Path:
     """``source`` with value ``i``'s offset set to value ``move[i]``'s (or
     past the memory's end for ``None``)."""
-    pte = _deserialize(source.read_bytes())
+    pte = executorch_serializer().deserialize_pte_binary(source.read_bytes())
     plan = pte.program.execution_plan[0]
     values: list[Any] = [value.val for value in plan.values]
     for index, onto in move.items():
@@ -87,7 +74,7 @@ def _moved(source: Path, target: Path, move: dict[int, int | None]) -> Path:
             details.memory_offset_low = int(plan.non_const_buffer_sizes[1])
         else:
             details.memory_offset_low = values[onto].allocation_info.memory_offset_low
-    target.write_bytes(_serialize(pte))
+    target.write_bytes(bytes(executorch_serializer().serialize_pte_binary(pte)))
     return target
 
 
@@ -139,7 +126,11 @@ def test_an_output_over_an_input_read_later_names_both_tensors(
 
 def test_bad_input_is_one_line_and_no_output(program: Path, tmp_path: Path) -> None:
     past = _moved(program, tmp_path / "past.pte", {4: None})
-    size = _deserialize(program.read_bytes()).program.execution_plan[0]
+    size = (
+        executorch_serializer()
+        .deserialize_pte_binary(program.read_bytes())
+        .program.execution_plan[0]
+    )
     end = int(size.non_const_buffer_sizes[1])
     out = tmp_path / "out.mlir"
     result = _tool("memplan-import", past, "--planned", "-o", out)
