@@ -152,9 +152,6 @@ class _MethodImporter:
             raise PteImportError(f"{where}: a dynamic tensor without an upper bound")
         return TensorType(element_type(tensor, where), [int(d) for d in tensor.sizes])
 
-    def is_tensor(self, index: int) -> bool:
-        return isinstance(self.plan.values[index].val, self.schema.Tensor)
-
     def read(self, index: int, block: Block, where: str) -> SSAValue:
         """The value of tensor ``index`` (a constant is read on first use)."""
         if index in self.values:

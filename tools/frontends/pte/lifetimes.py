@@ -116,12 +116,8 @@ def method_tensors(
         if isinstance(args, schema.KernelCall):
             for index, flag in zip(args.args, writes[args.op_index]):
                 if flag:
-                    targets = [index]
-                    value = values[index].val
-                    if isinstance(value, schema.TensorList):
-                        targets += [int(i) for i in value.items]
-                    for target in targets:
-                        written.setdefault(int(target), position)
+                    for target in with_items(int(index), values, schema):
+                        written.setdefault(target, position)
         elif isinstance(args, schema.MoveCall):
             written.setdefault(int(args.move_to), position)
         for index in instruction_uses(instruction, values, schema):

@@ -133,9 +133,6 @@ class _PlannedMethodImporter:
             raise PteImportError(f"{where}: a dynamic tensor without an upper bound")
         return MemRefType(element_type(tensor, where), [int(d) for d in tensor.sizes])
 
-    def is_tensor(self, index: int) -> bool:
-        return isinstance(self.plan.values[index].val, self.schema.Tensor)
-
     def constant(self, index: int, block: Block, where: str) -> SSAValue:
         """The value of tensor ``index`` when it is a constant (read on first use)."""
         if index in self.values:
