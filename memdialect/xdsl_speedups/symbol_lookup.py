@@ -19,6 +19,8 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
 from xdsl.ir import Operation
 from xdsl.traits import SymbolOpInterface, SymbolTable
 
+from memplan.dialect.regions import symbol_table_of
+
 _xdsl_lookup: Callable[[Operation, str | StringAttr | SymbolRefAttr], Operation | None] = (
     SymbolTable.lookup_symbol
 )
@@ -44,9 +46,8 @@ def _indexed_lookup(op: Operation, name: str | StringAttr | SymbolRefAttr) -> Op
     """``SymbolTable.lookup_symbol``, from the index of ``op``'s table."""
     if _indexes is None:
         return _xdsl_lookup(op, name)
-    table: Operation | None = op
-    while table is not None and not table.has_trait(SymbolTable):
-        table = table.parent_op()
+    # xDSL's lookup starts at ``op`` itself, then its ancestors.
+    table = op if op.has_trait(SymbolTable) else symbol_table_of(op)
     if table is None:
         return _xdsl_lookup(op, name)  # xDSL's own error
     if isinstance(name, str | StringAttr):
