@@ -95,16 +95,16 @@ def _sources(function: FunctionLifetimes) -> dict[SSAValue, tuple[str, int]]:
 
 def _parametric(
     function: FunctionLifetimes, dims: dict[str, Dim]
-) -> tuple[list[ParametricPool], list[ParametricPoolRecord], dict[AllocStorageOp, SizeExpr | None]]:
-    """The function's offset programs, their records and each storage's
-    reserve; a program that is ill-formed, or that names a dim the function
-    has no range for, fails the pass at the storage it is about."""
+) -> tuple[list[ParametricPool], list[ParametricPoolRecord]]:
+    """The function's offset programs and their records; a program that is
+    ill-formed, or that names a dim the function has no range for, fails
+    the pass at the storage it is about."""
     allocs = [storage.alloc for storage in function.storages]
     names = {storage.alloc: storage.name for storage in function.storages}
     try:
         pools = parametric_pools(function.func, allocs)
-        # A reserve outside any program is reported too.
-        reserves = {alloc: storage_reserve(alloc) for alloc in allocs}
+        for alloc in allocs:  # a reserve outside any program is reported too
+            storage_reserve(alloc)
     except ParametricLayoutError as error:
         raise at_op(PassFailedException(f"plan-report: {error}"), error.op) from None
     records: list[ParametricPoolRecord] = []
@@ -134,13 +134,13 @@ def _parametric(
                 at_upper=pool.size({name: dim.upper for name, dim in dims.items()}),
             )
         )
-    return pools, records, reserves
+    return pools, records
 
 
 def _function_report(lifetimes: ModuleLifetimes, function: FunctionLifetimes) -> FunctionReport:
     sources = _sources(function)
     dims = function_dims(function.func)
-    programs, parametric, reserves = _parametric(function, dims)
+    programs, parametric = _parametric(function, dims)
     placed: dict[AllocStorageOp, tuple[int, tuple[int, ...], SizeExpr]] = {
         storage.alloc: (storage.slot, storage.above, offset)
         for program in programs
@@ -184,7 +184,7 @@ def _function_report(lifetimes: ModuleLifetimes, function: FunctionLifetimes) ->
                 source_name=storage_sources.get(storage.name),
                 slot=slot,
                 above=above,
-                reserve=reserves[storage.alloc],
+                reserve=storage_reserve(storage.alloc),
                 offset_expr=offset_expr,
             )
         )
