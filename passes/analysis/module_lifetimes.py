@@ -286,20 +286,20 @@ def analyze_module(
         name: [site.callee for site in function.calls if site.callee in by_name]
         for name, function in by_name.items()
     }
+    reached_with_body = {name: _closure(calls_with_body, name) for name in sorted(by_name)}
     allocating = {
         name
-        for name in by_name
-        if any(
-            by_name[other].storages or by_name[other].tensors
-            for other in _closure(calls_with_body, name) | {name}
-        )
+        for name, reached in reached_with_body.items()
+        if any(by_name[other].storages or by_name[other].tensors for other in reached | {name})
     }
     sites = {
         function.name: [site for site in function.calls if site.callee in allocating]
         for function in functions
     }
-    direct = {name: [site.callee for site in calls] for name, calls in sites.items()}
-    callees = {name: _closure(direct, name) for name in sorted(by_name)}
+    # Every function on a path to an allocating one allocates: what a
+    # function reaches through allocating callees is what it reaches at all,
+    # less what allocates nothing.
+    callees = {name: reached & allocating for name, reached in reached_with_body.items()}
     reach = {name: reached | {name} for name, reached in callees.items()}
     for name, reached in callees.items():
         if name in reached and by_name[name].storages:
