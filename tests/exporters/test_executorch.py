@@ -35,6 +35,7 @@ from memplan.tools.exporters.executorch.hook import (  # noqa: E402
     MemplanPlanningError,
     memplan_algorithm,
 )
+from memplan.tools.frontends.pte.program import executorch_serializer  # noqa: E402
 from memplan_testing import executorch_exir, run_main  # noqa: E402
 
 nn = torch.nn
@@ -197,18 +198,18 @@ def test_a_corrupted_replanned_program_changes_the_outputs(
 ) -> None:
     """The runtime follows the offsets memplan-export-pte wrote: every tensor
     of OUT moved to offset 0 gives other outputs."""
-    from executorch.exir._serialize._program import deserialize_pte_binary, serialize_pte_binary
+    serializer = executorch_serializer()
 
     _, example, _, expected = blocks
     out = tmp_path / "memplan.pte"
     assert _export_pte(greedy_pte, "-o", out).returncode == 0
-    program = deserialize_pte_binary(out.read_bytes())
+    program = serializer.deserialize_pte_binary(out.read_bytes())
     for value in program.program.execution_plan[0].values:
         details = getattr(value.val, "allocation_info", None)
         if details is not None:
             details.memory_offset_low = 0
     corrupted = tmp_path / "corrupted.pte"
-    corrupted.write_bytes(bytes(serialize_pte_binary(program)))
+    corrupted.write_bytes(bytes(serializer.serialize_pte_binary(program)))
     outputs = _run_file(corrupted, example)
     assert not all(torch.equal(a, b) for a, b in zip(outputs, expected))
 
@@ -260,10 +261,8 @@ def test_export_pte_refuses_control_flow_by_name(tmp_path: Path) -> None:
         def forward(self, x: Any) -> Any:
             return torch.cond(x.sum() > 0, lambda x: x.sin() + 1, lambda x: x.cos() - 1, (x,))
 
-    exir = executorch_exir()
-    edge = exir.to_edge(torch.export.export(Branches(), (torch.randn(4),)))
     path = tmp_path / "cond.pte"
-    path.write_bytes(edge.to_executorch(exir.ExecutorchBackendConfig()).buffer)
+    path.write_bytes(_export(Branches(), (torch.randn(4),), None).buffer)
     result = _export_pte(path, "-o", tmp_path / "out.pte")
     assert (result.returncode, result.stderr) == (
         1,
@@ -458,17 +457,17 @@ def test_a_reordered_plan_run_in_the_programs_order_changes_the_outputs(
     """The proof can fail: memplan's offsets are for the new order (a
     tensor reuses bytes the program's order still needs), so the reordered
     program's chain put back in the program's order gives other outputs."""
-    from executorch.exir._serialize._program import deserialize_pte_binary, serialize_pte_binary
+    serializer = executorch_serializer()
 
     source, example, expected = branches
     out = tmp_path / "reordered.pte"
     assert _export_pte(source, "-o", out, "--no-inplace").returncode == 0
-    original = deserialize_pte_binary(source.read_bytes()).program.execution_plan[0]
-    program = deserialize_pte_binary(out.read_bytes())
+    original = serializer.deserialize_pte_binary(source.read_bytes()).program.execution_plan[0]
+    program = serializer.deserialize_pte_binary(out.read_bytes())
     chain = program.program.execution_plan[0].chains[0]
     assert chain.instructions != original.chains[0].instructions
     chain.instructions = original.chains[0].instructions
     put_back = tmp_path / "put-back.pte"
-    put_back.write_bytes(bytes(serialize_pte_binary(program)))
+    put_back.write_bytes(bytes(serializer.serialize_pte_binary(program)))
     outputs = _run_file(put_back, example)
     assert not all(torch.equal(a, b) for a, b in zip(outputs, expected))
