@@ -56,6 +56,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import re
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
@@ -314,8 +315,13 @@ def _run_at_sizes(
     found: dict[int, tuple[str, int | None]] = {}
     blocks = output.split("\nat ")[1:]
     for size, block in zip(sizes, blocks):
+        # `pools: @a N bytes, @b M bytes`: every pool, as the plan's size adds them.
         pool = next(
-            (int(line.split()[-2]) for line in block.splitlines() if line.startswith("pools:")),
+            (
+                sum(int(size) for size in re.findall(r"@\S+ (\d+) bytes", line))
+                for line in block.splitlines()
+                if line.startswith("pools:")
+            ),
             None,
         )
         identical = "result: OK" in block and "bit-identical" in block
@@ -332,6 +338,11 @@ def _import_and_plan(path: Path, options: Sequence[str], work: Path) -> tuple[in
     code, output, _ = _command([BIN / "memplan-import", path, *options, "-o", mlir])
     if code != 0:
         return "timeout" if code is None else _error_line(output)
+    return _bound_plan(mlir, work)
+
+
+def _bound_plan(mlir: Path, work: Path) -> tuple[int, int] | str:
+    """``mlir`` planned with ``--plan``: its pools' used bytes and lower bound."""
     planned = _plan(mlir, (), work)
     return planned if isinstance(planned, str) else planned[:2]
 
@@ -348,7 +359,9 @@ def measure(
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
         plan = _parametric(path, spec.ranged, work)
-        bound = _import_and_plan(path, spec.ranged, work)
+        # The upper-bound plan of the same ranged import.
+        ranged = work / "ranged.mlir"
+        bound = _bound_plan(ranged, work) if ranged.exists() else plan
         for size in spec.sizes:
             if (spec.key, size) not in statics:
                 statics[spec.key, size] = _import_and_plan(path, spec.fixed(size), work)
