@@ -76,14 +76,17 @@ if [ "$quick" -eq 0 ]; then
   ln -sfn ../../../memdialect build/typecheck/memplan/dialect
   ln -sfn ../../../passes build/typecheck/memplan/passes
   ln -sfn ../../../tools build/typecheck/memplan/tools
+  # pyright in its own process group (its wrapper starts node), stopped with
+  # the whole group if lit fails or the run is interrupted.
   pyright_log="$(mktemp)"
-  "$venv/bin/pyright" --pythonpath "$venv/bin/python" > "$pyright_log" 2>&1 &
+  setsid "$venv/bin/pyright" --pythonpath "$venv/bin/python" > "$pyright_log" 2>&1 &
   pyright_pid=$!
-  trap 'kill "$pyright_pid" 2> /dev/null || true; rm -f "$pyright_log"' EXIT
+  trap 'kill -- -"$pyright_pid" 2> /dev/null || true; rm -f "$pyright_log"' EXIT
   lit_status=0
   "$venv/bin/lit" -v "${lit_order[@]}" test_lit || lit_status=$?
   pyright_status=0
   wait "$pyright_pid" || pyright_status=$?
+  trap 'rm -f "$pyright_log"' EXIT  # its process id may be another's now
   cat "$pyright_log"
   if [ "$pyright_status" -ne 0 ] || [ "$lit_status" -ne 0 ]; then
     exit 1

@@ -341,12 +341,15 @@ def test_speedups_off_switches_every_path_off() -> None:
         "from memplan.dialect.printer import MemplanPrinter\n"
         "from memplan.dialect import AllocTensorOp\n"
         "from memplan.dialect.xdsl_speedups.irdl_caches import _DecodedSegmentAccessor\n"
+        "from xdsl.traits import SymbolTable\n"
+        "from memplan.dialect.xdsl_speedups import symbol_lookup\n"
         "print(MemplanParser.__name__, MemplanPrinter.__name__,"
-        " isinstance(vars(AllocTensorOp)['storage'], _DecodedSegmentAccessor))\n"
+        " isinstance(vars(AllocTensorOp)['storage'], _DecodedSegmentAccessor),"
+        " SymbolTable.lookup_symbol is not symbol_lookup._xdsl_lookup)\n"
     )
     for speedups, expected in (
-        ("1", "FastParser FastPrinter True"),
-        ("0", "WorkaroundParser DistinctNamePrinter False"),
+        ("1", "FastParser FastPrinter True True"),
+        ("0", "WorkaroundParser DistinctNamePrinter False False"),
     ):
         environment = {**os.environ, "MEMPLAN_XDSL_SPEEDUPS": speedups}
         done = subprocess.run(
