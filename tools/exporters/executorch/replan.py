@@ -230,15 +230,20 @@ def _layout(
     program_views: Mapping[int, tuple[_Tensor, int]],
     alignment: int,
     inplace: bool,
+    program_tensors: list[_Tensor] | None = None,
 ) -> _Layout:
     """The tensors' lives when ``plan`` runs ``instructions`` in ``order``;
     ``writes`` is ``operator_writes(plan)``, ``program_views`` are the views
     read from the program's own order (a reorder moves no tensor into
-    another one's bytes)."""
+    another one's bytes), ``program_tensors`` the tensors of that order
+    when ``order`` is it (read once)."""
     reordered = [instructions[i] for i in order]
-    chain = plan.chains[0]
-    ordered_plan = replace(plan, chains=[replace(chain, instructions=reordered)])
-    tensors, _ = _method_tensors(ordered_plan, schema, writes)
+    if program_tensors is not None:
+        tensors = program_tensors
+    else:
+        chain = plan.chains[0]
+        ordered_plan = replace(plan, chains=[replace(chain, instructions=reordered)])
+        tensors, _ = _method_tensors(ordered_plan, schema, writes)
     by_index = {tensor.index: tensor for tensor in tensors}
     views = {
         index: (by_index[base.index], offset) for index, (base, offset) in program_views.items()
@@ -320,7 +325,15 @@ def replan(
         instructions = list(plan.chains[0].instructions)
         identity = list(range(len(instructions)))
         layout = program = _layout(
-            plan, schema, instructions, writes, identity, _views(tensors), alignment, inplace
+            plan,
+            schema,
+            instructions,
+            writes,
+            identity,
+            _views(tensors),
+            alignment,
+            inplace,
+            tensors,
         )
         if reorder:
             layout = _reordered(plan, schema, instructions, writes, program, inplace)
