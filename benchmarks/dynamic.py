@@ -361,7 +361,10 @@ def measure(
         plan = _parametric(path, spec.ranged, work)
         # The upper-bound plan of the same ranged import.
         ranged = work / "ranged.mlir"
-        bound = _bound_plan(ranged, work) if ranged.exists() else plan
+        if isinstance(plan, str) and not ranged.exists():
+            bound: tuple[int, int] | str = plan  # the import failed
+        else:
+            bound = _bound_plan(ranged, work)
         for size in spec.sizes:
             if (spec.key, size) not in statics:
                 statics[spec.key, size] = _import_and_plan(path, spec.fixed(size), work)
