@@ -2,15 +2,13 @@
 
 The pass only dispatches: ``gather_report`` (``report_formats.gather``)
 turns the IR into report data, the format named by ``format`` writes it
-(``report_formats.REPORT_FORMATS``), and the text goes to ``output``.
+(``report_formats.REPORT_FORMATS``), and the text goes to ``output``, or
+to the driver that defers report files (``report_files``).
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -18,44 +16,13 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from memplan.passes.output_file import OutputFile, OutputFileError
+from memplan.passes.output_file import OutputFileError
 from memplan.passes.pass_options import check_options
+from memplan.passes.report_files import pending_report_files, write_report_file
 from memplan.passes.report_formats import FORMAT_OPTIONS, REPORT_FORMATS, ReportFormatName
 from memplan.passes.report_formats.gather import gather_report
 
-__all__ = ["PlanReportPass", "deferred_report_files", "gather_report", "write_report_file"]
-
-
-_deferred_reports: ContextVar[dict[str, str] | None] = ContextVar(
-    "memplan_deferred_reports", default=None
-)
-"""The innermost open ``deferred_report_files`` scope's files (path -> text),
-or None outside one: a context variable, so that each thread and task
-sees its own driver's scope."""
-
-
-@contextmanager
-def deferred_report_files() -> Iterator[dict[str, str]]:
-    """Within the block, ``plan-report{output=F}`` records F's text instead of
-    writing it: a driver writes them (``write_report_file``) only once the
-    whole pipeline has succeeded, so a later pass that fails leaves F as it
-    was. Outside such a block (a pass pipeline run from Python) F is written
-    when the pass runs."""
-    pending: dict[str, str] = {}
-    token = _deferred_reports.set(pending)
-    try:
-        yield pending
-    finally:
-        _deferred_reports.reset(token)
-
-
-def write_report_file(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file next to it and a
-    rename (``output_file.OutputFile``): a failure leaves an existing
-    ``path`` as it was. Raises ``OutputFileError``."""
-    with OutputFile(path) as output:
-        output.stream.write(text)
-        output.commit()
+__all__ = ["PlanReportPass", "gather_report"]
 
 
 @dataclass(frozen=True)
@@ -137,7 +104,7 @@ class PlanReportPass(ModulePass):
         if self.output is None:
             sys.stderr.write(text)
             return
-        deferred = _deferred_reports.get()
+        deferred = pending_report_files()
         if deferred is not None:
             deferred[self.output] = text
             return

@@ -24,6 +24,7 @@ with ``ast``; the layers also for imports inside functions):
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -59,12 +60,18 @@ PASS_MODULES = {
 }
 
 
+@cache
+def _tree(path: Path) -> ast.Module:
+    """``path``'s syntax tree, parsed once for all the tests here."""
+    return ast.parse(path.read_text())
+
+
 def _imports(path: Path, module: str, *, anywhere: bool = False) -> set[str]:
     """memplan modules imported at module level, or with ``anywhere`` inside
     functions too; never those under ``TYPE_CHECKING`` (they do not run).
     Module level is what import circles are about: a function's imports run
     after every module has loaded."""
-    tree = ast.parse(path.read_text())
+    tree = _tree(path)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     type_only = {
         id(inner)
@@ -202,7 +209,7 @@ def test_tools_reach_formats_and_targets_only_through_the_registries() -> None:
     packages = {FRONTENDS: _packages("frontends"), EXPORTERS: _packages("exporters")}
     offenders: set[tuple[str, str]] = set()
     for path in (REPO / "tools").glob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(_tree(path)):
             names = (
                 [node.module or ""]
                 if isinstance(node, ast.ImportFrom)

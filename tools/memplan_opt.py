@@ -449,7 +449,7 @@ class MemplanOptMain(xDSLOptMain):
         Exceptions other than the user errors listed in ``describe_error``
         propagate (``main`` reports them as internal errors).
         """
-        from memplan.passes.plan_report import deferred_report_files  # only when running
+        from memplan.passes.report_files import deferred_report_files  # only when running
 
         chunks, file_extension = self.prepare_input()
         failed = False
@@ -485,7 +485,7 @@ class MemplanOptMain(xDSLOptMain):
     def _write_reports(self, reports: dict[str, str]) -> bool:
         """Write the deferred ``plan-report`` files; False (reported) if one
         cannot be written."""
-        from memplan.passes.plan_report import write_report_file
+        from memplan.passes.report_files import write_report_file
 
         for path, text in reports.items():
             try:

@@ -10,6 +10,9 @@ text printed, the ops built and every diagnostic are xDSL's own.
 * ``parser``: ``FastParser``, which reads those lines in one step and
   parses each spelling of a type or flat dictionary once;
 * ``printer``: ``FastPrinter``, which spells each shaped type once;
+* ``interpreters_package``: xDSL's arith, cf, func and scf interpreters
+  imported without ``xdsl.interpreters``' ``__init__``, which loads every
+  upstream interpreter;
 * ``symbol_lookup``: while a module verifies, symbol lookups (a
   ``func.call``'s callee) answered from an index, not a scan each.
 

@@ -335,6 +335,37 @@ def _outputs(speedups: str, sources: list[str]) -> dict[str, list[object]]:
     return json.loads(done.stdout)
 
 
+_INTERPRETERS_SCRIPT = """
+import sys
+import memplan.dialect.interpreter
+loaded = lambda: sorted(m for m in sys.modules if m.startswith("xdsl.interpreters."))
+before = loaded()
+from xdsl.interpreters import arith, riscv
+import xdsl.interpreters
+after_submodules = loaded()
+from xdsl.interpreters import register_implementations
+print("xdsl.interpreters.riscv" not in before and "xdsl.interpreters.arith" in before)
+print("xdsl.interpreters.riscv" in after_submodules, "xdsl.interpreters.pdl" not in after_submodules)
+print(xdsl.interpreters.arith is arith, callable(register_implementations))
+print("xdsl.interpreters.pdl" in sys.modules, hasattr(xdsl.interpreters, "__getattr__"))
+"""
+
+
+def test_interpreters_import_without_the_package_init() -> None:
+    """memplan's interpreter loads xDSL's arith, cf, func and scf
+    interpreters (and what they import) but not every upstream one; a
+    submodule asked for by name imports alone, and the package's own name
+    runs its ``__init__``, which imports the rest."""
+    done = subprocess.run(
+        [sys.executable, "-c", _INTERPRETERS_SCRIPT],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MEMPLAN_XDSL_SPEEDUPS": "1"},
+        check=True,
+    )
+    assert done.stdout.split() == ["True", "True", "True", "True", "True", "True", "False"]
+
+
 def test_speedups_off_switches_every_path_off() -> None:
     script = (
         "from memplan.dialect.parser import MemplanParser\n"
@@ -343,13 +374,15 @@ def test_speedups_off_switches_every_path_off() -> None:
         "from memplan.dialect.xdsl_speedups.irdl_caches import _DecodedSegmentAccessor\n"
         "from xdsl.traits import SymbolTable\n"
         "from memplan.dialect.xdsl_speedups import symbol_lookup\n"
+        "import memplan.dialect.interpreter, sys\n"
         "print(MemplanParser.__name__, MemplanPrinter.__name__,"
         " isinstance(vars(AllocTensorOp)['storage'], _DecodedSegmentAccessor),"
-        " SymbolTable.lookup_symbol is not symbol_lookup._xdsl_lookup)\n"
+        " SymbolTable.lookup_symbol is not symbol_lookup._xdsl_lookup,"
+        " 'xdsl.interpreters.riscv' not in sys.modules)\n"
     )
     for speedups, expected in (
-        ("1", "FastParser FastPrinter True True"),
-        ("0", "WorkaroundParser DistinctNamePrinter False False"),
+        ("1", "FastParser FastPrinter True True True"),
+        ("0", "WorkaroundParser DistinctNamePrinter False False False"),
     ):
         environment = {**os.environ, "MEMPLAN_XDSL_SPEEDUPS": speedups}
         done = subprocess.run(

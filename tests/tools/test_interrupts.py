@@ -5,7 +5,7 @@ still loading) and in the middle of the work. Every tool prints one line,
 ``-o`` file as it was and no temporary file beside it.
 
 The inputs are generated large enough that the work lasts several seconds;
-each run is interrupted within about two, so the module takes ~15 s.
+each run is interrupted within a second of its start.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def _csv_problem(path: Path, count: int) -> None:
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Inputs whose work takes several times the 1.5 s before the signal
+    """Inputs whose work takes several times the 0.3 s before the signal
     (the import of 8,000 nodes, planning 6,000 calls, solving 20,000
     buffers): a run that ends first replaces its output, as it should."""
     pytest.importorskip("onnx")
@@ -132,6 +132,19 @@ def _wait_for_handlers(process: subprocess.Popen[bytes], handled: int = HANDLED)
         time.sleep(0.002)
 
 
+def _wait_for_the_work(process: subprocess.Popen[bytes], folder: Path) -> None:
+    """Until the tool is at its work: it has loaded its modules and read its
+    arguments, and opened its ``-o`` file (a temporary file beside it, which
+    every tool creates before the work, so that an unwritable output fails
+    first), and a little longer, into the work itself."""
+    deadline = time.monotonic() + 60
+    while not any(folder.glob(f".out.file.{process.pid}.*.tmp")):
+        assert process.poll() is None, "the tool ended before it opened its output"
+        assert time.monotonic() < deadline, "no temporary output file after 60 s"
+        time.sleep(0.002)
+    time.sleep(0.3)
+
+
 CASES = {
     "memplan-opt": ["{in}/chain.mlir", "--plan", "-o", "{out}"],
     "memplan-import-onnx": ["{in}/chain.onnx", "-o", "{out}"],
@@ -177,7 +190,7 @@ def test_interrupted_tool_says_so_and_leaves_its_output(
     try:
         _wait_for_handlers(process)
         if moment == WORKING:
-            time.sleep(1.5)
+            _wait_for_the_work(process, tmp_path)
         process.send_signal(signum)
         stdout, stderr = process.communicate(timeout=60)
     finally:
