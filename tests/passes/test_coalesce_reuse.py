@@ -22,7 +22,6 @@ with or without ``insert-kills``, go through each pass. The properties:
 from __future__ import annotations
 
 import hashlib
-import os
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -243,13 +242,8 @@ class ProgramGenerator:
 
 programs = st.randoms(use_true_random=False).map(lambda rng: ProgramGenerator(rng).program())
 
-# Derandomized: CI runs the same programs every time;
-# MEMPLAN_HYPOTHESIS_PROFILE=thorough searches at random.
 PROPERTY_SETTINGS = settings(
-    max_examples=examples(25),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-    derandomize=os.environ.get("MEMPLAN_HYPOTHESIS_PROFILE", "ci") == "ci",
+    max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 
 # ---------------------------------------------------------------------------
