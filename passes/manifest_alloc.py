@@ -245,7 +245,7 @@ class _ManifestAlloc(ValueSemanticProgram):
         entry = function.body.blocks.first
         assert entry is not None
         for arg in entry.args:
-            if isa(arg.type, TensorType[Attribute]):
+            if isinstance(arg.type, TensorType):
                 Rewriter.replace_value_with_new_type(arg, to_memref(arg.type))
         constants = _ConstantNamer(
             function, lambda name: self.symbols.lookup(function, SymbolRefAttr(name)) is not None
@@ -266,7 +266,7 @@ class _ManifestAlloc(ValueSemanticProgram):
         """Rewrite one op of the function body (walk order)."""
         if isinstance(op, func.CallOp):
             self._rewrite_call(op)
-        elif isinstance(op, arith.ConstantOp) and isa(op.result.type, TensorType[Attribute]):
+        elif isinstance(op, arith.ConstantOp) and isinstance(op.result.type, TensorType):
             self._rewrite_constant(op, function, constants)
         elif isinstance(op, tensor.DimOp):
             Rewriter.replace_op(op, memref.DimOp(op.source, op.index))
@@ -286,7 +286,7 @@ class _ManifestAlloc(ValueSemanticProgram):
             Rewriter.replace_op(op, memref.CopyOp(op.source, op.dest))
         elif isinstance(op, scf.IfOp):
             for result in op.results:
-                if isa(result.type, TensorType[Attribute]):
+                if isinstance(result.type, TensorType):
                     Rewriter.replace_value_with_new_type(result, to_memref(result.type))
         elif isinstance(op, scf.ForOp | scf.WhileOp):
             _CarriedTensors(self, op).rewrite()
@@ -402,7 +402,7 @@ class _ManifestAlloc(ValueSemanticProgram):
         """A tensor built from scalars (an ONNX Loop's iteration number): a
         storage of its own and one `memref.store` per element, in row-major order."""
         result_type = op.result.type
-        assert isa(result_type, TensorType[Attribute])
+        assert isinstance(result_type, TensorType)
         memref_type = to_memref(result_type)
         storage, tensor_op = self._new_tensor(memref_type, op.result.name_hint)
         new_ops: list[Operation] = [storage, tensor_op]
@@ -503,7 +503,7 @@ class _ManifestAlloc(ValueSemanticProgram):
         constant: arith.ConstantOp, function: func.FuncOp, names: _ConstantNamer
     ) -> None:
         tensor_type = constant.result.type
-        assert isa(tensor_type, TensorType[Attribute])
+        assert isinstance(tensor_type, TensorType)
         memref_type = to_memref(tensor_type)
         alignment = (
             default_alignment(memref_type)
@@ -572,7 +572,7 @@ class _CarriedTensors:
         block = loop.parent_block()
         assert isinstance(terminator, scf.YieldOp) and block is not None
         for k, result in enumerate(loop.res):
-            if isa(result.type, TensorType[Attribute]):
+            if isinstance(result.type, TensorType):
                 Rewriter.replace_value_with_new_type(self.carried[k], to_memref(result.type))
                 if head is not None:
                     Rewriter.replace_value_with_new_type(head.args[k], to_memref(result.type))
@@ -583,7 +583,7 @@ class _CarriedTensors:
         swapped: list[SSAValue] = []
         taken: set[AllocStorageOp] = set()
         for k, result in enumerate(loop.res):
-            if not isa(result.type, TensorType[Attribute]):
+            if not isinstance(result.type, TensorType):
                 continue
             memref_type = to_memref(result.type)
             carried = self.carried[k]

@@ -11,7 +11,6 @@ from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import VerifyException
-from xdsl.utils.hints import isa
 
 from memplan.dialect.diagnostics import emit_remark
 from memplan.dialect.ops import VIEW_ATTR
@@ -41,7 +40,7 @@ def _tensor_bytes(value: SSAValue) -> int:
     bytes, a dynamic one's at its bound (`memory.max_shapes` on its call,
     as `usmp` pins it), else 0 (an unbounded storage stays out of the pools)."""
     type_: Attribute = value.type
-    if not isa(type_, TensorType[Attribute]):
+    if not isinstance(type_, TensorType):
         return 0
     try:
         size = static_byte_size(type_)

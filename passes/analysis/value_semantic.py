@@ -68,7 +68,7 @@ def to_memref(type_: TensorType[Attribute]) -> MemRefType[Attribute]:
 
 def memref_or_same(type_: Attribute) -> Attribute:
     """``type_`` with a ranked tensor replaced by its memref; others unchanged."""
-    return to_memref(type_) if isa(type_, TensorType[Attribute]) else type_
+    return to_memref(type_) if isinstance(type_, TensorType) else type_
 
 
 def bound_bytes(call: func.CallOp, result: int, element_type: Attribute) -> int | None:
@@ -91,7 +91,7 @@ def _check_ranked(op: Operation, where: str, type_: Attribute) -> TensorType[Att
             f"{where} has unranked tensor type {type_}: manifest-alloc needs ranked "
             "tensors to size their storage",
         )
-    assert isa(type_, TensorType[Attribute])
+    assert isinstance(type_, TensorType)
     if not isinstance(type_.encoding, NoneAttr):
         fail_pass(op, f"{where} has type {type_}: tensor encodings are not supported")
     return type_
@@ -324,7 +324,7 @@ class ValueSemanticProgram:
                 f"{len(tensors)} tensor operands and {len(kernel.results)} results",
             )
         source = tensors[0]
-        assert isa(source, TensorType[Attribute])
+        assert isinstance(source, TensorType)
         result = kernel.results[0]
         if source.element_type != result.element_type:
             fail_pass(

@@ -21,7 +21,6 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
-from xdsl.utils.hints import isa
 
 from memplan.dialect.ops import DIM_RANGES_ATTR, INPLACE_ATTR, SHAPE_FN_ATTR, VIEW_ATTR
 from memplan.tools.frontends.protocol import FrontendError
@@ -186,7 +185,7 @@ def shape_function(
     shapes of its results).
     """
     count = sum(
-        1 for t in result_types if isa(t, TensorType[Attribute]) for d in t.get_shape() if d < 0
+        1 for t in result_types if isinstance(t, TensorType) for d in t.get_shape() if d < 0
     )
     assert count, "shape_function: every result is static"
     if not view:
@@ -200,14 +199,14 @@ def has_dynamic_shape(types: Sequence[Attribute]) -> bool:
 
 
 def _has_static_shape(type_: Attribute) -> bool:
-    return not isa(type_, TensorType[Attribute]) or type_.has_static_shape()
+    return not isinstance(type_, TensorType) or type_.has_static_shape()
 
 
 def _view_shape_function(name: str, source_type: Attribute, result_type: Attribute) -> func.FuncOp:
     """``@name``: the one dynamic dim of view ``source_type -> result_type``,
     the source's element count over the result's static dims (a view keeps
     the count; the importer makes views with at most one dynamic dim)."""
-    assert isa(source_type, TensorType[Attribute]) and isa(result_type, TensorType[Attribute])
+    assert isinstance(source_type, TensorType) and isinstance(result_type, TensorType)
     block = Block(arg_types=[source_type])
     block.args[0].name_hint = "source"
     ops: list[Operation] = []

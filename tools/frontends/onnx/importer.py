@@ -180,7 +180,6 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
-from xdsl.utils.hints import isa
 
 from memplan.dialect.arrays import dense_array, numpy_dtype
 from memplan.dialect.ops import (
@@ -908,7 +907,7 @@ class _GraphImporter:
         the model's ops as monotone in the input dims between the ends
         (convolutions, pools, resizes, reshapes by products are), and
         `memplan-run` checks the in-place pairs it lets in."""
-        if not self.range_types or not isa(type_, TensorType[Attribute]):
+        if not self.range_types or not isinstance(type_, TensorType):
             return False
         dynamic = [axis for axis, size in enumerate(type_.get_shape()) if size < 0]
         for types in self.range_types:

@@ -136,7 +136,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.tensor import ExtractOp
 from xdsl.ir import Attribute, Block, Region, SSAValue
-from xdsl.utils.hints import isa
 
 from memplan.dialect.ops import (
     MAX_SHAPES_ATTR,
@@ -572,7 +571,7 @@ class _Emitter:
             or not operand_tensors[0].is_resource
             or any(t.is_resource for t in operand_tensors[1:])
             or handle is None
-            or not isa(handle.type, MemRefType[Attribute])
+            or not isinstance(handle.type, MemRefType)
         ):
             raise TfliteImportError(
                 f"{what} takes a resource variable's handle; memplan imports only "
@@ -646,7 +645,7 @@ class _Emitter:
         if self.subgraphs is None:
             raise TfliteImportError(f"{where} runs other subgraphs, which this import cannot read")
         result_types = [subgraph.tensors[t].tensor_type for t in operator.outputs]
-        if any(not isa(t, TensorType[Attribute]) or not t.has_static_shape() for t in result_types):
+        if any(not isinstance(t, TensorType) or not t.has_static_shape() for t in result_types):
             raise TfliteImportError(
                 f"{where}: its outputs {[str(t) for t in result_types]} need static shapes"
             )
@@ -887,7 +886,7 @@ def _loop_variable(subgraph: TfliteSubgraph, tensor_index: int) -> int | None:
 def _one_bool(value: SSAValue, block: Block, what: str) -> SSAValue:
     """The one element of ``value``, a bool tensor, read with `tensor.extract`."""
     if (
-        not isa(value.type, TensorType[Attribute])
+        not isinstance(value.type, TensorType)
         or value.type.get_element_type() != i1
         or prod(value.type.get_shape()) != 1
     ):
