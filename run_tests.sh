@@ -11,7 +11,8 @@
 #                                  # pyright, no tests marked slow (pytest
 #                                  # -m slow, lit UNSUPPORTED: quick)
 #   ./run_tests.sh --shuffle       # with the other flags: lit and pytest in
-#                                  # a random order (the seed is printed)
+#                                  # a random order (pytest's seed is printed;
+#                                  # lit's random order takes no seed)
 #   ./run_tests.sh --unpinned      # a fresh venv with the newest releases
 #                                  # .[test] admits, not the pinned ones
 #
@@ -38,8 +39,10 @@ done
 lit_order=()
 pytest_order=()
 if [ "$shuffle" -eq 1 ]; then
-  lit_order=(--shuffle)
-  pytest_order=(--random-order)
+  lit_order=(--order=random)
+  seed="$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')"
+  echo "run_tests.sh: pytest's order: --random-order-seed=$seed"
+  pytest_order=(--random-order-seed="$seed")
 fi
 
 if [ ! -x /usr/lib/llvm-22/bin/mlir-opt ] && command -v apt-get >/dev/null; then
