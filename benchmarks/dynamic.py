@@ -257,9 +257,14 @@ class Parametric:
         return self.static_pools + sum(program.size(dims) for program in self.programs)
 
 
+RANGED_IMPORT = "ranged.mlir"
+"""Where ``_parametric`` writes the ranged import (``measure`` plans it at the
+bound too)."""
+
+
 def _parametric(path: Path, options: Sequence[str], work: Path) -> Parametric | str:
     """The ranged import planned with ``--plan=parametric=true``, read back."""
-    mlir, planned, report = work / "ranged.mlir", work / "planned.mlir", work / "ranged.json"
+    mlir, planned, report = work / RANGED_IMPORT, work / "planned.mlir", work / "ranged.json"
     code, output, import_seconds = _command([BIN / "memplan-import", path, *options, "-o", mlir])
     if code != 0:
         return "timeout" if code is None else _error_line(output)
@@ -318,7 +323,7 @@ def _run_at_sizes(
         # `pools: @a N bytes, @b M bytes`: every pool, as the plan's size adds them.
         pool = next(
             (
-                sum(int(size) for size in re.findall(r"@\S+ (\d+) bytes", line))
+                sum(int(pool_bytes) for pool_bytes in re.findall(r"@\S+ (\d+) bytes", line))
                 for line in block.splitlines()
                 if line.startswith("pools:")
             ),
@@ -360,7 +365,7 @@ def measure(
         work = Path(scratch)
         plan = _parametric(path, spec.ranged, work)
         # The upper-bound plan of the same ranged import.
-        ranged = work / "ranged.mlir"
+        ranged = work / RANGED_IMPORT
         if isinstance(plan, str) and not ranged.exists():
             bound: tuple[int, int] | str = plan  # the import failed
         else:

@@ -5,7 +5,7 @@ still loading) and in the middle of the work. Every tool prints one line,
 ``-o`` file as it was and no temporary file beside it.
 
 The inputs are generated large enough that the work lasts several seconds;
-each run is interrupted within a second of its start.
+a run in the work is interrupted 0.3 s after it has opened its output.
 """
 
 from __future__ import annotations

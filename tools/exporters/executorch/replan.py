@@ -221,29 +221,32 @@ class _Layout:
         return found
 
 
+def _ordered_tensors(
+    plan: Any, schema: Any, instructions: Sequence[Any], writes: list[list[bool]], order: list[int]
+) -> list[_Tensor]:
+    """The tensors of ``plan`` and their lives when it runs ``instructions`` in ``order``."""
+    reordered = [instructions[i] for i in order]
+    ordered_plan = replace(plan, chains=[replace(plan.chains[0], instructions=reordered)])
+    return _method_tensors(ordered_plan, schema, writes)[0]
+
+
 def _layout(
     plan: Any,
     schema: Any,
     instructions: Sequence[Any],
     writes: list[list[bool]],
     order: list[int],
+    tensors: list[_Tensor],
     program_views: Mapping[int, tuple[_Tensor, int]],
     alignment: int,
     inplace: bool,
-    program_tensors: list[_Tensor] | None = None,
 ) -> _Layout:
     """The tensors' lives when ``plan`` runs ``instructions`` in ``order``;
-    ``writes`` is ``operator_writes(plan)``, ``program_views`` are the views
+    ``writes`` is ``operator_writes(plan)``, ``tensors`` are read in
+    ``order`` (``_ordered_tensors``), ``program_views`` are the views
     read from the program's own order (a reorder moves no tensor into
-    another one's bytes), ``program_tensors`` the tensors of that order
-    when ``order`` is it (read once)."""
+    another one's bytes)."""
     reordered = [instructions[i] for i in order]
-    if program_tensors is not None:
-        tensors = program_tensors
-    else:
-        chain = plan.chains[0]
-        ordered_plan = replace(plan, chains=[replace(chain, instructions=reordered)])
-        tensors, _ = _method_tensors(ordered_plan, schema, writes)
     by_index = {tensor.index: tensor for tensor in tensors}
     views = {
         index: (by_index[base.index], offset) for index, (base, offset) in program_views.items()
@@ -289,8 +292,17 @@ def _reordered(
             continue
         if not same_dataflow(steps, order):
             raise AssertionError(f"method '{plan.name}': a reorder broke a dependency")
+        tensors = _ordered_tensors(plan, schema, instructions, writes, order)
         layout = _layout(
-            plan, schema, instructions, writes, order, program.views, program.alignment, inplace
+            plan,
+            schema,
+            instructions,
+            writes,
+            order,
+            tensors,
+            program.views,
+            program.alignment,
+            inplace,
         )
         if score(layout) < best_score:
             best, best_score = layout, score(layout)
@@ -330,10 +342,10 @@ def replan(
             instructions,
             writes,
             identity,
+            tensors,
             _views(tensors),
             alignment,
             inplace,
-            tensors,
         )
         if reorder:
             layout = _reordered(plan, schema, instructions, writes, program, inplace)
